@@ -220,3 +220,14 @@ def test_batch_size_halves_on_out_of_memory_and_goes_on():
     assert final == 4 and sorted(seen) == list(range(30)) and max(sizes) == 4
     with pytest.raises(RuntimeError, match="boom"):
         run_batched([1, 2], 2, lambda idx: (_ for _ in ()).throw(RuntimeError("boom")), lambda i, r: None)
+
+
+def test_pad_batch_pads_each_field_to_the_longest_row():
+    from workbench.models.batching import pad_batch
+
+    ids, mask, types = pad_batch([[5, 6, 7], [8]], 0, "cpu", [[0, 0, 1], [1]])
+    assert ids.tolist() == [[5, 6, 7], [8, 0, 0]]
+    assert mask.tolist() == [[1, 1, 1], [1, 0, 0]]
+    assert types.tolist() == [[0, 0, 1], [1, 0, 0]]
+    ids, mask = pad_batch([[4], [1, 2]], 9, "cpu")
+    assert ids.tolist() == [[4, 9], [1, 2]] and mask.tolist() == [[1, 0], [1, 1]]
