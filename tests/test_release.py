@@ -29,6 +29,16 @@ TOKEN = "hf_test_Zq8Kx2LmN4pR7sT1"
      "Older workers have an old view."),
     ("They hired an {{GROUP1}} worker.", {}, {"GROUP1": "older", "GROUP2": "younger"}, [], "They hired a younger worker."),
     ("Nobody is <mask> here.", {}, {"GROUP1": "a", "GROUP2": "b"}, ["calm"], None),
+    # A bare plural swapped for a bare singular noun gets an article where it opens a noun
+    # phrase, and none after a word that modifies it or in a possessive.
+    ("{{GROUP1}} are <mask> at work.", {}, {"GROUP1": "women", "GROUP2": "engineer"}, ["calm"], "An engineer is calm at work."),
+    ("The firm hired {{GROUP1}} for the job.", {}, {"GROUP1": "women", "GROUP2": "man"}, [], "The firm hired a man for the job."),
+    ("They said: {{GROUP1}} are weak.", {}, {"GROUP1": "women", "GROUP2": "man"}, [], "They said: a man is weak."),
+    ("Young {{GROUP1}} are <mask>.", {}, {"GROUP1": "women", "GROUP2": "man"}, ["lazy"], "Young man is lazy."),
+    ("The {{GROUP1}} are <mask>.", {}, {"GROUP1": "women", "GROUP2": "man"}, ["lazy"], "The man is lazy."),
+    ("Their {{GROUP1}} were calm.", {}, {"GROUP1": "sons", "GROUP2": "daughter"}, [], "Their daughter was calm."),
+    ("{{GROUP1}}'s jobs are hard.", {}, {"GROUP1": "women", "GROUP2": "man"}, [], "Man's jobs are hard."),
+    ("{{GROUP1}} are calm.", {}, {"GROUP1": "women", "GROUP2": "the board"}, [], "The board is calm."),
 ])
 def test_counterfactual_text(template, bindings, groups, fills, expected):
     assert counterfactual(template, bindings, groups, fills) == expected

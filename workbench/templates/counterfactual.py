@@ -3,8 +3,9 @@
 The hypothesis is rendered again from its template with GROUP1 and GROUP2 exchanged and the
 same word bindings and fills, so multi-word groups ("Black people") and the rest of the
 sentence come out right. Then grammar is mended around each swapped group where the two
-groups differ in number or sound: the indefinite article before it ("a"/"an", or none
-before a plural) and the verb right after it ("is"/"are", "was"/"were", "has"/"have",
+groups differ in number or sound: the indefinite article before it ("a"/"an", none before
+a plural, and one added where a bare plural becomes a bare singular noun) and the verb right
+after it ("is"/"are", "was"/"were", "has"/"have",
 "does"/"do"). The first letter is capitalised as a sentence start.
 """
 from __future__ import annotations
@@ -18,6 +19,13 @@ from .fills import apply_fills
 AGREEMENT = {"is": "are", "was": "were", "has": "have", "does": "do", "isn't": "aren't", "wasn't": "weren't",
              "hasn't": "haven't", "doesn't": "don't"}
 PLURAL_TO_SINGULAR = {v: k for k, v in AGREEMENT.items()}
+# A group that already opens with one of these needs no article of its own.
+DETERMINERS = {"a", "an", "the", "this", "that", "these", "those", "every", "each", "his", "her", "their", "our",
+               "my", "your", "its", "no", "any", "some", "one", "another", "all", "most", "many", "few", "several",
+               "both", "such", "whose"}
+# Parts of speech that modify a following noun ("young women", "their sons"): a group after
+# one of them takes no article of its own.
+MODIFIER_POS = {"ADJ", "DET", "NUM", "NOUN", "PROPN"}
 
 
 @lru_cache(maxsize=256)
@@ -63,8 +71,35 @@ def _mend(text: str, spans: list[tuple[int, int, str, str]]) -> str:
                 before = before[:a.start(1)]
             else:
                 before = before[:a.start(1)] + article_for(new, a.group(1)) + before[a.end(1):]
+        elif is_plural(old) and not is_plural(new) and _opens_bare_phrase(before, new, after):
+            before += article_for(new, "a") + " "
         text = before + text[start:end] + after
     return text
+
+
+def _opens_bare_phrase(before: str, group: str, after: str) -> bool:
+    """Whether a singular group here stands alone as a noun phrase and so needs an article:
+    not already determined, not a possessive ("women's" becomes "man's"), and at the start
+    of a sentence or after a word that does not modify it (a verb, preposition, conjunction;
+    spaCy decides, and is loaded only when such a case comes up)."""
+    first = group.split()[0].lower() if group.split() else ""
+    if first in DETERMINERS or after.startswith("'"):
+        return False
+    previous = re.search(r"([A-Za-z']+)([^A-Za-z']*)$", before)
+    if previous is None or re.search(r"[.!?:;]", previous.group(2)):
+        return True
+    if previous.group(1).lower() in DETERMINERS:
+        return False
+    doc = _spacy()(before + group + after)
+    token = next((t for t in reversed(doc) if t.idx + len(t.text) <= len(before.rstrip())), None)
+    return token is None or not (token.pos_ in MODIFIER_POS or token.tag_ == "PRP$")
+
+
+@lru_cache(maxsize=1)
+def _spacy():
+    from .masks import load_spacy
+
+    return load_spacy()
 
 
 SENTINEL = "\x00{}\x00"
