@@ -3,10 +3,10 @@
 The hypothesis is rendered again from its template with GROUP1 and GROUP2 exchanged and the
 same word bindings and fills, so multi-word groups ("Black people") and the rest of the
 sentence come out right. Then grammar is mended around each swapped group where the two
-groups differ in number or sound: the indefinite article before it ("a"/"an", none before
-a plural, and one added where a bare plural becomes a bare singular noun) and the verb right
-after it ("is"/"are", "was"/"were", "has"/"have",
-"does"/"do"). The first letter is capitalised as a sentence start.
+groups differ in number or sound: the indefinite article before it ("a"/"an", none before a
+plural, one added where a bare plural becomes a bare singular noun) and the verb right after
+it ("is"/"are", "was"/"were", "has"/"have", "does"/"do"). The first letter is capitalised as
+a sentence start.
 """
 from __future__ import annotations
 
