@@ -23,9 +23,11 @@ PLURAL_TO_SINGULAR = {v: k for k, v in AGREEMENT.items()}
 DETERMINERS = {"a", "an", "the", "this", "that", "these", "those", "every", "each", "his", "her", "their", "our",
                "my", "your", "its", "no", "any", "some", "one", "another", "all", "most", "many", "few", "several",
                "both", "such", "whose"}
-# Parts of speech that modify a following noun ("young women", "their sons"): a group after
-# one of them takes no article of its own.
-MODIFIER_POS = {"ADJ", "DET", "NUM", "NOUN", "PROPN"}
+# Words that may sit between an article and the group ("older", "very young", "Muslim"),
+# and words that rule an article out ("the", "three", "their" is caught by its tag PRP$).
+MODIFIER_POS = {"ADJ"}
+MODIFIER_DEPS = {"amod", "compound", "advmod"}
+BLOCKING_POS = {"DET", "NUM", "NOUN", "PROPN", "PRON"}
 
 
 @lru_cache(maxsize=256)
@@ -71,28 +73,43 @@ def _mend(text: str, spans: list[tuple[int, int, str, str]]) -> str:
                 before = before[:a.start(1)]
             else:
                 before = before[:a.start(1)] + article_for(new, a.group(1)) + before[a.end(1):]
-        elif is_plural(old) and not is_plural(new) and _opens_bare_phrase(before, new, after):
-            before += article_for(new, "a") + " "
+        elif is_plural(old) and not is_plural(new):
+            at = _article_position(before, new, after)
+            if at is not None:
+                before = before[:at] + article_for((before[at:] + new).split()[0], "a") + " " + before[at:]
         text = before + text[start:end] + after
     return text
 
 
-def _opens_bare_phrase(before: str, group: str, after: str) -> bool:
-    """Whether a singular group here stands alone as a noun phrase and so needs an article:
-    not already determined, not a possessive ("women's" becomes "man's"), and at the start
-    of a sentence or after a word that does not modify it (a verb, preposition, conjunction;
-    spaCy decides, and is loaded only when such a case comes up)."""
-    first = group.split()[0].lower() if group.split() else ""
-    if first in DETERMINERS or after.startswith("'"):
-        return False
+def _article_position(before: str, group: str, after: str) -> int | None:
+    """Where in `before` a singular group that replaced a bare plural needs "a"/"an", if it
+    does: right before the group, or before the adjectives that modify it ("hired older
+    women" becomes "hired an older man"). None when the phrase is already determined ("the",
+    "their"), is a possessive ("women's" becomes "man's"), or opens the sentence with a
+    capitalised modifier (the capital cannot tell "Young" from "Black"). spaCy tags the words
+    before the group, and is loaded only when such a case comes up."""
+    opening = group.split()[0].lower() if group.split() else ""
+    if opening in DETERMINERS or after.startswith("'"):
+        return None
     previous = re.search(r"([A-Za-z']+)([^A-Za-z']*)$", before)
     if previous is None or re.search(r"[.!?:;]", previous.group(2)):
-        return True
+        return len(before)
     if previous.group(1).lower() in DETERMINERS:
-        return False
+        return None
     doc = _spacy()(before + group + after)
-    token = next((t for t in reversed(doc) if t.idx + len(t.text) <= len(before.rstrip())), None)
-    return token is None or not (token.pos_ in MODIFIER_POS or token.tag_ == "PRP$")
+    tagged = [t for t in doc if t.idx + len(t.text) <= len(before.rstrip())]
+    modifiers_from = len(tagged)  # index of the first word that modifies the group
+    while modifiers_from and (tagged[modifiers_from - 1].pos_ in MODIFIER_POS
+                              or tagged[modifiers_from - 1].dep_ in MODIFIER_DEPS):
+        modifiers_from -= 1
+    outside = tagged[modifiers_from - 1] if modifiers_from else None  # the word before the phrase
+    if outside is not None and (outside.pos_ in BLOCKING_POS or outside.tag_ == "PRP$"):
+        return None
+    if modifiers_from == len(tagged):
+        return len(before)
+    phrase = tagged[modifiers_from]
+    sentence_start = outside is None or re.search(r"[.!?:;]\s*$", before[:phrase.idx])
+    return None if sentence_start and phrase.text[:1].isupper() else phrase.idx
 
 
 @lru_cache(maxsize=1)
