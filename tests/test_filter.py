@@ -160,7 +160,8 @@ def _stored(cache: Path) -> int:
         return 0
 
 
-def test_killed_run_resumes_without_recomputing_and_matches(fixture_models, tmp_path):
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["killed", "ctrl-c"])
+def test_stopped_run_resumes_without_recomputing_and_matches(fixture_models, tmp_path, how):
     models = [str(fixture_models["nli-a"]), str(fixture_models["nli-b"])]
     killed = make_project(tmp_path / "killed", fixture_models, models, batch_size=1)
     clean = make_project(tmp_path / "clean", fixture_models, models, batch_size=1)
@@ -169,15 +170,20 @@ def test_killed_run_resumes_without_recomputing_and_matches(fixture_models, tmp_
 
     cache = killed / ".workbench" / "cache" / "models.sqlite"
     base = _stored(cache)
-    proc = subprocess.Popen([sys.executable, "-m", "workbench", "filter"], cwd=killed,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "WORKBENCH_PROGRESS": "0"})
+    proc = subprocess.Popen([sys.executable, "-m", "workbench", "filter"], cwd=killed, text=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "WORKBENCH_PROGRESS": "0"})
     deadline = time.time() + 120
     while time.time() < deadline and _stored(cache) - base < total_pairs // 4:
         time.sleep(0.02)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
+    proc.send_signal(how)
+    _, err = proc.communicate(timeout=60)
     stored = _stored(cache) - base
-    assert 0 < stored < total_pairs, "the run was not killed part-way"
+    assert 0 < stored < total_pairs, "the run was not stopped part-way"
+    if how == signal.SIGINT:  # Ctrl-C: a message and exit code 130, no traceback
+        assert proc.returncode == 130
+        assert "interrupted: what was already written is kept" in err and "Traceback" not in err
+    with sqlite3.connect(str(cache)) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
     before = nli.CALLS["forward"]
     config = load_config(killed / "workbench.toml")

@@ -61,8 +61,20 @@ def main() -> None:
         err_console.print(f"error: {exc.strerror or exc}{where}", style="red", markup=False, highlight=False)
         sys.exit(2)
     except KeyboardInterrupt:
-        err_console.print("interrupted: work already written is kept", style="yellow")
-        sys.exit(130)
+        interrupted()
+    except SystemExit as exc:
+        if exc.code == INTERRUPTED:  # typer turns Ctrl-C inside a command into a silent exit 130
+            interrupted()
+        raise
+
+
+INTERRUPTED = 130
+
+
+def interrupted() -> None:
+    err_console.print("interrupted: what was already written is kept; run the command again to go on "
+                      "(stages reuse their caches)", style="yellow", markup=False, highlight=False)
+    sys.exit(INTERRUPTED)
 
 
 if __name__ == "__main__":
