@@ -152,3 +152,12 @@ def test_failed_expand_leaves_workspace_output_intact(project, runner):
     assert (data.read_bytes(), manifest.read_bytes()) == before
     status = invoke(runner, "status")
     assert "stale" in status.output
+
+
+def test_bare_model_name_that_is_a_folder_of_checkpoints_is_a_warning(tmp_path):
+    (tmp_path / "zoo" / "nli-a").mkdir(parents=True)
+    (tmp_path / "zoo" / "nli-a" / "config.json").write_text("{}")
+    (tmp_path / "workbench.toml").write_text('[generate]\nmodel = "zoo"\n')
+    problems = check_model_references(load_config(tmp_path / "workbench.toml"))
+    [p] = [p for p in problems if p.field == "generate.model"]
+    assert p.severity == "warning" and "folders in it that are: zoo/nli-a" in p.message

@@ -105,6 +105,8 @@ def test_label_normalisation_rules():
     assert mapped == ["neutral", "contradiction", "entailment"]
     with pytest.raises(ModelError):  # two outputs mapped to one label
         nli.normalise_labels("m", {0: "entailment", 1: "entails", 2: "neutral"})
+    with pytest.raises(ModelError, match="has 2 output labels.*needs 3"):  # not a three-way NLI head
+        nli.normalise_labels("m", {0: "entailment", 1: "non-entailment"})
 
 
 def test_unmappable_checkpoint_is_refused_before_any_work(fixture_models, tmp_path):
@@ -118,7 +120,7 @@ def test_unmappable_checkpoint_is_refused_before_any_work(fixture_models, tmp_pa
     cfg.save_pretrained(odd)
     root = make_project(tmp_path / "p", fixture_models, [str(fixture_models["nli-a"]), str(odd)])
     before = nli.CALLS["forward"]
-    with pytest.raises(ModelError, match="cannot map the labels"):
+    with pytest.raises(ModelError, match=r"workbench.toml: filter.models\[1\]: cannot map the labels"):
         run_filter(root)
     assert nli.CALLS["forward"] == before  # refused before the first model ran
     text = (root / "workbench.toml").read_text().replace(

@@ -157,6 +157,13 @@ def test_errors_are_clear(fixture_models, tmp_path, runner, monkeypatch):
     assert "no-such-org/no-such-model" in message and "workbench models fixtures" in message
     missing_path = invoke(runner, "generate", "--model", "./not-here")
     assert missing_path.exit_code == 2 and "does not exist" in str(missing_path.exception)
+    # A folder of checkpoints named in the config instead of one of them: say where, and which.
+    shutil.copytree(fixture_models["mlm-bert"], root / "zoo" / "mlm-bert")
+    (root / "workbench.toml").write_text('[generate]\nmodel = "zoo"\n')
+    zoo = invoke(runner, "generate")
+    assert zoo.exit_code == 2
+    assert "workbench.toml: generate.model: model folder 'zoo' has no config.json" in str(zoo.exception)
+    assert "the folders in it that are: zoo/mlm-bert" in str(zoo.exception)
 
 
 @pytest.mark.parametrize("style", ["bert", "roberta"])

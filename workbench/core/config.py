@@ -112,6 +112,10 @@ class Config(_Section):
     def path(self, name: Literal["templates", "workspace", "annotations", "exports"]) -> Path:
         return (self.root / getattr(self.project, name)).resolve()
 
+    def at(self, field: str) -> str:
+        """'<config file>: <field>', to say where a value that turned out bad was written."""
+        return f"{display_path(self.source) if self.source else CONFIG_NAME}: {field}"
+
     def section_hash(self, *sections: str) -> str:
         """Hash of the named sections only, so editing one stage's settings stales only it."""
         dumped = self.model_dump(mode="json")
@@ -186,10 +190,16 @@ def check_model_references(config: Config) -> list[Problem]:
     named += [(f"filter.models[{i}]", m) for i, m in enumerate(config.filter.models)]
     named += [(f"evaluate.models[{i}]", m) for i, m in enumerate(config.evaluate.models)]
     for field, name in named:
+        local = (config.root / name).expanduser()
         if name.startswith((".", "/", "~")):
-            local = (config.root / name).expanduser()
             if not (local / "config.json").is_file():
                 problems.append(Problem(shown, None, field, f"local model path {name!r} has no config.json"))
+        elif local.is_dir() and not (local / "config.json").is_file():
+            # A bare name may still be a Hub id, which cannot be checked offline: warn.
+            from ..models.loading import not_a_checkpoint
+
+            problems.append(Problem(shown, None, field, not_a_checkpoint(name, local) + " (fine if it names a Hub model)",
+                                    severity="warning"))
     from ..annotation.keys import BINDING_IDS
 
     for key in sorted(set(config.annotation.keys) - BINDING_IDS):

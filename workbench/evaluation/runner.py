@@ -18,7 +18,7 @@ def predict(eval_set: EvalSet, model: str, config: Config, cache_path: Path) -> 
 
     if any(not r.get("premise") or not r.get("hypothesis") for r in eval_set.rows):
         raise InputError(f"{eval_set.label}: samples without premise/hypothesis cannot be run through a model")
-    (ref, labels), = resolve_filter_models(config, [model])
+    (ref, labels), = resolve_filter_models(config, [model], field=None)
     cache = Cache(cache_path)
     try:
         pairs = [(r["premise"], r["hypothesis"]) for r in eval_set.rows]

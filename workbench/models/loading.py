@@ -59,8 +59,8 @@ def resolve(name: str, revision: str | None = None, root: Path | None = None) ->
     for folder in candidates:
         if (folder / "config.json").is_file():
             return ModelRef(name, str(folder.resolve()), local_revision(folder))
-        if folder.exists() and folder.is_dir() and name.startswith((".", "/", "~")):
-            raise ModelError(f"model folder {name!r} has no config.json; {FIXTURE_HINT}")
+        if folder.is_dir() and name.startswith((".", "/", "~")):
+            raise ModelError(not_a_checkpoint(name, folder))
     if name.startswith((".", "/", "~")):
         raise ModelError(f"model path {name!r} does not exist; {FIXTURE_HINT}")
     try:
@@ -70,7 +70,19 @@ def resolve(name: str, revision: str | None = None, root: Path | None = None) ->
         return ModelRef(name, name, info.sha or revision or "main")
     except Exception as exc:  # offline, unknown repo, gated: all end the same way for the user
         reason = type(exc).__name__
+        local = next((folder for folder in candidates if folder.is_dir()), None)
+        if local is not None:  # a folder of that name exists here: it is the likelier intent
+            raise ModelError(f"{not_a_checkpoint(name, local)} (nor is it a model on the Hub: {reason})") from None
         raise ModelError(f"model {name!r} is not a local folder and could not be found on the Hub ({reason}); {FIXTURE_HINT}") from None
+
+
+def not_a_checkpoint(name: str, folder: Path) -> str:
+    """A folder without config.json: name the checkpoints inside it, if there are any."""
+    inside = sorted(f"{name.rstrip('/')}/{sub.name}" for sub in folder.iterdir() if (sub / "config.json").is_file())
+    if inside:
+        shown = ", ".join(inside[:6]) + (", ..." if len(inside) > 6 else "")
+        return f"model folder {name!r} has no config.json, so it is not a checkpoint; the folders in it that are: {shown}"
+    return f"model folder {name!r} has no config.json; {FIXTURE_HINT}"
 
 
 def pick_device(preference: str = "auto"):

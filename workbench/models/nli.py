@@ -32,6 +32,10 @@ def normalise_labels(name: str, id2label: dict, override: dict[str, str] | None 
     override = {str(k).lower(): v.lower() for k, v in (override or {}).items()}
     out: list[str] = []
     raw_names = [str(id2label[k]) for k in sorted(id2label, key=int)]
+    if len(raw_names) != len(LABELS):
+        raise ModelError(
+            f"{name!r} has {len(raw_names)} output labels {raw_names}, but an NLI classifier needs "
+            f"{len(LABELS)} ({', '.join(LABELS)}): is it a three-way NLI checkpoint?")
     for index, raw in enumerate(raw_names):
         key = raw.strip().lower()
         label = override.get(key, override.get(str(index)))

@@ -12,7 +12,7 @@ import json
 import time
 
 from ..core.config import Config
-from ..core.errors import StageError
+from ..core.errors import ModelError, StageError
 from ..core.ids import json_hash
 from ..core.progress import progress_bar
 from ..core.workspace import Workspace
@@ -35,15 +35,21 @@ def config_hash(config: Config) -> str:
     return config.section_hash("filter")
 
 
-def resolve_filter_models(config: Config, names: list[str]) -> list[tuple]:
-    """(ref, labels) for each model; label problems are found before any weights load."""
+def resolve_filter_models(config: Config, names: list[str], field: str | None = "filter.models") -> list[tuple]:
+    """(ref, labels) for each model; label problems are found before any weights load. An
+    error names the config `field` the model was listed under (None: it came from elsewhere)."""
     from ..models.loading import resolve
     from ..models.nli import check_labels
 
     out = []
-    for name in names:
-        ref = resolve(name, root=config.root)
-        labels = check_labels(ref, config.filter.label_overrides.get(name))
+    for i, name in enumerate(names):
+        try:
+            ref = resolve(name, root=config.root)
+            labels = check_labels(ref, config.filter.label_overrides.get(name))
+        except ModelError as exc:
+            if field is None:
+                raise
+            raise ModelError(f"{config.at(f'{field}[{i}]')}: {exc}") from None
         out.append((ref, labels))
     return out
 

@@ -11,7 +11,7 @@ import math
 import time
 
 from ..core.config import Config
-from ..core.errors import StageError
+from ..core.errors import ModelError, StageError
 from ..core.ids import hypothesis_id, json_hash, normalise_text, short_hash
 from ..core.progress import progress_bar
 from ..core.workspace import Workspace
@@ -91,7 +91,10 @@ def run(config: Config, ws: Workspace, *, force: bool = False, model: str | None
     if masked.num_rows == 0:
         raise StageError("the templates have no masked hypotheses: add <mask> to hypotheses "
                          "(see `workbench templates suggest-masks`)")
-    ref = resolve(gen.model, gen.revision, root=config.root)
+    try:
+        ref = resolve(gen.model, gen.revision, root=config.root)
+    except ModelError as exc:
+        raise ModelError(f"{config.at('generate.model')}: {exc}" if model is None else str(exc)) from None
     model_info = {"name": ref.name, "revision": ref.revision}
     fingerprints = template_fingerprints(masked.select(FINGERPRINT_COLUMNS).to_pylist())
     old_table, reused = (None, set()) if force else ws.reusable(NAME, fingerprints, config_hash=chash, model=model_info)
