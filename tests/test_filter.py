@@ -239,3 +239,49 @@ def test_pad_batch_pads_each_field_to_the_longest_row():
     assert types.tolist() == [[0, 0, 1], [1, 0, 0]]
     ids, mask = pad_batch([[4], [1, 2]], 9, "cpu")
     assert ids.tolist() == [[4, 9], [1, 2]] and mask.tolist() == [[1, 0], [1, 1]]
+
+
+@pytest.mark.parametrize("bf16, dtype", [(True, "bfloat16"), (False, "float16")])
+def test_gpu_gets_half_precision_and_cpu_full(monkeypatch, bf16, dtype):
+    import torch
+
+    from workbench.models.loading import pick_device
+
+    assert pick_device("auto") == (torch.device("cpu"), torch.float32) or torch.cuda.is_available()
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: bf16)
+    assert pick_device("auto") == (torch.device("cuda"), getattr(torch, dtype))
+    assert pick_device("cpu") == (torch.device("cpu"), torch.float32)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ModelError, match="no CUDA GPU"):
+        pick_device("cuda")
+
+
+def test_half_precision_predictions_match_full_precision(fixture_models):
+    """The bf16 path a GPU takes, run here on the CPU: logits are upcast before the softmax and
+    probabilities stay close to float32. Labels are not compared: a random fixture's top two
+    logits are mostly within bf16's rounding of each other (median gap 0.05), which real NLI
+    checkpoints' are not."""
+    import random
+
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from workbench.models.fixtures import vocabulary
+    from workbench.models.loading import resolve
+
+    ref = resolve(str(fixture_models["nli-a"]))
+    labels = nli.check_labels(ref)
+    tok = AutoTokenizer.from_pretrained(ref.location)
+    rng = random.Random(0)
+    words = [w for w in vocabulary() if w.isalpha()]
+    pairs = [(" ".join(rng.choices(words, k=12)) + ".", " ".join(rng.choices(words, k=6)) + ".") for _ in range(200)]
+    got = {}
+    for dtype in (torch.float32, torch.bfloat16):
+        model = AutoModelForSequenceClassification.from_pretrained(ref.location, dtype=dtype).eval()
+        clf = nli.NLIClassifier(ref, tok, model, torch.device("cpu"), labels, 32)
+        enc = clf.tokenize(pairs)
+        got[dtype] = clf.predict_batch(enc["input_ids"], enc.get("token_type_ids"))
+    full, half = got[torch.float32], got[torch.bfloat16]
+    assert all(abs(sum(p.probs.values()) - 1) < 1e-4 for p in half)
+    assert max(abs(a.probs[k] - b.probs[k]) for a, b in zip(full, half) for k in a.probs) < 0.05
