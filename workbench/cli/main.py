@@ -49,6 +49,9 @@ release.register(app)
 evaluate.register(app)
 
 
+INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C
+
+
 def main() -> None:
     try:
         app()
@@ -66,9 +69,6 @@ def main() -> None:
         if exc.code == INTERRUPTED:  # typer turns Ctrl-C inside a command into a silent exit 130
             interrupted()
         raise
-
-
-INTERRUPTED = 130
 
 
 def interrupted() -> None:

@@ -112,9 +112,14 @@ class Config(_Section):
     def path(self, name: Literal["templates", "workspace", "annotations", "exports"]) -> Path:
         return (self.root / getattr(self.project, name)).resolve()
 
+    @property
+    def shown_source(self) -> str:
+        """The config file as messages show it."""
+        return display_path(self.source) if self.source else CONFIG_NAME
+
     def at(self, field: str) -> str:
         """'<config file>: <field>', to say where a value that turned out bad was written."""
-        return f"{display_path(self.source) if self.source else CONFIG_NAME}: {field}"
+        return f"{self.shown_source}: {field}"
 
     def section_hash(self, *sections: str) -> str:
         """Hash of the named sections only, so editing one stage's settings stales only it."""
@@ -185,19 +190,19 @@ def load_config(path: str | Path | None = None, *, required: bool = False) -> Co
 def check_model_references(config: Config) -> list[Problem]:
     """Model names that look like local paths must exist; Hub names cannot be checked offline."""
     problems = []
-    shown = display_path(config.source) if config.source else CONFIG_NAME
+    from ..models.loading import is_path_like, not_a_checkpoint
+
+    shown = config.shown_source
     named = [("generate.model", config.generate.model)]
     named += [(f"filter.models[{i}]", m) for i, m in enumerate(config.filter.models)]
     named += [(f"evaluate.models[{i}]", m) for i, m in enumerate(config.evaluate.models)]
     for field, name in named:
         local = (config.root / name).expanduser()
-        if name.startswith((".", "/", "~")):
+        if is_path_like(name):
             if not (local / "config.json").is_file():
                 problems.append(Problem(shown, None, field, f"local model path {name!r} has no config.json"))
         elif local.is_dir() and not (local / "config.json").is_file():
             # A bare name may still be a Hub id, which cannot be checked offline: warn.
-            from ..models.loading import not_a_checkpoint
-
             problems.append(Problem(shown, None, field, not_a_checkpoint(name, local) + " (fine if it names a Hub model)",
                                     severity="warning"))
     from ..annotation.keys import BINDING_IDS

@@ -27,6 +27,11 @@ class ModelRef:
 BIG_FILE = 256 << 20
 
 
+def is_path_like(name: str) -> bool:
+    """A model name written as a path (not a Hub id): it must exist locally."""
+    return name.startswith((".", "/", "~"))
+
+
 def local_revision(folder: Path) -> str:
     """Content hash of a local checkpoint; files over 256 MiB count by name, size and mtime."""
     h = hashlib.sha256()
@@ -59,9 +64,9 @@ def resolve(name: str, revision: str | None = None, root: Path | None = None) ->
     for folder in candidates:
         if (folder / "config.json").is_file():
             return ModelRef(name, str(folder.resolve()), local_revision(folder))
-        if folder.is_dir() and name.startswith((".", "/", "~")):
+        if folder.is_dir() and is_path_like(name):
             raise ModelError(not_a_checkpoint(name, folder))
-    if name.startswith((".", "/", "~")):
+    if is_path_like(name):
         raise ModelError(f"model path {name!r} does not exist; {FIXTURE_HINT}")
     try:
         from huggingface_hub import model_info
