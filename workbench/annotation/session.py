@@ -51,6 +51,7 @@ class Item:
     n_samples: int = 1
     fluency: float | None = None
     votes: dict = field(default_factory=dict)  # other annotators' labels (adjudication)
+    details: list[tuple[str, str]] = field(default_factory=list)  # (label, text) a kind shows beside the text
 
 
 def items_from_table(table, order: str = "template") -> list[Item]:
@@ -69,13 +70,14 @@ def items_from_table(table, order: str = "template") -> list[Item]:
     try:
         items = [Item(iid, hyp, domain, subtopic, tid or "", position, [tuple(x) for x in spans or ()], masked or "",
                       group, cf, stance or "", list(premises or ()),
-                      [{**f, "labels": dict(f.get("labels") or [])} for f in fooled or ()], samples or 1, fluency)
+                      [{**f, "labels": dict(f.get("labels") or [])} for f in fooled or ()], samples or 1, fluency,
+                      details=[(d["label"], d["text"]) for d in details or ()])
                  for iid, hyp, domain, subtopic, tid, position, spans, masked, group, cf, stance, premises, fooled,
-                 samples, fluency in zip(
+                 samples, fluency, details in zip(
                      column("item_id"), column("hypothesis"), column("domain"), column("subtopic"),
                      column("template_id"), column("position"), column("fill_spans"), column("masked_template"),
                      column("group"), column("counterfactual_group"), column("stance"), column("premises"),
-                     column("fooled"), column("n_samples"), column("fluency"))]
+                     column("fooled"), column("n_samples"), column("fluency"), column("details"))]
     finally:
         if paused:
             gc.enable()

@@ -80,7 +80,8 @@ def expand(
 
         rows = pipeline.workspace.read("expand").to_pylist()
         for r in rows:
-            r["bindings"] = dict(r["bindings"])
+            if "bindings" in r:
+                r["bindings"] = dict(r["bindings"])
         atomic_write_text(out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     if result.get("skipped"):
         console.print(f"expand: up to date ({result['samples']} samples); use --force to recompute")

@@ -90,6 +90,8 @@ class Client:
 
 
 def _context(item) -> str:
+    if item.details:  # kinds other than nli say what matters themselves
+        return " | ".join([f"{label}: {text}" for label, text in item.details] + [f"{item.domain} / {item.subtopic}"])
     fooled = "; ".join(f"{f['model']} {f['fooled']}/{f['of']}" for f in item.fooled)
     cf = f" -> {item.counterfactual_group}" if item.counterfactual_group else ""
     return (f"template: {item.masked_template} | group: {item.group or '-'}{cf} | {item.domain} / {item.subtopic} | "

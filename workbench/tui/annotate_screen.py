@@ -195,6 +195,8 @@ class AnnotateScreen(Screen):
         else:
             for n, premise in enumerate(item.premises, start=1):
                 grid.add_row(f"premise {n}", premise)
+        for label, text in item.details:
+            grid.add_row(label, text)
         grid.add_row("where", f"{item.domain} / {item.subtopic}"
                       + (f" · {item.n_samples} samples" if item.n_samples != 1 else ""))
         if item.masked_template:

@@ -12,7 +12,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 NOTE = (
-    "The hypotheses you are about to read state stereotypes about social groups. They are "
+    "The sentences you are about to read state stereotypes about social groups. They are "
     "offensive by design: the benchmark tests whether language models accept them.\n\n"
     "Validating them can be tiring and upsetting. Take breaks (a reminder will appear), and "
     "opt out of a domain at any time with the opt-out key (default: o; you can opt back in "

@@ -33,6 +33,14 @@ LINES = [
     ("template", "the hypothesis as written, with the filled slot as <mask>"),
     ("note, others", "your note; in adjudication, the other annotators' labels"),
 ]
+# Kinds other than nli: the boxed text and the detail lines their queue supplies.
+OTHER_LINES = [
+    ("text", "the sentence, statement or template you judge (boxed)"),
+    LINES[1], LINES[2],
+    ("other lines", "what this kind of benchmark shows with it: the paired sentence, the category, the identities"),
+    ("where", "group / template file, and how many rows of the benchmark your one label decides"),
+    LINES[-1],
+]
 MODEL_LINES = [
     ("stance", "the stance the template's author intended: a hint, not the answer"),
     ("models", ("per NLI filter model: fooled k/n = it mispredicted k of the n premise-hypothesis pairs "
@@ -54,7 +62,7 @@ def help_sections(scheme, show_model_results: bool) -> list[tuple[str, str]]:
     if scheme.name == "nli":
         sections.append(("Decisions", NLI_DECISIONS))
         sections.append(("Premises", PREMISES))
-    lines = LINES + (MODEL_LINES if show_model_results else [])
+    lines = (LINES if scheme.name in ("nli", "stereoset") else OTHER_LINES) + (MODEL_LINES if show_model_results else [])
     sections.append(("What the lines mean", "\n".join(f"{name}: {text}" for name, text in lines)))
     shown = ("Shown here because [annotation] show_model_results = true (meant for adjudicators): the "
              "stance, models and fluency lines above. Annotators should leave it off, so that they do not "

@@ -31,3 +31,31 @@ def write_example(folder: Path) -> Path:
     rows = ([profane.format(identity), nice.format(identity), identity.lower(), attribute, str(marginalised).lower()]
             for identity, attribute, marginalised in IDENTITIES for profane, nice in TEMPLATES)
     return write_example_csv(folder, "sos_example.csv", ["profane", "nice", "identity", "attribute", "marginalised"], rows)
+
+
+# -- an authoring project: identities x statement templates x mild word pairs (our own) --------------------
+EXAMPLE_TEMPLATES = {
+    "statements.yaml": """\
+format: workbench-sos/1
+id: statements
+identities:
+  age:
+    marginalised: [older people]
+    non_marginalised: [younger people]
+  disability:
+    marginalised: [disabled people]
+    non_marginalised: [people]
+words:
+  profane: [lazy, careless]
+  nice: [kind, careful]
+templates:
+  - "{{IDENTITY}} are {{WORD}}."
+  - "All {{IDENTITY}} at work are {{WORD}}."
+""",
+}
+
+
+def write_example_project(folder: Path) -> Path:
+    from ..authoring import write_example_project as write
+
+    return write(folder, "sos", EXAMPLE_TEMPLATES)
