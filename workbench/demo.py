@@ -118,6 +118,7 @@ def main() -> None:
              "--model", str(OUT / "models" / "nli-heldout"), "--model", str(OUT / "models" / "nli-a"),
              "--json", "bbnli-scores.json", "--plots", "bbnli-plots")
     intrinsic_steps()
+    authoring_steps()
     print(f"\nDemo finished: outputs in {OUT.relative_to(ROOT)}/")
 
 
@@ -147,6 +148,43 @@ def intrinsic_steps() -> None:
     step("HONEST: hurtful completions, the HONEST@k curve (a harmless example lexicon)", "evaluate", str(templates),
          "--kind", "honest", "--lexicon", str(lexicon), "--model", mlm, "--top-k", "5", "--json", out("honest.json"),
          "--plots", out("honest-plots"))
+
+
+def authoring_steps() -> None:
+    """The same loop for the intrinsic kinds: a small project of template files per kind,
+    expanded, labelled by a scripted annotator (StereoSet: five validators), released in the
+    kind's public layout and scored from the release."""
+    import importlib
+
+    from .kinds.authoring import write_example_labels
+    from .kinds.honest.example import write_example as honest_example
+    from .kinds.stereoset.example import write_example_labels as stereoset_labels
+    from .kinds.stereoset.example import write_example_project as stereoset_project
+
+    root = OUT / "authoring"
+    mlm, clm = str(OUT / "models" / "mlm-bert"), str(OUT / "models" / "clm-gpt2")
+    _, lexicon = honest_example(root)
+    for kind, module in [("stereoset", None), ("sofa", "sofa"), ("honest", "honest"), ("sos", "sos"),
+                         ("crows-pairs", "crows_pairs")]:
+        folder = root / kind
+        if module is None:
+            stereoset_project(folder, mlm)
+        else:
+            importlib.import_module(f"workbench.kinds.{module}.example").write_example_project(folder)
+        step(f"{kind}: check the template files", "validate", cwd=folder)
+        step(f"{kind}: expand them into the queue (one item per unit people validate)", "run", cwd=folder)
+        if module is None:
+            for n, path in enumerate(stereoset_labels(folder), start=1):
+                step(f"stereoset: validator {n} of 5 (scripted)", "annotate", "-a", f"validator{n}",
+                     "--labels-from", str(path), cwd=folder)
+        else:
+            step(f"{kind}: a scripted annotator labels every unit", "annotate", "-a", "annotator",
+                 "--labels-from", str(write_example_labels(folder)), cwd=folder)
+        step(f"{kind}: build release 1.0.0 in the public layout", "build", "--version", "1.0.0", cwd=folder)
+        release = str(folder / "exports" / f"{kind}-example" / "1.0.0")
+        extra = ["--kind", "honest", "--lexicon", str(lexicon), "--top-k", "5"] if kind == "honest" else []
+        step(f"{kind}: score the release", "evaluate", release, *extra, "--model", clm if kind == "sofa" else mlm,
+             "--json", str(folder / "scores.json"), cwd=folder)
 
 
 if __name__ == "__main__":
