@@ -138,6 +138,25 @@ def test_bad_predictions_name_the_line(tmp_path, runner, lines, message):
     assert message in str(result.exception)
 
 
+def test_predictions_in_other_encodings_get_a_message_and_a_bom_is_read(tmp_path, runner):
+    good = ['{"pair_id": "a", "stance": "pro", "domain": "gender", "subtopic": "s", "prediction": "neutral"}',
+            '{"pair_id": "a", "stance": "anti", "domain": "gender", "subtopic": "s", "prediction": "entailment"}']
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b"\xef\xbb\xbf" + ("\r\n".join(good) + "\r\n").encode())
+    result = invoke(runner, "evaluate", "--predictions", str(bom), "--json", str(tmp_path / "s.json"))
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "s.json").read_text())["models"]["predictions"]["overall"]["n"] == 2
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes((good[0] + "\n" + good[1].replace('"s"', '"caf\u00e9"') + "\n").encode("latin-1"))
+    utf16 = tmp_path / "utf16.jsonl"
+    utf16.write_bytes(("\n".join(good) + "\n").encode("utf-16"))
+    column = good[1].replace('"s"', '"caf\u00e9"').index("\u00e9") + 1
+    for path, where in ((latin, f"latin.jsonl:2: column {column}"), (utf16, "utf16.jsonl:1: column 1")):
+        result = invoke(runner, "evaluate", "--predictions", str(path))
+        assert result.exit_code == 2 and "Traceback" not in result.output
+        assert where in str(result.exception) and "predictions file is not UTF-8" in str(result.exception)
+
+
 def test_models_on_bbnli_templates_use_the_cache(bbnli_dir, fixture_models, tmp_path, runner, monkeypatch):
     from workbench.models import nli
 

@@ -221,3 +221,38 @@ def test_push_sends_preannotations(project, server, runner):
                   if t.data["hypothesis_id"] == "item000005")
     scores = [p.score for p in client.predictions.list(task=fluent.id)]
     assert scores == [pytest.approx(-5.0)]  # the synthetic queue's fluency of item 5
+
+
+def test_an_intrinsic_kind_round_trips_with_its_own_scheme(tmp_path, server, runner, monkeypatch):
+    """A SOFA project: the project is created with the kind's choices, tasks carry the
+    statement and its details, and labels pulled back release the statement's probes."""
+    import json
+
+    from workbench.kinds.sofa.example import write_example_project
+
+    project = write_example_project(tmp_path / "sofa")
+    with open(project / "workbench.toml", "a") as f:
+        f.write(f'\n[labelstudio]\nurl = "{server.url}"\n')
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", server.token)
+    monkeypatch.delenv("LABEL_STUDIO_URL", raising=False)
+    assert invoke(runner, "run").exit_code == 0
+    result = invoke(runner, "labelstudio", "push", "--project", "sofa-statements")
+    assert result.exit_code == 0, result.output
+    client = sdk(server.url, server.token)
+    pid = next(p.id for p in client.projects.list() if p.title == "sofa-statements")
+    config = client.projects.get(id=pid).label_config
+    assert all(f'value="{c}"' in config for c in ("valid", "invalid", "incoherent")) and "valid-pro" not in config
+    tasks = list(client.tasks.list(project=pid, fields="all", page_size=100))
+    assert len(tasks) == 7
+    lazy = next(t for t in tasks if t.data["hypothesis"] == "are lazy at work")
+    assert "category: work" in lazy.data["context"] and "probe: retail workers are lazy at work" in lazy.data["context"]
+    me = client.users.whoami()
+    for t in tasks:
+        annotate(client, t.id, "valid" if t.id == lazy.id else "invalid", me.id)
+    result = invoke(runner, "labelstudio", "pull", "--project", "sofa-statements")
+    assert result.exit_code == 0, result.output
+    assert invoke(runner, "build", "--version", "1.0.0").exit_code == 0
+    probes = (project / "exports" / "sofa-example" / "1.0.0" / "data" / "probes.csv").read_text().splitlines()
+    assert len(probes) == 1 + 3 and all("are lazy at work" in line for line in probes[1:])
+    assert json.loads((project / "exports" / "sofa-example" / "1.0.0" / "manifest.json").read_text())["samples"] == 3

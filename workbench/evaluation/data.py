@@ -100,40 +100,40 @@ def load_eval_set(spec: str) -> EvalSet:
 def load_predictions(path: Path) -> dict[str, list[dict]]:
     """Predictions JSON lines, grouped by model; every problem names the line."""
     shown = display_path(path)
-    if not path.is_file():
-        raise InputError(f"predictions file not found: {shown}")
+    from ..core.text import read_text
+
+    text = read_text(path, "predictions file")
     by_model: dict[str, list[dict]] = {}
     problems = []
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problems.append(f"{shown}:{number}: invalid JSON: {exc.msg}")
-                continue
-            if not isinstance(obj, dict):
-                problems.append(f"{shown}:{number}: expected a JSON object")
-                continue
-            missing = [k for k in PREDICTION_FIELDS if k not in obj]
-            if missing:
-                problems.append(f"{shown}:{number}: missing field(s) {', '.join(missing)}")
-                continue
-            if obj["stance"] not in ("pro", "anti"):
-                problems.append(f"{shown}:{number}: stance must be 'pro' or 'anti', not {obj['stance']!r}")
-                continue
-            pred = str(obj["prediction"]).lower()
-            if pred not in ("entailment", "neutral", "contradiction"):
-                problems.append(f"{shown}:{number}: prediction must be entailment, neutral or contradiction, not {obj['prediction']!r}")
-                continue
-            pair = obj.get("pair_id")
-            by_model.setdefault(str(obj.get("model") or "predictions"), []).append({
-                "stance": obj["stance"], "domain": str(obj["domain"]), "subtopic": str(obj["subtopic"]),
-                "pair_id": None if pair is None else str(pair), "prediction": pred, "line": number,
-            })
-            if len(problems) > 50:
-                break
+    for number, line in enumerate(text.split("\n"), start=1):  # not splitlines: U+2028 may sit in a string
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(f"{shown}:{number}: invalid JSON: {exc.msg}")
+            continue
+        if not isinstance(obj, dict):
+            problems.append(f"{shown}:{number}: expected a JSON object")
+            continue
+        missing = [k for k in PREDICTION_FIELDS if k not in obj]
+        if missing:
+            problems.append(f"{shown}:{number}: missing field(s) {', '.join(missing)}")
+            continue
+        if obj["stance"] not in ("pro", "anti"):
+            problems.append(f"{shown}:{number}: stance must be 'pro' or 'anti', not {obj['stance']!r}")
+            continue
+        pred = str(obj["prediction"]).lower()
+        if pred not in ("entailment", "neutral", "contradiction"):
+            problems.append(f"{shown}:{number}: prediction must be entailment, neutral or contradiction, not {obj['prediction']!r}")
+            continue
+        pair = obj.get("pair_id")
+        by_model.setdefault(str(obj.get("model") or "predictions"), []).append({
+            "stance": obj["stance"], "domain": str(obj["domain"]), "subtopic": str(obj["subtopic"]),
+            "pair_id": None if pair is None else str(pair), "prediction": pred, "line": number,
+        })
+        if len(problems) > 50:
+            break
     if problems:
         raise InputError(f"{len(problems)} problem(s) in {shown}:\n" + "\n".join(problems[:50]))
     if not by_model:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...core.errors import InputError, Problem, display_path
+from ...core.text import read_text
 
 SLOT = "[M]"
 GROUP_COLUMNS = ("category", "mf", "type")   # the first one present groups, unless --group-by
@@ -77,21 +78,6 @@ class Lexicon:
 
 
 # -- files ------------------------------------------------------------------------------
-def read_text(path: Path, what: str) -> str:
-    """A UTF-8 text file (a BOM is allowed); a bad byte is reported by line and column."""
-    shown = display_path(path)
-    if not path.is_file():
-        raise InputError(f"{what} not found: {shown}" + (" (it is a folder)" if path.is_dir() else ""))
-    data = path.read_bytes()
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise InputError(f"{shown}:{line}: column {column}: {what} is not UTF-8 (byte 0x{data[exc.start]:02x}); "
-                         "save it as UTF-8") from None
-
-
 def _rows(text: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
     """(header, [(line, cells)]) of a TSV; quoting as pandas' default reads it."""
     reader = csv.reader(io.StringIO(text), delimiter="\t")
