@@ -8,6 +8,7 @@ BIN := $(VENV)/bin
 $(BIN)/workbench: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip uninstall --quiet --yes workbench 2>/dev/null || true   # the distribution's old name
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(BIN)/workbench
 

@@ -89,6 +89,7 @@ def test_the_example_project_is_validated_released_and_evaluated(kind, tmp_path,
     assert isinstance(get(kind).release, Layout)
     card = (folder / "README.md").read_text()
     assert "## Validation funnel" in card and f"rows released | {len(released)} |" in card
+    assert "pip install bias-workbench" in card
     # The kind's evaluator reads the release as it reads the public files.
     out = project / "scores.json"
     result = invoke(runner, "evaluate", *evaluate_args(kind, folder, project, fixture_models), "--json", str(out))
@@ -282,3 +283,20 @@ def test_label_studio_tasks_carry_the_kinds_details():
                 details=[("nice", "Older people are kind."), ("identity", "older people (age, marginalised)")])
     assert _context(item) == ("nice: Older people are kind. | identity: older people (age, marginalised) | "
                               "age / statements")
+
+
+def test_a_copied_project_is_up_to_date_where_it_lands(tmp_path, tmp_path_factory, monkeypatch, runner, project):
+    """Stage hashes hold no absolute paths: a project moved or copied elsewhere is not stale."""
+    import shutil
+
+    nli = project  # the nli example project (templates only), in tmp_path
+    assert invoke(runner, "expand").exit_code == 0
+    sofa = example_project("sofa", tmp_path / "sofa")
+    monkeypatch.chdir(sofa)
+    assert invoke(runner, "run").exit_code == 0
+    for folder in (nli, sofa):
+        copy = shutil.copytree(folder, tmp_path_factory.mktemp("elsewhere") / folder.name,
+                               ignore=shutil.ignore_patterns("sofa"))
+        monkeypatch.chdir(copy)
+        result = invoke(runner, "status")
+        assert result.exit_code == 0 and "fresh" in result.output and "stale" not in result.output, result.output

@@ -147,6 +147,11 @@ def test_build_is_byte_identical_and_complete(labelled_project, runner):
                     "## Models", "## Annotation", "Known limitations", "## Citation", "test-org/demo-bias@v1.0.0"):
         assert section in card, section
     assert 'DATASET = \'test-org/demo-bias@v1.0.0\'' in (folder / "evaluate.py").read_text()
+    # `pip install workbench` is another project on the package index: the card names ours.
+    import importlib.metadata
+
+    assert "pip install bias-workbench" in card and "pip install workbench " not in card
+    assert importlib.metadata.metadata("bias-workbench")["Name"] == "bias-workbench"
     # A different build of the same version is refused without --force.
     items = pq.read_table(labelled_project / ".workbench" / "queue" / "data.parquet").to_pylist()
     write_labels(labelled_project / "more.jsonl", items[:4], lambda k: "invalid")

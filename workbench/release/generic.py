@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from .. import DISTRIBUTION
+
 
 def markdown_table(header: list[str], rows: list[list]) -> str:
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
@@ -35,6 +37,7 @@ def card(release, *, kind_name: str, about: str, fields: str, data_files: dict[s
         "> **Content warning.** The items concern stereotypes about social groups; they are published to measure "
         "bias in models, not to endorse it.", "",
         "## How to evaluate", "", "```bash",
+        f"pip install {DISTRIBUTION}   # not `workbench`: that name on PyPI is another project",
         f"workbench evaluate {repo}@v{release.version} --kind {kind_name} --model MODEL --json scores.json", "```", "",
         "## Fields", "", fields, "",
         "## Size", "", markdown_table(["domain", "items"], [[d, n] for d, n in sorted(counts.items())]), "",

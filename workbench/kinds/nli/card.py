@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 
+from ... import DISTRIBUTION
 from ...core.config import Config
 from ...core.workspace import Workspace
 
@@ -146,6 +147,7 @@ def dataset_card(config: Config, ws: Workspace, version: str, rows: list[dict], 
         "subtopic. The revision is pinned, so scores always refer to this exact release:",
         "",
         "```bash",
+        f"pip install {DISTRIBUTION}   # not `workbench`: that name on PyPI is another project",
         f"workbench evaluate {repo}@v{version} --model MODEL --json scores.json --plots plots/",
         "# or, from a download of this repository:",
         "python evaluate.py --model MODEL",
