@@ -300,3 +300,26 @@ def test_a_copied_project_is_up_to_date_where_it_lands(tmp_path, tmp_path_factor
         monkeypatch.chdir(copy)
         result = invoke(runner, "status")
         assert result.exit_code == 0 and "fresh" in result.output and "stale" not in result.output, result.output
+
+
+def test_a_cut_or_edited_release_is_refused_not_scored(tmp_path, monkeypatch, runner, fixture_models):
+    from workbench.kinds.authoring import write_example_labels
+
+    project = example_project("crows-pairs", tmp_path / "cp")
+    monkeypatch.chdir(project)
+    assert invoke(runner, "run").exit_code == 0
+    assert invoke(runner, "annotate", "-a", "a", "--labels-from", str(write_example_labels(project))).exit_code == 0
+    assert invoke(runner, "build", "--version", "1.0.0").exit_code == 0
+    folder = project / "exports" / "crows-pairs-example" / "1.0.0"
+    args = ["evaluate", str(folder), "--model", str(fixture_models["mlm-bert"]), "--json", str(tmp_path / "s.json")]
+    assert invoke(runner, *args).exit_code == 0
+    parquet = folder / "data" / "pairs.parquet"
+    parquet.write_bytes(parquet.read_bytes()[:-100])
+    (tmp_path / "s.json").unlink()
+    result = invoke(runner, *args)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "data/pairs.parquet do(es) not match the release manifest (changed, cut short or missing)" in str(result.exception)
+    assert not (tmp_path / "s.json").exists()
+    (folder / "manifest.json").write_text("[1, 2]")
+    result = invoke(runner, *args)
+    assert result.exit_code == 2 and "is not a release manifest" in str(result.exception)

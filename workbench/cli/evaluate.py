@@ -45,6 +45,12 @@ def evaluate(
     from .. import kinds
     from ..kinds.evaluation import EvaluateRequest
 
+    from ..release.publish import verify_release
+
+    for source in datasets or []:
+        folder = Path(source).expanduser()
+        if folder.is_dir() and (folder / "manifest.json").is_file():
+            verify_release(folder)  # a cut or edited release is refused, not scored
     chosen = kinds.get(kind) if kind else kinds.get(kinds.detect(datasets[0]) if datasets else "nli")
     config = get_config(ctx)
     if chosen.name != "nli":

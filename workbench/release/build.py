@@ -29,7 +29,7 @@ VERSION = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 
 
 def parse_version(version: str) -> tuple[int, int, int]:
-    m = VERSION.match(version or "")
+    m = VERSION.fullmatch(version or "")  # fullmatch: "1.0.0\n" is not a version
     if not m:
         raise InputError(f"version {version!r} is not X.Y.Z (semantic versioning, e.g. 1.0.0)")
     return tuple(int(x) for x in m.groups())

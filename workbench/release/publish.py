@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 from ..core.config import Config
-from ..core.errors import InputError, WorkbenchError
+from ..core.errors import InputError, WorkbenchError, display_path
 from ..core.ids import file_sha256
 from .build import export_dir, parse_version
 
@@ -33,11 +33,16 @@ def verify_release(folder: Path) -> dict:
     manifest_path = folder / "manifest.json"
     if not manifest_path.is_file():
         raise InputError(f"no build in {folder}: run `workbench build --version X.Y.Z` first")
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    for name, digest in manifest.get("files", {}).items():
-        path = folder / name
-        if not path.is_file() or file_sha256(path) != digest:
-            raise InputError(f"{folder}: {name} does not match the build manifest (changed or missing); rebuild it")
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        files = dict(manifest.get("files", {}))
+    except (ValueError, UnicodeDecodeError, AttributeError, TypeError):
+        raise InputError(f"{display_path(manifest_path)} is not a release manifest (not a JSON object with `files`)") from None
+    bad = [name for name, digest in files.items()
+           if not (folder / name).is_file() or file_sha256(folder / name) != digest]
+    if bad:
+        raise InputError(f"{display_path(folder)}: {', '.join(bad)} do(es) not match the release manifest (changed, cut "
+                         "short or missing); nothing was scored or uploaded: rebuild the release or download it again")
     return manifest
 
 
