@@ -173,7 +173,7 @@ def hub():
 
 def run_cli(project, hub, *args, token=TOKEN, endpoint=None):
     env = {**os.environ, "HF_ENDPOINT": endpoint or hub.url, "HF_HOME": str(project / ".hf-home"),
-           "HF_HUB_DISABLE_TELEMETRY": "1", "WORKBENCH_PROGRESS": "0"}
+           "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_XET": "1", "WORKBENCH_PROGRESS": "0"}
     env.pop("HF_HUB_OFFLINE", None)
     if token is None:
         env.pop("HF_TOKEN", None)
@@ -217,7 +217,8 @@ def test_publish_two_versions_load_each_refuse_republish(labelled_project, runne
             "    ds = datasets.load_dataset('test-org/demo-bias', 'all', revision=rev, split='test')\n"
             "    g = datasets.load_dataset('test-org/demo-bias', 'gender', revision=rev, split='test')\n"
             "    print(json.dumps([rev, len(ds), sorted(ds['id']), sorted(set(g['domain']))]))\n")
-    env = {**os.environ, "HF_ENDPOINT": hub.url, "HF_HOME": str(labelled_project / ".hf-home"), "HF_TOKEN": TOKEN}
+    env = {**os.environ, "HF_ENDPOINT": hub.url, "HF_HOME": str(labelled_project / ".hf-home"), "HF_TOKEN": TOKEN,
+           "HF_HUB_DISABLE_XET": "1"}
     env.pop("HF_HUB_OFFLINE", None)
     loaded = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert loaded.returncode == 0, loaded.stderr[-2000:]
@@ -257,3 +258,92 @@ def test_publish_errors_are_clear(labelled_project, runner, hub):
     assert "Traceback" not in missing.stderr + bad.stderr + down.stderr
     other = run_cli(labelled_project, hub, "publish", "--repo", "someone/else", "--version", "1.0.0")
     assert other.returncode == 2 and "pin test-org/demo-bias" in other.stderr
+
+
+def hub_api(hub, monkeypatch):
+    from huggingface_hub import HfApi, constants
+
+    # Both are read when huggingface_hub is imported: setting the variables now would be too late.
+    monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", True)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    return HfApi(endpoint=hub.url, token=TOKEN)
+
+
+def test_publish_never_deletes_what_it_did_not_write_and_never_rewinds_main(labelled_project, runner, hub, monkeypatch):
+    def cli(*args):
+        return run_cli(labelled_project, hub, *args)
+
+    exports = labelled_project / "exports" / "demo-bias"
+    assert invoke(runner, "build", "--version", "1.0.0").exit_code == 0
+    assert cli("publish", "--version", "1.0.0").returncode == 0
+    repo = hub.state.repos[("dataset", "test-org/demo-bias")]
+    assert any("/info/lfs/objects/batch" in r for r in hub.state.requests)  # Parquet files take the LFS path
+    assert hub.state.lfs_blobs and all(p in repo.commits[repo.branches["main"]].files for p in ("data/all.parquet",))
+    # Someone adds a file of their own on main.
+    api = hub_api(hub, monkeypatch)
+    api.upload_file(path_or_fileobj=b"our notes\n", path_in_repo="NOTES.md", repo_id="test-org/demo-bias",
+                    repo_type="dataset")
+    # 1.1.0 drops the disability domain (every disability item labelled invalid), so its file goes.
+    items = pq.read_table(labelled_project / ".workbench" / "queue" / "data.parquet").to_pylist()
+    labels = {i["item_id"]: "invalid" if i["domain"] == "disability" else "valid-pro" for i in items}
+    (labelled_project / "v11.jsonl").write_text("".join(json.dumps({"item_id": k, "label": v}) + "\n" for k, v in labels.items()))
+    assert invoke(runner, "annotate", "-a", "alice", "--labels-from", str(labelled_project / "v11.jsonl")).exit_code == 0
+    assert invoke(runner, "build", "--version", "1.1.0").exit_code == 0
+    assert not (exports / "1.1.0" / "data" / "disability.parquet").exists()
+    dry = cli("publish", "--version", "1.1.0", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "would delete data/disability.parquet (written by an earlier release" in dry.stdout
+    assert "would keep NOTES.md (not written by any release" in dry.stdout
+    done = cli("publish", "--version", "1.1.0")
+    assert done.returncode == 0, done.stderr
+    head = repo.commits[repo.branches["main"]]
+    assert head.files["NOTES.md"] == b"our notes\n" and "data/disability.parquet" not in head.files
+    assert head.files["data/all.parquet"] == (exports / "1.1.0" / "data" / "all.parquet").read_bytes()
+    # An older version published later is tagged, and main stays at 1.1.0.
+    assert invoke(runner, "build", "--version", "1.0.1").exit_code == 0
+    main_before = repo.branches["main"]
+    older = cli("publish", "--version", "1.0.1")
+    assert older.returncode == 0, older.stderr
+    assert "older than the newest release v1.1.0" in older.stdout
+    assert repo.branches["main"] == main_before and set(repo.branches) == {"main"}
+    tagged = repo.commits[repo.tags["v1.0.1"]].files
+    assert tagged["data/all.parquet"] == (exports / "1.0.1" / "data" / "all.parquet").read_bytes()
+    assert "data/disability.parquet" not in tagged or (exports / "1.0.1" / "data" / "disability.parquet").exists()
+
+
+def test_publish_without_a_token_says_so_before_any_request(labelled_project, runner, hub):
+    assert invoke(runner, "build", "--version", "1.0.0").exit_code == 0
+    for args in (("publish", "--version", "1.0.0"), ("publish", "--version", "1.0.0", "--dry-run")):
+        result = run_cli(labelled_project, hub, *args, token=None)
+        assert result.returncode == 2 and "no token: set HF_TOKEN or run `hf auth login`" in result.stderr
+    assert hub.state.requests == []
+    # The dry run checks what the real run checks: a wrong token is refused there too.
+    wrong = run_cli(labelled_project, hub, "publish", "--version", "1.0.0", "--dry-run", token="hf_wrong_token_value")
+    assert wrong.returncode == 2 and "refused the token (401)" in wrong.stderr and "hf_wrong" not in wrong.stderr
+
+
+def test_the_test_hub_answers_where_the_client_branches(hub, tmp_path, monkeypatch):
+    """Error codes, remote hashes (unchanged files are skipped) and the card's configs check."""
+    from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
+
+    api = hub_api(hub, monkeypatch)
+    with pytest.raises(RepositoryNotFoundError):
+        api.list_repo_refs("nobody/nothing", repo_type="dataset")
+    api.create_repo("test-org/h", repo_type="dataset")
+    with pytest.raises(RevisionNotFoundError):
+        api.list_repo_files("test-org/h", repo_type="dataset", revision="v9.9.9")
+    with pytest.raises(EntryNotFoundError):
+        api.hf_hub_download("test-org/h", "missing.txt", repo_type="dataset", cache_dir=tmp_path / "cache")
+    folder = tmp_path / "upload"
+    (folder / "data").mkdir(parents=True)
+    (folder / "data" / "a.parquet").write_bytes(b"PAR1" + bytes(range(256)) * 40)
+    (folder / "notes.txt").write_text("hello\n")
+    first = api.upload_folder(repo_id="test-org/h", repo_type="dataset", folder_path=str(folder))
+    repo = hub.state.repos[("dataset", "test-org/h")]
+    commits = len(repo.commits)
+    again = api.upload_folder(repo_id="test-org/h", repo_type="dataset", folder_path=str(folder))
+    assert len(repo.commits) == commits and again.oid == first.oid  # nothing changed: no new commit
+    card = "---\nconfigs:\n- config_name: all\n  data_files:\n  - split: test\n    path: data/none.parquet\n---\n# x\n"
+    with pytest.raises(HfHubHTTPError) as refused:
+        api.upload_file(path_or_fileobj=card.encode(), path_in_repo="README.md", repo_id="test-org/h", repo_type="dataset")
+    assert refused.value.response.status_code == 400 and "data/none.parquet" in str(refused.value)

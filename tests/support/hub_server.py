@@ -4,6 +4,23 @@ revision. Real HTTP on 127.0.0.1; the clients are pointed at it with HF_ENDPOINT
 not patched. Repositories live in memory as a list of commits per repo.
 
 Start it with `HubServer(tokens={"hf_x"}).start()`; `.url` is the endpoint; `.stop()`.
+
+Where the client branches on the Hub's answer, this server answers as the Hub does:
+- errors carry `X-Error-Code` (RepoNotFound, RevisionNotFound, EntryNotFound), so the client
+  raises its specific errors and workbench's messages for them run;
+- preupload answers `lfs` for files the repo's .gitattributes sends to LFS (*.parquet) and for
+  files over 10 MB, and the client then uses the LFS batch API (basic transfer: PUT, then verify);
+  tests set HF_HUB_DISABLE_XET=1, as the Xet protocol is not served here;
+- preupload returns the remote file's oid (git SHA-1 for regular files, SHA-256 for LFS), so the
+  client skips files that did not change;
+- a commit whose README.md has YAML `configs` pointing at data files that do not exist in the
+  commit is refused (400), as the Hub refuses invalid dataset metadata;
+- branches can be created and deleted (publishing an older version tags a side branch).
+
+Not modelled: Xet storage, multipart LFS uploads, pull requests, gated repos, rate limits,
+organisations and permissions beyond "a known token may write", resolve redirects to a CDN,
+the datasets-server (viewer) and its Parquet conversion, repo settings (visibility changes),
+and commit squashing or super-squash.
 """
 from __future__ import annotations
 
@@ -52,6 +69,7 @@ class HubState:
         self.repos: dict[tuple[str, str], Repo] = {}
         self.lock = threading.Lock()
         self.requests: list[str] = []
+        self.lfs_blobs: dict[str, bytes] = {}   # sha256 -> content, as LFS storage holds them
 
     def new_repo(self, repo_id: str, repo_type: str, private: bool) -> Repo:
         repo = Repo(repo_id, repo_type, private)
@@ -65,6 +83,46 @@ class HubState:
 
 def _blob_oid(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+LFS_THRESHOLD = 10 * 1024 * 1024
+
+
+def _lfs_patterns(files: dict[str, bytes]) -> list[str]:
+    """The patterns .gitattributes sends to LFS (`PATTERN filter=lfs ...`)."""
+    text = files.get(".gitattributes", b"").decode("utf-8", "replace")
+    return [line.split()[0] for line in text.splitlines() if "filter=lfs" in line and line.split()]
+
+
+def _is_lfs(path: str, size: int, patterns: list[str]) -> bool:
+    from fnmatch import fnmatch
+
+    name = path.rsplit("/", 1)[-1]
+    return size > LFS_THRESHOLD or any(fnmatch(path, p) or fnmatch(name, p) for p in patterns)
+
+
+def _config_problems(files: dict[str, bytes]) -> list[str]:
+    """What the Hub would refuse in README.md's YAML `configs`: data_files paths matching no file."""
+    import yaml
+    from fnmatch import fnmatch
+
+    text = files.get("README.md", b"").decode("utf-8", "replace")
+    if not text.startswith("---") or text.count("---") < 2:
+        return []
+    try:
+        meta = yaml.safe_load(text.split("---", 2)[1]) or {}
+    except yaml.YAMLError as exc:
+        return [f"invalid YAML: {exc}"]
+    problems = []
+    for config in meta.get("configs") or []:
+        data_files = config.get("data_files") if isinstance(config, dict) else None
+        entries = data_files if isinstance(data_files, list) else [data_files] if data_files else []
+        for entry in entries:
+            paths = entry.get("path") if isinstance(entry, dict) else entry
+            for pattern in paths if isinstance(paths, list) else [paths]:
+                if isinstance(pattern, str) and not any(fnmatch(f, pattern) for f in files):
+                    problems.append(f"config {config.get('config_name')!r}: no file matches data_files path {pattern!r}")
+    return problems
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -87,8 +145,9 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
 
-    def _error(self, status: int, message: str) -> None:
-        self._send(status, {"error": message}, {"X-Error-Message": message})
+    def _error(self, status: int, message: str, code: str | None = None) -> None:
+        headers = {"X-Error-Message": message, **({"X-Error-Code": code} if code else {})}
+        self._send(status, {"error": message}, headers)
 
     def _token(self) -> str | None:
         auth = self.headers.get("Authorization", "")
@@ -115,13 +174,13 @@ class Handler(BaseHTTPRequestHandler):
             return repo, None
         commit = repo.resolve(revision)
         if commit is None:
-            self._error(404, f"Revision Not Found: {revision}")
+            self._error(404, f"Revision Not Found: {revision}", "RevisionNotFound")
         return repo, commit
 
     def _repo(self, kind: str, repo_id: str) -> Repo | None:
         repo = self.state.repos.get((kind.rstrip("s"), repo_id))
         if repo is None:
-            self._error(404, "Repository not found")
+            self._error(404, "Repository not found", "RepoNotFound")
         return repo
 
     # -- routing -------------------------------------------------------------------------------
@@ -134,6 +193,12 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         self._route()
 
+    def do_PUT(self):
+        self._route()
+
+    def do_DELETE(self):
+        self._route()
+
     def _route(self) -> None:
         url = urlparse(self.path)
         path = url.path
@@ -144,6 +209,15 @@ class Handler(BaseHTTPRequestHandler):
             if m:
                 kind, repo_id, action, revision, rest = m.groups()
                 return getattr(self, "_" + action.replace("-", "_"))(kind, repo_id, unquote(revision), unquote(rest or ""), query)
+            m = re.fullmatch(r"/api/(models|datasets|spaces)/([^/]+/[^/]+)/branch/(.+)", path)
+            if m:
+                return self._branch(m.group(1), m.group(2), unquote(m.group(3)))
+            m = re.fullmatch(r"/(datasets/|spaces/)?([^/]+/[^/]+)\.git/info/lfs/objects/batch", path)
+            if m:
+                return self._lfs_batch((m.group(1) or "models/").rstrip("/"), m.group(2))
+            m = re.fullmatch(r"/lfs-(upload|verify)/([0-9a-f]{64})", path)
+            if m:
+                return self._lfs_upload(m.group(2)) if m.group(1) == "upload" else self._lfs_verify(m.group(2))
             m = re.fullmatch(r"/api/(models|datasets|spaces)/([^/]+/[^/]+)/refs", path)
             if m:
                 return self._refs(*m.groups())
@@ -209,15 +283,71 @@ class Handler(BaseHTTPRequestHandler):
         if repo is None or not self._authorised(write=True, repo=repo):
             return
         body = json.loads(self._body() or b"{}")
-        self._send(200, {"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False, "oid": None}
-                                   for f in body.get("files", [])], "commitOid": repo.branches.get(revision)})
+        head = repo.resolve(revision)
+        current = head.files if head else {}
+        patterns = _lfs_patterns(current)
+        answer = []
+        for f in body.get("files", []):
+            lfs = _is_lfs(f["path"], int(f.get("size", 0)), patterns)
+            remote = current.get(f["path"])
+            oid = None if remote is None else hashlib.sha256(remote).hexdigest() if lfs else _blob_oid(remote)
+            answer.append({"path": f["path"], "uploadMode": "lfs" if lfs else "regular", "shouldIgnore": False,
+                           "oid": oid})
+        self._send(200, {"files": answer, "commitOid": head.oid if head else None})
+
+    def _lfs_batch(self, kind, repo_id):
+        repo = self._repo(kind, repo_id)
+        if repo is None or not self._authorised(write=True, repo=repo):
+            return
+        body = json.loads(self._body() or b"{}")
+        base = f"http://{self.headers.get('Host')}"
+        objects = []
+        for obj in body.get("objects", []):
+            entry = {"oid": obj["oid"], "size": obj["size"], "authenticated": True}
+            if obj["oid"] not in self.state.lfs_blobs:  # already stored: no actions, the client skips it
+                entry["actions"] = {"upload": {"href": f"{base}/lfs-upload/{obj['oid']}"},
+                                    "verify": {"href": f"{base}/lfs-verify/{obj['oid']}"}}
+            objects.append(entry)
+        self._send(200, {"transfer": "basic", "objects": objects, "hash_algo": "sha256"})
+
+    def _lfs_upload(self, oid):
+        data = self._body()
+        if hashlib.sha256(data).hexdigest() != oid:
+            return self._error(400, "the uploaded content does not match its sha256")
+        self.state.lfs_blobs[oid] = data
+        self._send(200, raw=b"")
+
+    def _lfs_verify(self, oid):
+        body = json.loads(self._body() or b"{}")
+        data = self.state.lfs_blobs.get(oid)
+        if data is None or body.get("size") != len(data):
+            return self._error(404, "object not stored")
+        self._send(200, {"success": True})
+
+    def _branch(self, kind, repo_id, branch):
+        repo = self._repo(kind, repo_id)
+        if repo is None or not self._authorised(write=True, repo=repo):
+            return
+        if self.command == "DELETE":
+            if branch == "main" or branch not in repo.branches:
+                return self._error(403 if branch == "main" else 404, f"cannot delete branch {branch}")
+            del repo.branches[branch]
+            return self._send(200, {})
+        if branch in repo.branches:
+            return self._error(409, f"Branch {branch} already exists")
+        start = json.loads(self._body() or b"{}").get("startingPoint") or "main"
+        commit = repo.resolve(start)
+        if commit is None:
+            return self._error(404, f"Revision Not Found: {start}", "RevisionNotFound")
+        repo.branches[branch] = commit.oid
+        self._send(200, {})
 
     def _commit(self, kind, repo_id, revision, rest, query):
         repo = self._repo(kind, repo_id)
         if repo is None or not self._authorised(write=True, repo=repo):
             return
         if revision not in repo.branches:
-            return self._error(404, f"Revision Not Found: {revision}")
+            return self._error(404, f"Revision Not Found: {revision}", "RevisionNotFound")
         head = repo.commits[repo.branches[revision]]
         files = dict(head.files)
         message = ""
@@ -233,6 +363,11 @@ class Handler(BaseHTTPRequestHandler):
                     return self._error(412, "parent commit is not the head")
             elif key == "file":
                 files[value["path"]] = base64.b64decode(value["content"])
+            elif key == "lfsFile":
+                data = self.state.lfs_blobs.get(value["oid"])
+                if data is None:
+                    return self._error(400, f"LFS object {value['oid']} of {value['path']} was never uploaded")
+                files[value["path"]] = data
             elif key == "deletedFile":
                 files.pop(value["path"], None)
             elif key == "deletedFolder":
@@ -240,6 +375,9 @@ class Handler(BaseHTTPRequestHandler):
                 files = {p: d for p, d in files.items() if not p.startswith(prefix)}
             else:
                 return self._error(400, f"unsupported commit operation {key}")
+        problems = _config_problems(files)
+        if problems:
+            return self._error(400, "Invalid metadata in README.md: " + "; ".join(problems))
         oid = hashlib.sha1(json.dumps([head.oid, message, sorted((p, _blob_oid(d)) for p, d in files.items())]).encode()
                            + str(time.time_ns()).encode()).hexdigest()
         repo.commits[oid] = Commit(oid, head.oid, message, files, _now())

@@ -58,11 +58,14 @@ def publish(
     repo: Optional[str] = typer.Option(None, "--repo", "-r", help="Hub dataset repo ORG/NAME (default: [project] repo)."),
     version: str = typer.Option(..., "--version", "-v", help="The built version to publish (tagged vX.Y.Z)."),
     private: bool = typer.Option(False, "--private", help="Create the repo private."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be uploaded; change nothing."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Check the token and tag, list what would be uploaded, deleted and kept; change nothing."),
 ) -> None:
     """Upload a built release to the Hugging Face Hub in one commit and tag it vX.Y.Z. An
-    existing tag is refused: releases are never overwritten. The token comes from HF_TOKEN
-    or `hf auth login` and is never printed.
+    existing tag is refused: releases are never overwritten. Only the release's files are
+    written: files an earlier release wrote and this one lacks are deleted, anything else on
+    the repo is kept, and both are listed. A version older than the newest release is tagged
+    without moving `main`. --dry-run checks the token and the tag and lists all of it. The
+    token comes from HF_TOKEN or `hf auth login` and is never printed.
     """
     from ..core.errors import InputError
     from ..release.publish import publish as run_publish
@@ -73,13 +76,20 @@ def publish(
         raise InputError("no repo: pass --repo ORG/NAME or set [project] repo in workbench.toml")
     r = run_publish(config, version, repo, private=private, dry_run=dry_run)
     total = sum(f["bytes"] for f in r["files"])
+    where = f"{r['repo']}{'' if r['exists'] else ' (new repo' + (', private)' if private else ')')}"
     if r["dry_run"]:
-        console.print(f"dry run: would upload {len(r['files'])} file(s), {total} bytes, to {r['repo']} at {r['endpoint']} "
-                      f"and tag {r['tag']}{' (private)' if private else ''}:")
+        console.print(f"dry run: would upload {len(r['files'])} file(s), {total} bytes, to {where} at {r['endpoint']} "
+                      f"(branch {r['branch']}) and tag {r['tag']}:")
         for f in r["files"]:
             console.print(f"  {f['path']}  {f['bytes']} bytes")
-        return
-    console.print(f"published {r['repo']} {r['tag']} ({len(r['files'])} files, {total} bytes, commit {r['commit'][:12]})")
+    else:
+        console.print(f"published {r['repo']} {r['tag']} ({len(r['files'])} files, {total} bytes, commit {r['commit'][:12]})")
+    for f in r["delete"]:
+        console.print(f"  {'would delete' if r['dry_run'] else 'deleted'} {f} (written by an earlier release, not part of this one)")
+    for f in r["keep"]:
+        console.print(f"  {'would keep' if r['dry_run'] else 'kept'} {f} (not written by any release: left as it is)")
+    for note in r["notes"]:
+        console.print(f"note: {note}")
 
 
 def pull(

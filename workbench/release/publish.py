@@ -60,7 +60,8 @@ def _hub_call(what: str, fn, *args, **kwargs):
         status = exc.response.status_code if exc.response is not None else "?"
         if status in (401, 403):
             raise HubError(f"{what}: the Hub refused the token ({status}); set HF_TOKEN or run `hf auth login`") from None
-        raise HubError(f"{what}: the Hub answered {status}") from None
+        said = getattr(exc, "server_message", None)
+        raise HubError(f"{what}: the Hub answered {status}" + (f": {said}" if said else "")) from None
     except (OSError, ConnectionError) as exc:
         raise HubError(f"{what}: cannot reach the Hub at {_endpoint()} ({type(exc).__name__})") from None
     except Exception as exc:  # httpx transport errors and the like
@@ -69,7 +70,52 @@ def _hub_call(what: str, fn, *args, **kwargs):
         raise
 
 
+def _token() -> str:
+    """HF_TOKEN or the `hf auth login` token; none is an error before any request is made."""
+    from huggingface_hub import get_token
+
+    token = get_token()
+    if not token:
+        raise HubError("no token: set HF_TOKEN or run `hf auth login` (nothing was sent to the Hub)")
+    return token
+
+
+def _release_tags(refs) -> list[str]:
+    from .build import VERSION
+
+    return [t.name[1:] for t in refs.tags if t.name.startswith("v") and VERSION.fullmatch(t.name[1:])]
+
+
+def _remote_state(api, repo: str) -> dict | None:
+    """What `main` holds now: its files and the files the release published there wrote (from
+    its manifest); None when the repo does not exist yet."""
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    try:
+        refs = api.list_repo_refs(repo, repo_type="dataset")
+    except RepositoryNotFoundError:
+        return None
+    files = set(api.list_repo_files(repo, repo_type="dataset", revision="main"))
+    written: set[str] = set()
+    if "manifest.json" in files:
+        path = api.hf_hub_download(repo, "manifest.json", repo_type="dataset", revision="main")
+        try:
+            written = set(json.loads(Path(path).read_text(encoding="utf-8")).get("files", {})) | {"manifest.json"}
+        except (ValueError, AttributeError):
+            written = set()
+    private = bool(getattr(api.repo_info(repo, repo_type="dataset"), "private", False))
+    return {"tags": [t.name for t in refs.tags], "versions": _release_tags(refs), "files": files,
+            "written": written, "private": private}
+
+
 def publish(config: Config, version: str, repo: str, *, private: bool = False, dry_run: bool = False) -> dict:
+    """Upload a built release and tag it, without destroying or rewinding anything.
+
+    Only the release's files are added; files an earlier release wrote and this one lacks are
+    deleted (and listed); files nobody's release wrote stay where they are (and are listed).
+    A version older than the newest published one is tagged on a side branch: `main` keeps
+    the newest release. The dry run makes the same read-only checks (token, tag) and says all
+    of this without changing anything."""
     parse_version(version)
     folder = export_dir(config, version)
     if not folder.is_dir():
@@ -79,24 +125,48 @@ def publish(config: Config, version: str, repo: str, *, private: bool = False, d
         pinned = manifest.get("repo") or "no repo"
         raise InputError(f"this build's dataset card and evaluator pin {pinned}, not {repo}: set [project] repo = "
                          f"\"{repo}\" in workbench.toml and run `workbench build --version {version} --force`")
-    files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    from huggingface_hub import HfApi
+
+    token = _token()
+    api = HfApi(endpoint=_endpoint(), token=token)
+    _hub_call("check the token", api.whoami)
+    remote = _hub_call(f"read {repo}", _remote_state, api, repo)
     tag = f"v{version}"
-    plan = {"repo": repo, "tag": tag, "endpoint": _endpoint(), "private": private,
-            "files": [{"path": f, "bytes": (folder / f).stat().st_size} for f in files]}
+    if remote is not None and tag in remote["tags"]:
+        raise HubError(f"{repo} already has a release {tag}; releases are never overwritten: bump the version")
+    local = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    newest = max(remote["versions"], key=parse_version) if remote and remote["versions"] else None
+    older = newest is not None and parse_version(version) < parse_version(newest)
+    present, written = (remote["files"], remote["written"]) if remote else (set(), set())
+    notes = []
+    if remote is not None and private and not remote["private"]:
+        notes.append(f"{repo} already exists and is public: --private does not change it (change it in the repo's "
+                     "settings on the Hub)")
+    if older:
+        notes.append(f"{version} is older than the newest release v{newest}: it is tagged on its own commit and main "
+                     f"keeps v{newest}")
+    plan = {"repo": repo, "tag": tag, "endpoint": _endpoint(), "private": private, "exists": remote is not None,
+            "files": [{"path": f, "bytes": (folder / f).stat().st_size} for f in local],
+            "delete": sorted((written & present) - set(local)),
+            "keep": sorted(present - set(local) - written - {".gitattributes"}),
+            "branch": f"release-{tag}" if older else "main", "notes": notes}
     if dry_run:
         return {**plan, "dry_run": True}
 
-    from huggingface_hub import HfApi
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
-    api = HfApi(endpoint=_endpoint())
-    _hub_call(f"create {repo}", api.create_repo, repo, repo_type="dataset", private=private, exist_ok=True)
-    refs = _hub_call(f"read tags of {repo}", api.list_repo_refs, repo, repo_type="dataset")
-    if any(t.name == tag for t in refs.tags):
-        raise HubError(f"{repo} already has a release {tag}; releases are never overwritten: bump the version")
-    commit = _hub_call(f"upload to {repo}", api.upload_folder, repo_id=repo, repo_type="dataset", folder_path=str(folder),
-                       commit_message=f"Release {tag}", delete_patterns=["*", "**/*"])
+    if remote is None:
+        _hub_call(f"create {repo}", api.create_repo, repo, repo_type="dataset", private=private)
+    if older:
+        _hub_call(f"branch {repo}", api.create_branch, repo, branch=plan["branch"], repo_type="dataset")
+    operations = [CommitOperationAdd(path_in_repo=f, path_or_fileobj=str(folder / f)) for f in local]
+    operations += [CommitOperationDelete(path_in_repo=f) for f in plan["delete"]]
+    commit = _hub_call(f"upload to {repo}", api.create_commit, repo, operations, repo_type="dataset",
+                       revision=plan["branch"], commit_message=f"Release {tag}")
     _hub_call(f"tag {repo}", api.create_tag, repo, tag=tag, revision=commit.oid, repo_type="dataset",
               tag_message=f"{config.project.name} {tag}")
+    if older:  # the tag keeps the commit; the side branch is not needed any more
+        _hub_call(f"tidy {repo}", api.delete_branch, repo, branch=plan["branch"], repo_type="dataset")
     return {**plan, "dry_run": False, "commit": commit.oid}
 
 
