@@ -192,6 +192,6 @@ def test_evaluate_errors(tmp_path, runner, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert "name a dataset" in str(invoke(runner, "evaluate").exception)
     r = invoke(runner, "evaluate", "no/such@v1.0.0", "--model", "x")
-    assert r.exit_code == 2 and "cannot fetch dataset 'no/such@v1.0.0'" in str(r.exception)
+    assert r.exit_code == 2 and "cannot fetch no/such@v1.0.0" in str(r.exception)
     r = invoke(runner, "evaluate", "not a spec", "--model", "x")
     assert r.exit_code == 2 and "neither a local folder" in str(r.exception)

@@ -347,3 +347,28 @@ def test_the_test_hub_answers_where_the_client_branches(hub, tmp_path, monkeypat
     with pytest.raises(HfHubHTTPError) as refused:
         api.upload_file(path_or_fileobj=card.encode(), path_in_repo="README.md", repo_id="test-org/h", repo_type="dataset")
     assert refused.value.response.status_code == 400 and "data/none.parquet" in str(refused.value)
+
+
+def test_evaluate_names_what_is_missing_on_the_hub_and_reads_a_version_without_its_v(labelled_project, runner, hub):
+    assert invoke(runner, "build", "--version", "1.0.0").exit_code == 0
+    assert run_cli(labelled_project, hub, "publish", "--version", "1.0.0").returncode == 0
+    model = json.loads((labelled_project / "exports" / "demo-bias" / "1.0.0" / "manifest.json").read_text())
+    model = model["config"]["filter"]["models"][0]
+    ok = run_cli(labelled_project, hub, "evaluate", "test-org/demo-bias@1.0.0", "--model", model, "--json", "s.json")
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    assert json.loads((labelled_project / "s.json").read_text())["dataset"]["revision"] == "v1.0.0"
+    cases = [("test-org/demo-bias@v9.9.9", "revision v9.9.9 not found in test-org/demo-bias; its release tags: v1.0.0"),
+             ("test-org/nothing@v1.0.0", "dataset repository test-org/nothing not found on the Hub")]
+    for spec, message in cases:
+        r = run_cli(labelled_project, hub, "evaluate", spec, "--model", model)
+        assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, r.stderr[-1500:]
+    # A release already fetched is read from the local cache when the Hub is down; another is not.
+    down = run_cli(labelled_project, hub, "evaluate", "test-org/demo-bias@v2.0.0", "--model", model,
+                   endpoint="http://127.0.0.1:9", token=None)
+    assert down.returncode == 2 and "cannot reach the Hub at http://127.0.0.1:9" in down.stderr, down.stderr[-1500:]
+    pulled = run_cli(labelled_project, hub, "pull", "test-org/demo-bias@1.0.0", "--out", str(labelled_project / "p"))
+    assert pulled.returncode == 0 and (labelled_project / "p" / "manifest.json").is_file()
+    neither = labelled_project / "empty-folder"
+    neither.mkdir()
+    r = invoke(runner, "evaluate", str(neither), "--model", model)
+    assert r.exit_code == 2 and "is neither a release (manifest.json and data/) nor a folder of templates" in str(r.exception)

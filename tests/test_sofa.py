@@ -425,7 +425,7 @@ def test_non_utf8_file_names_line_and_column(project, runner):
     (["probes.csv", "--items", "items.csv"], "writes Parquet"),
     (["probes.csv", "--score-rule", "mean-prob"], "unknown --score-rule 'mean-prob'"),
     (["probes.csv", "--predictions-out", "p.jsonl"], "no prediction exchange format"),
-    (["some-org/sofa-release@v1.0.0"], "cannot fetch dataset 'some-org/sofa-release@v1.0.0' from the Hub"),
+    (["some-org/sofa-release@v1.0.0"], "cannot fetch some-org/sofa-release@v1.0.0"),
 ])
 def test_request_errors(project, runner, lms, args, expected):
     write_example(project).rename(project / "probes.csv")

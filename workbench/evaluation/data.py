@@ -82,18 +82,20 @@ def load_eval_set(spec: str) -> EvalSet:
     if path.exists():
         if path.is_dir() and ((path / "data").is_dir() or (path / "manifest.json").is_file()):
             return _read_export(path, spec)
+        from ..templates.files import find_template_files
+
+        if path.is_dir() and not find_template_files([path])[0]:
+            raise InputError(f"{display_path(path)} is neither a release (manifest.json and data/) nor a folder of "
+                             "templates (*.yaml, *.yml, *.json)")
         return _from_templates(path, spec)
     m = HUB_SPEC.match(spec)
     if not m:
         raise InputError(f"dataset {spec!r} is neither a local folder/file nor ORG/NAME[@REVISION]")
-    from huggingface_hub import snapshot_download
+    from ..release.publish import fetch_release
 
-    try:
-        folder = snapshot_download(m.group("repo"), repo_type="dataset", revision=m.group("rev"))
-    except Exception as exc:
-        raise InputError(f"cannot fetch dataset {spec!r} from the Hub: {type(exc).__name__}: {str(exc).splitlines()[0]}") from None
-    result = _read_export(Path(folder), spec)
-    result.repo, result.revision = m.group("repo"), m.group("rev") or result.revision or "main"
+    folder, revision = fetch_release(m.group("repo"), m.group("rev"))
+    result = _read_export(folder, spec)
+    result.repo, result.revision = m.group("repo"), revision if m.group("rev") else result.revision or "main"
     return result
 
 

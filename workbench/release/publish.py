@@ -179,6 +179,10 @@ def pull(spec: str, out: Path | None, config: Config) -> dict:
     repo, revision = m.groups()
     from huggingface_hub import snapshot_download
 
+    from .build import VERSION
+
+    if VERSION.fullmatch(revision):
+        revision = f"v{revision}"  # releases are tagged vX.Y.Z
     version = revision[1:] if revision.startswith("v") else revision
     target = out or (config.path("exports") / repo.split("/")[1] / version)
     if target.exists() and any(target.iterdir()):
@@ -195,3 +199,63 @@ def pull(spec: str, out: Path | None, config: Config) -> dict:
         target.rmdir()
     staging.rename(target)
     return {"repo": repo, "revision": revision, "path": target, "files": sum(1 for p in target.rglob("*") if p.is_file())}
+
+
+def fetch_release(repo: str, revision: str | None) -> tuple[Path, str]:
+    """A published release's folder in the local Hub cache, checked against its manifest, and the
+    revision it was read at. What evaluators of every kind call for `ORG/NAME@REVISION`.
+
+    A missing repository or revision is said as such (with the release tags there are), a
+    version written without its `v` is read as the tag, and a network failure is told apart."""
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import (
+        HfHubHTTPError,
+        LocalEntryNotFoundError,
+        OfflineModeIsEnabled,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
+    from .build import VERSION
+
+    spec = f"{repo}@{revision}" if revision else repo
+    candidates = [revision]
+    if revision and VERSION.fullmatch(revision):
+        candidates.insert(0, f"v{revision}")  # `1.0.0` means the release tag v1.0.0
+    for candidate in candidates:
+        try:
+            folder = Path(snapshot_download(repo, repo_type="dataset", revision=candidate))
+            break
+        except RevisionNotFoundError:
+            continue
+        except RepositoryNotFoundError:
+            raise InputError(f"dataset repository {repo} not found on the Hub at {_endpoint()} (or it is private and "
+                             "the token has no access)") from None
+        except (OfflineModeIsEnabled, LocalEntryNotFoundError):
+            from huggingface_hub import constants
+
+            if constants.HF_HUB_OFFLINE:
+                raise InputError(f"cannot fetch {spec}: offline (HF_HUB_OFFLINE is set) and it is not in the local "
+                                 "Hub cache; unset HF_HUB_OFFLINE or pass a local release folder") from None
+            raise InputError(f"cannot fetch {spec}: cannot reach the Hub at {_endpoint()}, and it is not in the "
+                             "local Hub cache") from None
+        except HfHubHTTPError as exc:
+            status = exc.response.status_code if exc.response is not None else "?"
+            raise InputError(f"cannot fetch {spec}: the Hub answered {status}") from None
+        except Exception as exc:  # noqa: BLE001 -- httpx/OS transport errors: the network, not the data
+            raise InputError(f"cannot fetch {spec}: cannot reach the Hub at {_endpoint()} ({type(exc).__name__})") from None
+    else:
+        raise InputError(f"revision {revision} not found in {repo}" + _tags_hint(repo))
+    if (folder / "manifest.json").is_file():
+        verify_release(folder)
+    return folder, candidate or "main"
+
+
+def _tags_hint(repo: str) -> str:
+    try:
+        from huggingface_hub import HfApi
+
+        tags = sorted(t.name for t in HfApi(endpoint=_endpoint()).list_repo_refs(repo, repo_type="dataset").tags)
+    except Exception:  # noqa: BLE001 -- only a hint
+        return ""
+    return f"; its release tags: {', '.join(tags)}" if tags else "; it has no release tags yet"

@@ -155,14 +155,10 @@ def load_source(spec: str, kind: str, data_name: str) -> Table:
 
 
 def _download(spec: str) -> Path:
-    from huggingface_hub import snapshot_download
+    from ...release.publish import fetch_release
 
     m = HUB_SPEC.match(spec)
-    try:
-        return Path(snapshot_download(m.group("repo"), repo_type="dataset", revision=m.group("rev")))
-    except Exception as exc:  # noqa: BLE001 -- offline, unknown repo or revision: one message for the user
-        first = (str(exc).splitlines() or [""])[0]
-        raise InputError(f"cannot fetch {spec!r} from the Hub: {type(exc).__name__}: {first}") from None
+    return fetch_release(m.group("repo"), m.group("rev"))[0]
 
 
 def looks_like(path: Path, kind: str, data_name: str, required: list[tuple[str, ...]]) -> bool:

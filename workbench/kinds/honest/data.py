@@ -121,15 +121,11 @@ def _table_of(source: str) -> tuple[Path, str | None, str | None]:
     if path.exists() or not HUB_SPEC.match(source):
         return path, None, None   # read_text reports the missing file
     m = HUB_SPEC.match(source)
-    from huggingface_hub import snapshot_download
+    from ...release.publish import fetch_release
 
-    try:
-        folder = snapshot_download(m.group("repo"), repo_type="dataset", revision=m.group("rev"))
-    except Exception as exc:  # noqa: BLE001 -- offline, unknown repo, gated: one message for the user
-        raise InputError(f"{source!r} is not a local file or folder, and fetching it from the Hub failed "
-                         f"({type(exc).__name__})") from None
+    folder, fetched = fetch_release(m.group("repo"), m.group("rev"))
     table, _, revision = _table_of(folder)
-    return table, m.group("repo"), m.group("rev") or revision or "main"
+    return table, m.group("repo"), fetched if m.group("rev") else revision or "main"
 
 
 def header_of(path: Path) -> list[str]:

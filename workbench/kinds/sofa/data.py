@@ -80,13 +80,9 @@ def resolve_source(source: str) -> Path:
     m = HUB_SPEC.match(source)
     if not m or source.startswith((".", "/", "~")) or source.lower().endswith(".csv"):
         raise InputError(f"probe file not found: {display_path(path)}")
-    from huggingface_hub import snapshot_download
+    from ...release.publish import fetch_release
 
-    try:
-        folder = snapshot_download(m.group("repo"), repo_type="dataset", revision=m.group("rev"))
-    except Exception as exc:  # noqa: BLE001 -- offline, unknown repo, gated: the user sees one message
-        raise InputError(f"cannot fetch dataset {source!r} from the Hub: {type(exc).__name__}: "
-                         f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+    folder, _ = fetch_release(m.group("repo"), m.group("rev"))
     return resolve_source(folder)
 
 

@@ -101,17 +101,13 @@ def locate(source: str) -> tuple[Path, str | None]:
     m = HUB_SPEC.match(source)
     if not m or source.startswith((".", "/", "~")):
         raise InputError(f"StereoSet file not found: {source}")
-    from huggingface_hub import snapshot_download
+    from ...release.publish import fetch_release
 
-    try:
-        folder = Path(snapshot_download(m.group("repo"), repo_type="dataset", revision=m.group("rev")))
-    except Exception as exc:  # noqa: BLE001 -- offline, unknown repo: one message for the user
-        raise InputError(f"{source!r} is not a local file or folder and could not be fetched from the Hub "
-                         f"({type(exc).__name__})") from None
+    folder, fetched = fetch_release(m.group("repo"), m.group("rev"))
     found = release_file(folder)
     if found is None:
         raise InputError(f"{source}: the Hub dataset is not a StereoSet release (no {RELEASE_FILE})")
-    return found, m.group("rev") or _manifest_version(folder) or "main"
+    return found, fetched if m.group("rev") else _manifest_version(folder) or "main"
 
 
 def _manifest_version(folder: Path) -> str | None:
