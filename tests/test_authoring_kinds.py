@@ -138,9 +138,17 @@ stereotypes:
     assert invoke(runner, "run").exit_code == 0
     ids = {q["hypothesis"]: q["item_id"] for q in queue_rows(tmp_path)}
     assert ids["are lazy at work"] == lazy and ids["are slow with a laptop"] == slow and len(ids) == 3
-    # The new statement is unlabelled, so the release is unchanged until someone labels it.
+    # The new statement is unlabelled, so the data is unchanged: no new version until someone labels it.
+    same = invoke(runner, "build", "--version", "1.0.1")
+    assert same.exit_code == 2 and "nothing changed in the data since 1.0.0" in str(same.exception)
+    careless = ids["are careless with money"]
+    labels.write_text(json.dumps({"item_id": careless, "label": "valid"}) + "\n")
+    assert invoke(runner, "annotate", "-a", "ann", "--labels-from", str(labels)).exit_code == 0
     assert invoke(runner, "build", "--version", "1.0.1").exit_code == 0
-    assert read_public(tmp_path / "exports" / "s" / "1.0.1", "sofa") == rows
+    v101 = tmp_path / "exports" / "s" / "1.0.1"
+    assert len(read_public(v101, "sofa")) == len(rows) + 3
+    changed = (v101 / "changes.csv").read_text().splitlines()
+    assert len(changed) == 1 + 3 and all(line.startswith("added,") and line.endswith(",template changed") for line in changed[1:])
 
 
 BAD = {

@@ -160,8 +160,21 @@ def test_build_is_byte_identical_and_complete(labelled_project, runner):
     assert refused.exit_code == 2 and "already holds a different build" in str(refused.exception)
     assert {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()} == second
     assert invoke(runner, "build", "--version", "1.1.0").exit_code == 0
-    changelog = (labelled_project / "exports" / "demo-bias" / "1.1.0" / "CHANGELOG.md").read_text()
+    v11 = labelled_project / "exports" / "demo-bias" / "1.1.0"
+    changelog = (v11 / "CHANGELOG.md").read_text()
     assert "Compared with 1.0.0" in changelog and "| **total** | 0 |" in changelog and "removed" in changelog
+    assert "## 1.0.0" in changelog and "First release." in changelog  # earlier entries are kept
+    removed = [line.split(",") for line in (v11 / "changes.csv").read_text().splitlines()[1:]]
+    gone = {r["id"] for r in release_rows(folder)} - {r["id"] for r in release_rows(v11)}
+    assert {r[1] for r in removed} == gone and gone and all(r[0] == "removed" for r in removed)
+    assert "validation changed (labels or policy)" in changelog
+    card = (v11 / "README.md").read_text()
+    assert "## Changes since 1.0.0" in card and "Some removed:" in card and "`changes.csv`" in card
+    # The same data again is not a new version, unless forced.
+    same = invoke(runner, "build", "--version", "1.2.0")
+    assert same.exit_code == 2 and "nothing changed in the data since 1.1.0" in str(same.exception)
+    assert not (labelled_project / "exports" / "demo-bias" / "1.2.0").exists()
+    assert invoke(runner, "build", "--version", "1.2.0", "--force").exit_code == 0
 
 
 @pytest.fixture
@@ -368,6 +381,18 @@ def test_evaluate_names_what_is_missing_on_the_hub_and_reads_a_version_without_i
     assert down.returncode == 2 and "cannot reach the Hub at http://127.0.0.1:9" in down.stderr, down.stderr[-1500:]
     pulled = run_cli(labelled_project, hub, "pull", "test-org/demo-bias@1.0.0", "--out", str(labelled_project / "p"))
     assert pulled.returncode == 0 and (labelled_project / "p" / "manifest.json").is_file()
+    # --force replaces a local build, never a published one.
+    forced = run_cli(labelled_project, hub, "build", "--version", "1.0.0", "--force")
+    assert forced.returncode == 2 and "v1.0.0 is already published to test-org/demo-bias" in forced.stderr
+    # With the local builds gone, the next version is compared with the newest release on the Hub.
+    shutil.rmtree(labelled_project / "exports")
+    items = pq.read_table(labelled_project / ".workbench" / "queue" / "data.parquet").to_pylist()
+    write_labels(labelled_project / "more.jsonl", items[:4], lambda k: "invalid")
+    assert invoke(runner, "annotate", "-a", "alice", "--labels-from", str(labelled_project / "more.jsonl")).exit_code == 0
+    built = run_cli(labelled_project, hub, "build", "--version", "1.1.0")
+    assert built.returncode == 0, built.stderr[-2000:]
+    log = (labelled_project / "exports" / "demo-bias" / "1.1.0" / "CHANGELOG.md").read_text()
+    assert "Compared with 1.0.0 (test-org/demo-bias@v1.0.0)" in log and "## 1.0.0" in log
     neither = labelled_project / "empty-folder"
     neither.mkdir()
     r = invoke(runner, "evaluate", str(neither), "--model", model)

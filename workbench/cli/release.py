@@ -40,17 +40,22 @@ def counterfactuals(ctx: typer.Context, force: bool = typer.Option(False, "--for
 def build(
     ctx: typer.Context,
     version: str = typer.Option(..., "--version", "-v", help="Semantic version X.Y.Z of the release."),
-    force: bool = typer.Option(False, "--force", help="Replace an existing local build of this version."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing local build of this version (never a published one), or build data that did not change."),
 ) -> None:
-    """Build exports/<name>/<version>/: Parquet data (one config per domain and `all`), the
-    dataset card, the bundled evaluator, a changelog against the previous version and a
-    manifest with the sha256 of every file. The same inputs give byte-identical files.
+    """Build exports/<name>/<version>/: the kind's data files, the dataset card, the bundled
+    evaluator, a manifest with the sha256 of every file, and the changes against the newest
+    earlier release (a local build, else the project repo's tags on the Hub): CHANGELOG.md
+    (earlier entries kept) and changes.csv (every row added or removed, and why where known).
+    Data that did not change is not a new version (--force builds it anyway). The same inputs
+    give byte-identical files.
     """
     from ..release.build import build as run_build
 
     r = run_build(get_config(ctx), version, force=force)
-    console.print(f"build: {r['samples']} samples in {len(r['domains'])} domain(s) -> {display_path(r['path'])}"
-                  + (f" (changes since {r['previous']} in CHANGELOG.md)" if r["previous"] else ""))
+    since = f" ({r['added']} added, {r['removed']} removed since {r['previous']}: CHANGELOG.md)" if r["previous"] else ""
+    console.print(f"build: {r['samples']} samples in {len(r['domains'])} domain(s) -> {display_path(r['path'])}{since}")
+    for note in r["notes"]:
+        console.print(f"note: {note}")
 
 
 def publish(

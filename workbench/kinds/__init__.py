@@ -32,7 +32,7 @@ class Kind:
     queue_stage: str = "queue"                          # stage whose rows are the annotation items
     release_stage: str | None = None                    # stage whose rows become the release
     run_to: str | None = None                           # last stage `workbench run` runs (machine part)
-    release: Any = None                                 # module/object with write_release() and card_sections()
+    release: Any = None                                 # write_release(), read_release(), card(), identity()
     evaluator: str | None = None                        # module with detect() and evaluate(request, console)
     check_templates: Callable[["Config"], tuple[int, list]] | None = None  # `validate`: (count, problems)
     aliases: tuple[str, ...] = ()

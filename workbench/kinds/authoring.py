@@ -61,6 +61,7 @@ class Authoring:
     fields: str                          # the card's description of the files
     top_level: frozenset[str]            # the fields a file may have (besides format, id, description)
     question: str
+    text_column: str                     # the column a changelog quotes for a row
     delimiter: str = ","
 
     @property
@@ -349,7 +350,7 @@ def stages(authoring: Authoring) -> list[Stage]:
 
 # -- the release --------------------------------------------------------------------------------------------
 class Layout:
-    """write_release / read_release / card / changelog for an authoring kind (what build calls)."""
+    """write_release / read_release / card / identity for an authoring kind (what build calls)."""
 
     def __init__(self, authoring: Authoring):
         self.authoring = authoring
@@ -413,8 +414,9 @@ class Layout:
             generic.markdown_table(["group", f"{a.unit}s", "rows"], [[d, units[d], n] for d, n in sorted(per.items())]),
             ""])
 
-    def changelog(self, previous_rows: list[dict] | None, rows: list[dict], previous: str | None, version: str) -> str:
-        return generic.changelog(previous_rows, rows, previous, version, key="row_id")
+    def identity(self, r: dict) -> tuple[str, str, str, str]:
+        """What changes are counted by: the row's id, its main text, its group and its template."""
+        return r["row_id"], str(r[self.authoring.text_column]), r["domain"], r["template_id"]
 
 
 def _cell(value: Any) -> str:

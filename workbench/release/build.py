@@ -3,7 +3,8 @@
     data/all.parquet, data/<domain>.parquet   release samples (one Hub config each)
     README.md                                 dataset card (Hub YAML header + prose)
     evaluate.py                               the bundled evaluator, pinned to this release
-    CHANGELOG.md                              what changed since the previous version
+    CHANGELOG.md                              what changed since the previous version (earlier entries kept)
+    changes.csv                               every row added or removed, with the reason where known
     manifest.json                             sha256 of every file, template hashes, config
 
 Nothing in the folder depends on the time or the machine, so building twice from the same
@@ -24,6 +25,7 @@ from ..core.config import Config
 from ..core.errors import InputError, StageError
 from ..core.ids import file_sha256
 from ..core.workspace import Workspace, atomic_write_text
+from . import changes
 
 VERSION = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 
@@ -101,19 +103,35 @@ def build(config: Config, version: str, *, force: bool = False) -> dict:
     release = Release(config, pipeline.workspace, version, rows, summarise(config, items, labels))
     layout = kind.release
     target = export_dir(config, version)
-    previous = previous_version(config, version)
-    previous_rows = layout.read_release(export_dir(config, previous)) if previous else None
+    notes: list[str] = []
+    if force and config.project.repo:
+        _refuse_if_published(config.project.repo, version, notes)
+    found = changes.find_previous(config, version, layout.read_release, notes)
+    previous = found.version if found else None
+    expand_manifest = pipeline.workspace.manifest("expand") or {}
+    basis = {"templates": expand_manifest.get("inputs", {}),
+             "models": {s: (pipeline.workspace.manifest(s) or {}).get(k) for s, k in (("generate", "model"),
+                                                                                    ("filter", "models"))
+                        if s in pipeline.stages}}
 
     staging = Path(tempfile.mkdtemp(prefix=".build-", dir=config.path("exports")
                                     if config.path("exports").is_dir() else None))
     try:
         release.domains = layout.write_release(rows, staging)
+        released = layout.read_release(staging)
+        if found and not force and changes.same_data(found, released, layout.identity):
+            raise InputError(f"nothing changed in the data since {found.version} ({found.where}): a new version would "
+                             "repeat it; pass --force to build it anyway")
+        diff = changes.compare(found, released, layout.identity, basis) if found else []
+        if diff:
+            (staging / changes.CHANGES_FILE).write_text(changes.changes_csv(diff), encoding="utf-8")
         dataset = f"{config.project.repo}@v{version}" if config.project.repo else None
-        (staging / "README.md").write_text(layout.card(release), encoding="utf-8")
+        section = changes.card_section(version, found, diff, release.domains)
+        (staging / "README.md").write_text(layout.card(release).rstrip("\n") + ("\n\n" + section if section else "\n"),
+                                           encoding="utf-8")
         (staging / "evaluate.py").write_text(EVALUATE_PY.format(
             dataset=dataset, target=dataset or "the folder this script is in"), encoding="utf-8")
-        (staging / "CHANGELOG.md").write_text(layout.changelog(previous_rows, rows, previous, version), encoding="utf-8")
-        expand_manifest = pipeline.workspace.manifest("expand") or {}
+        (staging / "CHANGELOG.md").write_text(changes.changelog(version, found, diff, release.domains), encoding="utf-8")
         manifest = {
             "name": config.project.name,
             "kind": kind.name,
@@ -123,10 +141,9 @@ def build(config: Config, version: str, *, force: bool = False) -> dict:
             "previous_version": previous,
             "samples": len(rows),
             "domains": release.domains,
-            "templates": expand_manifest.get("inputs", {}),
+            "templates": basis["templates"],
             "config": config.model_dump(mode="json"),
-            "models": {s: (pipeline.workspace.manifest(s) or {}).get(k) for s, k in (("generate", "model"), ("filter", "models"))
-                       if s in pipeline.stages},
+            "models": basis["models"],
             "files": {str(p.relative_to(staging)): file_sha256(p) for p in sorted(staging.rglob("*")) if p.is_file()},
         }
         atomic_write_text(staging / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")
@@ -143,7 +160,24 @@ def build(config: Config, version: str, *, force: bool = False) -> dict:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     return {"path": target, "samples": len(rows), "domains": release.domains, "previous": previous,
-            "release_stage": produced}
+            "release_stage": produced, "added": sum(c.change == "added" for c in diff),
+            "removed": sum(c.change == "removed" for c in diff), "notes": notes}
+
+
+def _refuse_if_published(repo: str, version: str, notes: list[str]) -> None:
+    """--force replaces a local build; a version already on the Hub is immutable, so it is refused."""
+    try:
+        from huggingface_hub import HfApi
+
+        from .publish import _endpoint
+
+        tags = {t.name for t in HfApi(endpoint=_endpoint()).list_repo_refs(repo, repo_type="dataset").tags}
+    except Exception as exc:  # noqa: BLE001 -- offline or no repo yet: nothing to protect there, say it was not checked
+        notes.append(f"could not check whether v{version} is already published to {repo} ({type(exc).__name__})")
+        return
+    if f"v{version}" in tags:
+        raise InputError(f"v{version} is already published to {repo}: a published release is never rebuilt; "
+                         "bump the version")
 
 
 def _same_tree(a: Path, b: Path) -> bool:

@@ -1,4 +1,4 @@
-"""Release pieces any kind can reuse: a dataset card and a changelog keyed by row id.
+"""Release pieces any kind can reuse: the dataset card and its tables (changes between versions: changes.py).
 
 A kind's layout module provides write_release/read_release and may use these for the rest;
 the NLI kind has its own richer card (kinds/nli/card.py).
@@ -49,17 +49,3 @@ def card(release, *, kind_name: str, about: str, fields: str, data_files: dict[s
                         for r in s.get("breakdown", [])]), "",
     ]
     return "\n".join(header + [""] + body)
-
-
-def changelog(previous_rows: list[dict] | None, rows: list[dict], previous: str | None, version: str,
-              key: str = "id") -> str:
-    """Added and removed rows (by `key`) per domain against the previous version."""
-    lines = ["# Changelog", "", f"## {version}", ""]
-    if previous_rows is None:
-        return "\n".join(lines + ["First release.", ""])
-    old = {r[key]: r for r in previous_rows}
-    new = {r[key]: r for r in rows}
-    domains = sorted({r.get("domain", "") for r in previous_rows} | {r.get("domain", "") for r in rows})
-    table = [[d, sum(1 for k, r in new.items() if r.get("domain", "") == d and k not in old),
-              sum(1 for k, r in old.items() if r.get("domain", "") == d and k not in new)] for d in domains]
-    return "\n".join(lines + [f"Compared with {previous}.", "", markdown_table(["domain", "added", "removed"], table), ""])

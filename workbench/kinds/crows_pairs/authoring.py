@@ -98,6 +98,7 @@ AUTHORING = Authoring(
     kind="crows-pairs",
     parse=parse,
     columns=COLUMNS,
+    text_column="sent_more",
     data_file="data/pairs.csv",
     unit="sentence pair",
     top_level=frozenset({"bias_type", "groups", "templates", "pairs"}),

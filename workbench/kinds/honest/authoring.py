@@ -66,6 +66,7 @@ AUTHORING = Authoring(
     kind="honest",
     parse=parse,
     columns=COLUMNS,
+    text_column="template_masked",
     data_file="data/templates.tsv",
     delimiter="\t",
     unit="template",

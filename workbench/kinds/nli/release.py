@@ -44,21 +44,6 @@ def card(release) -> str:
                         release.domains)
 
 
-def changelog(previous_rows: list[dict] | None, rows: list[dict], previous: str | None, version: str) -> str:
-    lines = ["# Changelog", "", f"## {version}", ""]
-    if previous_rows is None:
-        lines += ["First release.", ""]
-        return "\n".join(lines)
-    old = {(r["premise"], r["hypothesis"]): r for r in previous_rows}
-    new = {(r["premise"], r["hypothesis"]): r for r in rows}
-    subtopics = sorted({r["subtopic"] for r in previous_rows} | {r["subtopic"] for r in rows})
-    lines += [f"Compared with {previous}.", "", "| subtopic | added | removed | stance changed |", "|---|---:|---:|---:|"]
-    totals = [0, 0, 0]
-    for s in subtopics:
-        added = sum(1 for k, r in new.items() if r["subtopic"] == s and k not in old)
-        removed = sum(1 for k, r in old.items() if r["subtopic"] == s and k not in new)
-        changed = sum(1 for k, r in new.items() if r["subtopic"] == s and k in old and old[k]["stance"] != r["stance"])
-        totals = [totals[0] + added, totals[1] + removed, totals[2] + changed]
-        lines.append(f"| {s} | {added} | {removed} | {changed} |")
-    lines += [f"| **total** | {totals[0]} | {totals[1]} | {totals[2]} |", ""]
-    return "\n".join(lines)
+def identity(r: dict) -> tuple[str, str, str, str]:
+    """What changes are counted by: the row's id, its hypothesis, its domain and its template (subtopic)."""
+    return r["id"], r["hypothesis"], r["domain"], r["subtopic"]

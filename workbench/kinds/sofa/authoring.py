@@ -52,6 +52,7 @@ AUTHORING = Authoring(
     kind="sofa",
     parse=parse,
     columns=COLUMNS,
+    text_column="probe",
     data_file="data/probes.csv",
     unit="stereotype statement",
     top_level=frozenset({"identities", "stereotypes"}),

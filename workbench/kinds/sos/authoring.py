@@ -80,6 +80,7 @@ AUTHORING = Authoring(
     kind="sos",
     parse=parse,
     columns=COLUMNS,
+    text_column="profane",
     data_file="data/sos.csv",
     unit="sentence pair",
     top_level=frozenset({"identities", "words", "templates"}),

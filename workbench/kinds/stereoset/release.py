@@ -154,11 +154,6 @@ def card(release) -> str:
     return text.rstrip("\n") + "\n\n" + funnel(release)
 
 
-def changelog(previous_rows: list[dict] | None, rows: list[dict], previous: str | None, version: str) -> str:
-    """CATs added and removed per domain (a CAT's id is stable: split, target and context)."""
-    def cats(rs):
-        return list({r["cat_id"]: {"cat_id": r["cat_id"], "domain": r["domain"]} for r in rs}.values())
-
-    text = generic.changelog(None if previous_rows is None else cats(previous_rows), cats(rows), previous, version,
-                             key="cat_id")
-    return text if previous_rows is None else text.rstrip("\n") + "\n\nCounts are CATs (three sentences each).\n"
+def identity(r: dict) -> tuple[str, str, str, str]:
+    """What changes are counted by: the sentence's id and text, its domain and its template."""
+    return r["id"], r["sentence"], r["domain"], r["template_id"]
