@@ -195,3 +195,49 @@ def test_evaluate_errors(tmp_path, runner, monkeypatch):
     assert r.exit_code == 2 and "cannot fetch no/such@v1.0.0" in str(r.exception)
     r = invoke(runner, "evaluate", "not a spec", "--model", "x")
     assert r.exit_code == 2 and "neither a local folder" in str(r.exception)
+
+
+def _plot_results(datasets: int, models: int, seed: int = 0) -> list[dict]:
+    rng = random.Random(seed)
+
+    def block():
+        a = rng.uniform(20, 95)
+        p = rng.uniform(0, 100 - a)
+        q = rng.uniform(0, 100 - a - p)
+        return {"accuracy": a, "cf_pro": p, "cf_anti": q, "cf_error": (100 - a - p - q) / 2, "unpaired_mispredicted": 1.0}
+
+    names = ["roberta", "xlnet", "bart", "albert"][:models]
+    return [{"dataset": f"test-org/bbnli-next@v1.{v}.0",
+             "models": {f"ynie/{n}-large-snli_mnli_fever_anli_R1_R2_R3-nli": {
+                 "overall": block(), "by_domain": {d: block() for d in ("gender", "age", "disability", "race-ethnicity")}}
+                 for n in names}} for v in range(datasets)]
+
+
+@pytest.mark.parametrize("datasets, models", [(1, 1), (2, 3), (1, 4)])
+def test_plots_keep_every_label_on_the_canvas_and_apart(datasets, models):
+    """Legends inside the figure, and no two texts (ticks, values, titles, legend) overlapping."""
+    import itertools
+
+    import matplotlib.pyplot as plt
+    import matplotlib.text
+
+    from workbench.evaluation.report import accuracy_figure, counterfactual_figure
+
+    results = _plot_results(datasets, models)
+    for make in (accuracy_figure, counterfactual_figure):
+        fig = make(results)
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        texts = [(t.get_text(), t.get_window_extent(renderer)) for t in fig.findobj(matplotlib.text.Text)
+                 if t.get_visible() and t.get_text().strip()]
+        width, height = fig.bbox.width, fig.bbox.height
+        assert len(texts) > 10
+        for text, box in texts:
+            assert box.x0 >= -0.5 and box.y0 >= -0.5 and box.x1 <= width + 0.5 and box.y1 <= height + 0.5, (make, text)
+        for (a, box_a), (b, box_b) in itertools.combinations(texts, 2):
+            dx = min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0)
+            dy = min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0)
+            assert dx <= 1 or dy <= 1, (make.__name__, a, b)
+        legends = fig.legends
+        assert legends and all(t.get_text() for t in legends[0].get_texts())
+        plt.close(fig)

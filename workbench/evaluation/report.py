@@ -74,63 +74,105 @@ def write_csv(results: list[dict], path: Path) -> None:
                         w.writerow([entry["dataset"], entry["revision"] or "", model, level.removeprefix("by_"), group, *(v[k] for k in MEASURES)])
 
 
-def write_plots(results: list[dict], folder: Path) -> list[Path]:
-    """accuracy.png: accuracy per domain per model; counterfactual.png: stacked pro/anti/error."""
+BAR_PX = 18          # at least this many pixels per bar, so a vertical value label fits inside its bar
+DPI = 120
+CF_COLOURS = {"cf_pro": "#d62728", "cf_anti": "#1f77b4", "cf_error": "#7f7f7f", "unpaired_mispredicted": "#c7c7c7"}
+CF_NAMES = {"cf_pro": "pro-stereotypical", "cf_anti": "anti-stereotypical", "cf_error": "group-insensitive error",
+            "unpaired_mispredicted": "unpaired mispredicted"}
+
+
+def _wrap(text: str, width: int = 26) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width, break_on_hyphens=True, break_long_words=True)) or text
+
+
+def _value(m: dict, domain: str, key: str) -> float:
+    return (m["overall"] if domain == "overall" else m["by_domain"].get(domain, {})).get(key, 0.0)
+
+
+def accuracy_figure(results: list[dict]):
+    """Accuracy per domain: one panel per release, one bar per model, the legend beside the
+    panels (names wrapped), domain names wrapped under wide enough slots, and value labels
+    turned upright above their bars so neighbours never collide."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
 
-    folder.mkdir(parents=True, exist_ok=True)
     domains = _domains(results) + ["overall"]
-    series = [((f"{e['dataset']} · " if len(results) > 1 else "") + short(model), m)
-              for e in results for model, m in e["models"].items()]
-    value = lambda m, d, k: (m["overall"] if d == "overall" else m["by_domain"].get(d, {})).get(k, 0.0)
-    written = []
-
-    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(domains) + 1), 4.2))
-    width = 0.8 / max(1, len(series))
+    models = list(dict.fromkeys(model for e in results for model in e["models"]))
+    panel_in = max(3.2, len(domains) * max(0.75, len(models) * BAR_PX * 1.25 / DPI))
+    fig, axes = plt.subplots(1, len(results), figsize=(panel_in * len(results) + 3.2, 4.4), sharey=True,
+                             squeeze=False, layout="constrained", dpi=DPI)
+    width = 0.8 / max(1, len(models))
     x = np.arange(len(domains))
-    for i, (name, m) in enumerate(series):
-        bars = ax.bar(x + i * width - 0.4 + width / 2, [value(m, d, "accuracy") for d in domains], width, label=name)
-        ax.bar_label(bars, fmt="%.0f", fontsize=7)
-    ax.set_xticks(x, domains)
-    ax.set_ylim(0, 105)
-    ax.set_ylabel("accuracy (% neutral predictions)")
-    ax.set_title("Accuracy per domain")
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=min(3, len(series)))
-    fig.tight_layout()
-    path = folder / "accuracy.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    written.append(path)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for ax, entry in zip(axes[0], results):
+        for i, model in enumerate(models):
+            m = entry["models"].get(model)
+            if m is None:
+                continue
+            bars = ax.bar(x + i * width - 0.4 + width / 2, [_value(m, d, "accuracy") for d in domains], width,
+                          color=colours[i % len(colours)], label=_wrap(short(model)))
+            ax.bar_label(bars, fmt="%.0f", fontsize=6, rotation=90, label_type="edge", padding=2)
+        ax.set_xticks(x, [_wrap(d, 10) for d in domains], fontsize=8)
+        ax.set_ylim(0, 118)
+        ax.set_title(_wrap(entry["dataset"], 40) if len(results) > 1 else "Accuracy per domain", fontsize=9)
+    axes[0][0].set_ylabel("accuracy (% neutral predictions)")
+    if len(results) > 1:
+        fig.suptitle("Accuracy per domain")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside right upper", fontsize=7, title="model", title_fontsize=8)
+    return fig
 
-    fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(domains) * len(series) + 2), 4.6))
-    labels, positions, pos = [], [], 0.0
-    colours = {"cf_pro": "#d62728", "cf_anti": "#1f77b4", "cf_error": "#7f7f7f", "unpaired_mispredicted": "#c7c7c7"}
-    names = {"cf_pro": "pro-stereotypical", "cf_anti": "anti-stereotypical", "cf_error": "group-insensitive error",
-             "unpaired_mispredicted": "unpaired mispredicted"}
-    drawn = set()
-    for d in domains:
-        for name, m in series:
-            bottom = 0.0
-            for key, colour in colours.items():
-                v = value(m, d, key)
-                ax.bar(pos, v, 0.8, bottom=bottom, color=colour, label=names[key] if key not in drawn else None)
-                drawn.add(key)
-                bottom += v
-            labels.append(f"{d}\n{name}" if len(series) > 1 else d)
-            positions.append(pos)
-            pos += 1
-        pos += 0.6
-    ax.set_xticks(positions, labels, fontsize=7 if len(series) > 1 else 9)
-    ax.set_ylabel("% of samples")
-    ax.set_title("Mispredictions split into pro / anti / group-insensitive error")
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=4)
-    fig.tight_layout()
-    path = folder / "counterfactual.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    written.append(path)
+
+def counterfactual_figure(results: list[dict]):
+    """Mispredictions split into pro / anti / group-insensitive error: one panel per release and
+    model (rows: releases, columns: models), stacked bars per domain, one legend below them."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    domains = _domains(results) + ["overall"]
+    models = list(dict.fromkeys(model for e in results for model in e["models"]))
+    panel_in = max(2.6, len(domains) * 0.75)
+    fig, axes = plt.subplots(len(results), len(models), figsize=(panel_in * len(models) + 0.8, 3.1 * len(results) + 1.0),
+                             sharey=True, squeeze=False, layout="constrained", dpi=DPI)
+    for r, entry in enumerate(results):
+        for c, model in enumerate(models):
+            ax = axes[r][c]
+            m = entry["models"].get(model)
+            if m is None:
+                ax.set_axis_off()
+                continue
+            bottom = [0.0] * len(domains)
+            for key, colour in CF_COLOURS.items():
+                values = [_value(m, d, key) for d in domains]
+                ax.bar(range(len(domains)), values, 0.75, bottom=bottom, color=colour, label=CF_NAMES[key])
+                bottom = [b + v for b, v in zip(bottom, values)]
+            ax.set_xticks(range(len(domains)), [_wrap(d, 10) for d in domains], fontsize=7)
+            title = _wrap(short(model), 30) + (f"\n{_wrap(entry['dataset'], 30)}" if len(results) > 1 else "")
+            ax.set_title(title, fontsize=7)
+        axes[r][0].set_ylabel("% of samples", fontsize=8)
+    fig.suptitle("Mispredictions: pro / anti / group-insensitive error")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", fontsize=7, ncol=2 if len(models) == 1 else 4)
+    return fig
+
+
+def write_plots(results: list[dict], folder: Path) -> list[Path]:
+    """accuracy.png: accuracy per domain per model; counterfactual.png: stacked pro/anti/error."""
+    import matplotlib.pyplot as plt
+
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, make in (("accuracy.png", accuracy_figure), ("counterfactual.png", counterfactual_figure)):
+        fig = make(results)
+        path = folder / name
+        fig.savefig(path, dpi=DPI)
+        plt.close(fig)
+        written.append(path)
     return written
