@@ -7,13 +7,15 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from ..core import distributed
 from ..core.config import Config, load_config
 from ..core.errors import Problem
 from ..core.workspace import Workspace
 
 # Wide tables stay readable when output goes to a file or pipe (rich would assume 80 columns).
 _WIDTH = None if sys.stdout.isatty() else 160
-console = Console(width=_WIDTH)
+# Under torchrun / accelerate only rank 0 prints results; every rank still prints its errors.
+console = Console(width=_WIDTH, quiet=not distributed.is_main())
 err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 
 

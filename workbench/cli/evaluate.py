@@ -63,4 +63,11 @@ def evaluate(
         json_out=json_out, csv_out=csv_out, plots=plots, items_out=items, score_rule=score_rule, lexicon=lexicon,
         top_k=top_k, group_by=group_by, batch_size=config.evaluate.batch_size, device=config.evaluate.device,
         cache_path=cache or get_workspace(config).root / "cache" / "models.sqlite", root=config.root, config=config)
+    from ..core import distributed
+
+    if not distributed.is_main():  # under a launcher every rank scores its share; rank 0 writes the outputs
+        import dataclasses
+
+        request = dataclasses.replace(request, json_out=None, csv_out=None, plots=None, items_out=None,
+                                      predictions_out=None)
     chosen.evaluator_module().evaluate(request, console)

@@ -69,6 +69,10 @@ def main() -> None:
         if exc.code == INTERRUPTED:  # typer turns Ctrl-C inside a command into a silent exit 130
             interrupted()
         raise
+    finally:
+        from ..core import distributed
+
+        distributed.close()  # under torchrun / accelerate: leave the process group cleanly
 
 
 def interrupted() -> None:

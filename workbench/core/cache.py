@@ -12,6 +12,7 @@ import sqlite3
 from pathlib import Path
 from typing import Iterable
 
+from . import distributed
 from .progress import progress_bar
 
 CHUNK = 256  # keys per committed write: an interrupted run keeps every finished chunk
@@ -60,6 +61,8 @@ class Cache:
         return found
 
     def put_many(self, namespace: str, model: str, revision: str, items: dict[str, object]) -> None:
+        if not distributed.is_main():
+            return  # under a launcher rank 0 alone writes (it commits what the other ranks gathered to it)
         with self.db:  # one transaction: all of the batch or none of it
             self.db.executemany(
                 "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?)",
@@ -78,13 +81,15 @@ class Cache:
 def cached_or_computed(cache, namespace, ref, keys, compute, label, unit_total=None):
     """Values for keys from the cache; the missing ones computed by `compute(chunk, advance)`
     and committed chunk by chunk (with a progress bar). Returns (values, number computed)."""
+    distributed.barrier()  # under a launcher: every rank reads the cache as rank 0 last wrote it
     found = cache.get_many(namespace, ref.name, ref.revision, keys)
     missing = [k for k in keys if k not in found]
+    distributed.barrier()  # ... and before rank 0 writes again
     if missing:
         with progress_bar(label, unit_total(missing) if unit_total else len(missing)) as advance:
             for i in range(0, len(missing), CHUNK):
                 chunk = missing[i:i + CHUNK]
                 values = compute(chunk, advance)
-                cache.put_many(namespace, ref.name, ref.revision, values)
+                cache.put_many(namespace, ref.name, ref.revision, values)  # rank 0 only: see put_many
                 found.update(values)
     return found, len(missing)

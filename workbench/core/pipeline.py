@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Iterable
 
+from . import distributed
 from .errors import StageError
 from .ids import json_hash
 from .stage import Output, Stage, StageContext
@@ -96,8 +97,10 @@ class Pipeline:
             table, counts, extra = self._compute(stage, chash, force=force)
         finally:
             self.ctx.close()
-        self.workspace.write(name, table, inputs=current, config_hash=chash, counts=counts, started=started,
-                             extra=extra)
+        if distributed.is_main():  # every rank computed the same table; rank 0 alone writes it
+            self.workspace.write(name, table, inputs=current, config_hash=chash, counts=counts, started=started,
+                                 extra=extra)
+        distributed.barrier()
         return {**counts, "seconds": round(time.perf_counter() - started, 3), "skipped": False}
 
     def run_all(self, to: str | None = None, *, force: bool = False) -> list[tuple[str, dict]]:

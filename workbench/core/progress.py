@@ -8,7 +8,9 @@ from typing import Callable, Iterator
 
 
 def _enabled() -> bool:
-    return sys.stderr.isatty() and os.environ.get("WORKBENCH_PROGRESS", "1") != "0"
+    from . import distributed
+
+    return sys.stderr.isatty() and os.environ.get("WORKBENCH_PROGRESS", "1") != "0" and distributed.is_main()
 
 
 @contextmanager

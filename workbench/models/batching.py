@@ -43,8 +43,13 @@ def run_batched(
 ) -> int:
     """Call `step(indices)` over length-sorted batches; halve the batch size on OOM and go on.
 
-    Returns the batch size that finally worked.
+    Returns the batch size that finally worked. Under torchrun / accelerate the batches are
+    shared among the processes (`_run_shared`); `on_batch` still sees every batch, in order.
     """
+    from ..core import distributed
+
+    if distributed.active():
+        return _run_shared(lengths, batch_size, step, on_batch, progress)
     order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
     pos = 0
     while pos < len(order):
@@ -65,3 +70,48 @@ def run_batched(
             progress(len(indices))
         pos += len(indices)
     return batch_size
+
+
+def _on_cpu(result):
+    """A batch result another process can unpickle: tensors moved to the CPU."""
+    if hasattr(result, "detach") and hasattr(result, "cpu"):
+        return result.detach().cpu()
+    if isinstance(result, (list, tuple)):
+        return type(result)(_on_cpu(r) for r in result)
+    if isinstance(result, dict):
+        return {k: _on_cpu(v) for k, v in result.items()}
+    return result
+
+
+def _run_shared(lengths, batch_size, step, on_batch, progress) -> int:
+    """The same batches as one process makes; in each round of N batches, rank r computes
+    batch r, then every rank receives the round's results and passes them to `on_batch` in
+    batch order. Memory holds one round. On out-of-memory a rank cuts its own batches in
+    halves (the others go on as they are)."""
+    from ..core import distributed
+
+    order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
+    batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    n, me, size = distributed.world_size(), distributed.rank(), batch_size
+    for start in range(0, len(batches), n):
+        round_ = batches[start:start + n]
+        mine: list = []
+        if me < len(round_):
+            todo, pos = round_[me], 0
+            while pos < len(todo):
+                part = todo[pos:pos + size]
+                try:
+                    result = step(part)
+                except RuntimeError as exc:
+                    if not _is_oom(exc) or size == 1:
+                        raise
+                    size = max(1, size // 2)
+                    continue
+                mine.append((part, _on_cpu(result)))
+                pos += len(part)
+        for parts in distributed.all_gather(mine):
+            for indices, result in parts:
+                on_batch(indices, result)
+                if progress:
+                    progress(len(indices))
+    return size

@@ -25,6 +25,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from ..core import distributed
 from ..core.errors import ModelError
 from .batching import pad_batch, run_batched
 from .loading import FIXTURE_HINT, ModelRef, pick_device, resolve
@@ -236,10 +237,12 @@ class _Scorer:
                 progress(finished)
 
         found: dict[str, object] = {}
+        distributed.barrier()  # under a launcher: every rank reads the cache as rank 0 last wrote it
         if self.cache is not None and by_key:
             found = self.cache.get_many(namespace, self.ref.name, self.ref.revision, list(by_key))
         advance(found)
         missing = [k for k in by_key if k not in found]
+        distributed.barrier()  # ... and before rank 0 writes again
 
         def done(batch: dict) -> None:
             if self.cache is not None:

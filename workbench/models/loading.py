@@ -97,6 +97,12 @@ def pick_device(preference: str = "auto"):
         if not torch.cuda.is_available():
             raise ModelError("device 'cuda' was requested but no CUDA GPU is available")
         dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        from ..core import distributed
+
+        if distributed.active():  # one GPU per process: torchrun / accelerate set LOCAL_RANK
+            import os
+
+            return torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0"))), dtype
         return torch.device("cuda"), dtype
     return torch.device("cpu"), torch.float32
 

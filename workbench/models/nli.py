@@ -10,19 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from ..core import distributed
 from ..core.errors import ModelError
 from ..core.ids import joined_key
 from .batching import pad_batch, run_batched
 from .loading import ModelRef
+from .nli_labels import LABELS, canonical_labels, decide, raw_label_names
 
-LABELS = ("entailment", "neutral", "contradiction")
-SYNONYMS = {
-    "entailment": "entailment", "entail": "entailment", "entails": "entailment", "entailed": "entailment",
-    "ent": "entailment", "e": "entailment",
-    "neutral": "neutral", "neu": "neutral", "n": "neutral", "non-entailment": None,
-    "contradiction": "contradiction", "contradict": "contradiction", "contradicts": "contradiction",
-    "contra": "contradiction", "con": "contradiction", "c": "contradiction",
-}
 CALLS = {"forward": 0}
 NAMESPACE = "nli"
 STREAM_CHUNK = 4096  # pairs tokenised at a time: memory stays flat in the number of pairs
@@ -30,22 +24,13 @@ STREAM_CHUNK = 4096  # pairs tokenised at a time: memory stays flat in the numbe
 
 def normalise_labels(name: str, id2label: dict, override: dict[str, str] | None = None) -> list[str]:
     """Canonical label for each output index, or a ModelError that says how to fix it."""
-    override = {str(k).lower(): v.lower() for k, v in (override or {}).items()}
-    out: list[str] = []
-    raw_names = [str(id2label[k]) for k in sorted(id2label, key=int)]
+    raw_names = raw_label_names(id2label)
     if len(raw_names) != len(LABELS):
         raise ModelError(
             f"{name!r} has {len(raw_names)} output labels {raw_names}, but an NLI classifier needs "
             f"{len(LABELS)} ({', '.join(LABELS)}): is it a three-way NLI checkpoint?")
-    for index, raw in enumerate(raw_names):
-        key = raw.strip().lower()
-        label = override.get(key, override.get(str(index)))
-        if label is None:
-            label = SYNONYMS.get(key)
-        if label not in LABELS:
-            break
-        out.append(label)
-    if len(out) != len(raw_names) or sorted(out) != sorted(LABELS):
+    out = canonical_labels(raw_names, override)
+    if out is None:
         raise ModelError(
             f"cannot map the labels of {name!r} {raw_names} onto {list(LABELS)}; add an explicit mapping to "
             f"workbench.toml, e.g. [filter.label_overrides.\"{name}\"] with "
@@ -93,11 +78,7 @@ class NLIClassifier:
             logits = self.model(**kwargs).logits
             CALLS["forward"] += 1
             probs = torch.softmax(logits.float(), dim=-1).cpu().tolist()
-        out = []
-        for row in probs:
-            named = {self.labels[i]: round(p, 6) for i, p in enumerate(row)}
-            out.append(Prediction(max(named, key=named.get), named))
-        return out
+        return [Prediction(*decide(row, self.labels)) for row in probs]
 
     def predict_stream(self, pairs: list[tuple[str, str]], on_batch: Callable[[list[tuple[str, str]], list[Prediction]], None],
                        progress: Callable[[int], None] | None = None) -> None:
@@ -125,8 +106,10 @@ def predict_with_cache(cache, ref: ModelRef, pairs: Iterable[tuple[str, str]], m
     and each batch is committed as soon as it is done."""
     unique = list(dict.fromkeys(pairs))
     keys = [pair_key(p, h) for p, h in unique]
+    distributed.barrier()  # under a launcher: every rank reads the cache as rank 0 last wrote it
     found = {k: Prediction(**v) for k, v in cache.get_many(NAMESPACE, ref.name, ref.revision, keys).items()}
     missing = [pair for pair, key in zip(unique, keys) if key not in found]
+    distributed.barrier()  # ... and before rank 0 writes again
     if missing:
         classifier = make_classifier()
 

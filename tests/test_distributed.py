@@ -1,0 +1,138 @@
+"""Data-parallel runs under torchrun on CPU (gloo): the same outputs as one process, and a
+rank that dies fails the run without hanging; the rerun resumes from what rank 0 committed to
+the cache. (torchrun's elastic restart, --max-restarts, is not tested here: on this CPU its
+gloo re-initialisation failed in one of three tries — see docs/scale.md.)"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from conftest import ROOT
+
+pytestmark = pytest.mark.timeout(900)
+
+# Makes rank 1 die in its second round of batches, as a crashed or killed process would.
+CRASH = """
+import os, sys
+from workbench.core import distributed
+
+real_gather = distributed.all_gather
+rounds = {"n": 0}
+
+def gather(obj):
+    rounds["n"] += 1
+    if distributed.rank() == 1 and rounds["n"] == 2:
+        os._exit(13)
+    return real_gather(obj)
+
+distributed.all_gather = gather
+from workbench.cli.main import main
+sys.argv = ["workbench", *sys.argv[1:]]
+main()
+"""
+
+
+def env() -> dict:
+    e = {**os.environ, "WORKBENCH_PROGRESS": "0", "HF_HUB_OFFLINE": "1", "WORKBENCH_DIST_TIMEOUT": "60",
+         "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    e.pop("WORLD_SIZE", None)
+    return e
+
+
+def single(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "workbench", *args], cwd=folder, env=env(), capture_output=True,
+                          text=True, timeout=600)
+
+
+def torchrun(folder: Path, *args: str, script: Path | None = None) -> subprocess.CompletedProcess:
+    launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
+    target = [str(script)] if script else ["-m", "workbench"]
+    return subprocess.run([*launcher, *target, *args], cwd=folder, env=env(), capture_output=True, text=True,
+                          timeout=600)
+
+
+@pytest.fixture
+def projects(tmp_path, fixture_models):
+    """Two identical projects (templates and config), each with its own workspace and cache."""
+    made = []
+    for name in ("one", "two"):
+        folder = tmp_path / name
+        shutil.copytree(ROOT / "templates", folder / "templates")
+        (folder / "workbench.toml").write_text(
+            f'[generate]\nmodel = "{fixture_models["mlm-bert"]}"\ntop_k = 5\n'
+            f'[filter]\nmodels = ["{fixture_models["nli-a"]}", "{fixture_models["nli-c"]}"]\nbatch_size = 16\n')
+        made.append(folder)
+    return made
+
+
+def tables(folder: Path, stages=("expand", "generate", "filter")) -> dict:
+    out = {}
+    for stage in stages:
+        manifest = json.loads((folder / ".workbench" / stage / "manifest.json").read_text())
+        manifest = {k: v for k, v in manifest.items() if k not in ("created", "seconds")}
+        out[stage] = (pq.read_table(folder / ".workbench" / stage / "data.parquet").to_pylist(), manifest)
+    return out
+
+
+def same_up_to_batching(resumed: dict, fresh: dict) -> None:
+    """After a resume the missing inputs form other batches than in a fresh run, and padding
+    changes the last float digits (a single process resuming does the same): labels are equal,
+    probabilities within 1e-5, and the manifests equal apart from what was computed now."""
+    for stage in fresh:
+        rows_a, manifest_a = resumed[stage]
+        rows_b, manifest_b = fresh[stage]
+        assert len(rows_a) == len(rows_b)
+        for a, b in zip(rows_a, rows_b):
+            for pa_, pb in zip(a.get("predictions") or [], b.get("predictions") or []):
+                assert pa_["label"] == pb["label"]
+                assert all(abs(pa_["probs"][k] - pb["probs"][k]) < 1e-5 for k in pb["probs"])
+            assert {k: v for k, v in a.items() if k != "predictions"} == {k: v for k, v in b.items() if k != "predictions"}
+        counts = lambda m: {k: v for k, v in m["counts"].items() if k != "computed_pairs"}  # noqa: E731
+        assert counts(manifest_a) == counts(manifest_b)
+        assert {k: v for k, v in manifest_a.items() if k not in ("counts", "data_sha256")} == \
+            {k: v for k, v in manifest_b.items() if k not in ("counts", "data_sha256")}
+
+
+def test_two_processes_write_what_one_process_writes(projects):
+    one, two = projects
+    assert single(one, "filter").returncode == 0
+    run = torchrun(two, "filter")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.count("filter:") == 1  # rank 1 prints nothing
+    assert tables(two) == tables(one)
+
+
+def test_an_intrinsic_evaluation_is_the_same_on_two_processes(tmp_path, fixture_models):
+    from workbench.kinds.crows_pairs.example import write_example
+
+    data = write_example(tmp_path)
+    model = str(fixture_models["mlm-bert"])
+    assert single(tmp_path, "evaluate", str(data), "--model", model, "--json", "one.json", "--cache", "c1").returncode == 0
+    run = torchrun(tmp_path, "evaluate", str(data), "--model", model, "--json", "two.json", "--cache", "c2")
+    assert run.returncode == 0, run.stderr[-3000:]
+    one, two = (json.loads((tmp_path / f).read_text()) for f in ("one.json", "two.json"))
+    assert one["models"] == two["models"] and one["models"]
+
+
+def test_a_rank_that_dies_fails_the_run_and_the_rerun_resumes(projects, tmp_path):
+    one, two = projects
+    assert single(one, "generate").returncode == 0 and single(two, "generate").returncode == 0
+    script = tmp_path / "crash.py"
+    script.write_text(CRASH)
+    crashed = torchrun(two, "filter", script=script)
+    assert crashed.returncode != 0
+    assert "exitcode  : 13" in crashed.stderr or "exit code 13" in crashed.stderr.lower(), crashed.stderr[-3000:]
+    assert not (two / ".workbench" / "filter" / "manifest.json").exists()  # no half-written table
+    rerun = torchrun(two, "filter")
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    computed = json.loads((two / ".workbench" / "filter" / "manifest.json").read_text())["counts"]
+    assert single(one, "filter").returncode == 0
+    same_up_to_batching(tables(two), tables(one))
+    # What rank 0 committed before the crash was not computed again.
+    assert 0 < sum(computed["computed_pairs"].values()) < 2 * computed["unique_pairs"], computed
