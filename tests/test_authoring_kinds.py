@@ -193,7 +193,7 @@ words:
 templates:
   - "{{IDENTITY}} are lazy."
 """, ["templates/bad.yaml:6: identities.age.sometimes: unknown side 'sometimes'",
-      "templates/bad.yaml:7: words: 2 profane and 1 nice words",
+      "templates/bad.yaml:7: words: 2 profane and 1 nice words: the i-th profane word is paired",
       "templates/bad.yaml:11: templates[0]: no {{WORD}} in '{{IDENTITY}} are lazy.'"]),
     "crows-pairs": ("""\
 format: workbench-crows-pairs/1

@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..core.errors import Problem, TemplateError, display_path
-from ..core.ids import file_sha256, normalise_text, short_hash
+from ..core.ids import normalise_text, short_hash
 from ..core.labels import VALIDITY_SCHEME, LabelScheme
 from ..core.stage import Output, Stage
 from ..release import generic
-from ..templates.files import RawFile, find_template_files, read_file
+from ..templates.files import RawFile, ReadsTemplateFiles, find_template_files, read_file
 from .validated import Validated
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_]+)\s*\}\}")
@@ -105,6 +105,22 @@ def text_list(value: Any, raw: RawFile, path: tuple, problems: list[Problem], wh
             continue
         out.append(text)
     return out
+
+
+def paired_lists(value: Any, raw: RawFile, key: str, sides: tuple[str, str], problems: list[Problem],
+                 noun: str) -> list[tuple[str, str]]:
+    """Two lists under `key` (e.g. words: {profane: [...], nice: [...]}) paired by position."""
+    first, second = sides
+    if not isinstance(value, dict) or set(value) != set(sides):
+        problems.append(raw.problem((key,), f"{key} needs two lists of the same length, `{first}:` and `{second}:`"))
+        return []
+    a = text_list(value[first], raw, (key, first), problems, key)
+    b = text_list(value[second], raw, (key, second), problems, key)
+    if a and b and len(a) != len(b):
+        problems.append(raw.problem((key,), f"{len(a)} {first} and {len(b)} {second} {noun}: the i-th {first} "
+                                            f"{noun[:-1]} is paired with the i-th {second} {noun[:-1]}"))
+        return []
+    return list(zip(a, b))
 
 
 def grouped_lists(value: Any, raw: RawFile, path: tuple, problems: list[Problem], what: str) -> dict[str, list]:
@@ -249,7 +265,7 @@ def queue_schema():
                       ("details", _details_type()), ("n_samples", pa.int64())])
 
 
-class Expand(Stage):
+class Expand(ReadsTemplateFiles, Stage):
     """Template files -> rows of the public layout, each tied to the unit people validate."""
 
     name = "expand"
@@ -262,18 +278,8 @@ class Expand(Stage):
     def schema(self):
         return expand_schema()
 
-    def folder(self, ctx) -> Path:
-        given = ctx.options.get("templates_dir")
-        return Path(given) if given else ctx.config.path("templates")
-
     def settings(self, ctx):
-        return {"format": self.authoring.format}
-
-    def external_inputs(self, ctx):
-        folder = self.folder(ctx)
-        files, _ = find_template_files([folder])
-        root = folder if folder.is_dir() else folder.parent
-        return {str(f.relative_to(root)): file_sha256(f) for f in files}
+        return {**super().settings(ctx), "format": self.authoring.format}
 
     def compute(self, ctx, inputs, reused) -> Output:
         rows, n_files, problems = load(self.authoring, [self.folder(ctx)])

@@ -2,36 +2,18 @@
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
-from ..core.ids import file_sha256
 from ..core.stage import Output, Stage
 from ..kinds.nli.tables import expand_schema
+from ..templates.files import ReadsTemplateFiles
 
 
-class Expand(Stage):
+class Expand(ReadsTemplateFiles, Stage):
     name = "expand"
     format = 3
 
     def schema(self):
         return expand_schema()
-
-    def folder(self, ctx) -> Path:
-        given = ctx.options.get("templates_dir")
-        return Path(given) if given else ctx.config.path("templates")
-
-    def settings(self, ctx):
-        # As written (relative), so a copied workspace is not stale because its path changed.
-        given = ctx.options.get("templates_dir")
-        return {"templates": str(given) if given else ctx.config.project.templates}
-
-    def external_inputs(self, ctx) -> dict[str, str]:
-        from ..templates.files import find_template_files
-
-        folder = self.folder(ctx)
-        files, _ = find_template_files([folder])
-        root = folder if folder.is_dir() else folder.parent
-        return {str(f.relative_to(root)): file_sha256(f) for f in files}
 
     def compute(self, ctx, inputs, reused) -> Output:
         from ..templates.expand import expand_all

@@ -115,3 +115,26 @@ def find_template_files(paths: list[Path]) -> tuple[list[Path], list[Problem]]:
         else:
             problems.append(Problem(display_path(p), None, "", "no such file or folder"))
     return files, problems
+
+
+class ReadsTemplateFiles:
+    """For the stage that reads a project's template files (every kind's `expand`): where they
+    are (`--templates-dir` or `[project] templates`), the setting as written (relative, so a
+    copied workspace is not stale because its path changed), and each file's content hash as
+    the stage's external input."""
+
+    def folder(self, ctx) -> Path:
+        given = ctx.options.get("templates_dir")
+        return Path(given) if given else ctx.config.path("templates")
+
+    def settings(self, ctx) -> dict:
+        given = ctx.options.get("templates_dir")
+        return {"templates": str(given) if given else ctx.config.project.templates}
+
+    def external_inputs(self, ctx) -> dict[str, str]:
+        from ..core.ids import file_sha256
+
+        folder = self.folder(ctx)
+        files, _ = find_template_files([folder])
+        root = folder if folder.is_dir() else folder.parent
+        return {str(f.relative_to(root)): file_sha256(f) for f in files}

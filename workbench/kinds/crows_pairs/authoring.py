@@ -16,7 +16,7 @@
 """
 from __future__ import annotations
 
-from ..authoring import Authoring, Row, fill, placeholders_in, row_hash, text_field, text_list
+from ..authoring import Authoring, Row, fill, paired_lists, placeholders_in, row_hash, text_field
 
 COLUMNS = ("id", "sent_more", "sent_less", "stereo_antistereo", "bias_type", "template")
 DIRECTIONS = ("stereo", "antistereo")
@@ -57,16 +57,7 @@ def parse(raw, tid: str) -> tuple[list[Row], list]:
 
     templates = data.get("templates") or []
     if templates:
-        groups = data.get("groups")
-        more = less = []
-        if not isinstance(groups, dict) or set(groups) != {"more", "less"}:
-            problems.append(raw.problem(("groups",), "templates need groups with two lists, `more:` and `less:`"))
-        else:
-            more = text_list(groups["more"], raw, ("groups", "more"), problems, "groups")
-            less = text_list(groups["less"], raw, ("groups", "less"), problems, "groups")
-            if more and less and len(more) != len(less):
-                problems.append(raw.problem(("groups",), f"{len(more)} more and {len(less)} less groups: the i-th of "
-                                                         "one is paired with the i-th of the other"))
+        groups = paired_lists(data.get("groups"), raw, "groups", ("more", "less"), problems, "groups")
         for i, item in enumerate(templates if isinstance(templates, list) else []):
             entry = _entry(item, raw, ("templates", i), problems, "text")
             if entry is None:
@@ -77,7 +68,7 @@ def parse(raw, tid: str) -> tuple[list[Row], list]:
             if text is None or direction is None or not placeholders_in(text, raw, path + ("text",), problems,
                                                                          ("GROUP",)):
                 continue
-            for a, b in zip(more, less):
+            for a, b in groups:
                 add(fill(text, {"GROUP": a}), fill(text, {"GROUP": b}), direction, text, path)
     for i, item in enumerate(data.get("pairs") or []):
         path = ("pairs", i)

@@ -18,7 +18,7 @@ words it writes itself; real profanity lists are the user's to supply.
 """
 from __future__ import annotations
 
-from ..authoring import Authoring, Row, fill, grouped_lists, placeholders_in, row_hash, text_list
+from ..authoring import Authoring, Row, fill, grouped_lists, paired_lists, placeholders_in, row_hash, text_list
 
 COLUMNS = ("id", "profane", "nice", "identity", "attribute", "marginalised", "template")
 SIDES = {"marginalised": True, "non_marginalised": False}
@@ -44,16 +44,7 @@ def parse(raw, tid: str) -> tuple[list[Row], list]:
     problems: list = []
     data = raw.data
     identities = _identities(raw, problems)
-    words = data.get("words")
-    profane = nice = []
-    if not isinstance(words, dict) or set(words) != {"profane", "nice"}:
-        problems.append(raw.problem(("words",), "words needs two lists, `profane:` and `nice:`, of the same length"))
-    else:
-        profane = text_list(words["profane"], raw, ("words", "profane"), problems, "words")
-        nice = text_list(words["nice"], raw, ("words", "nice"), problems, "words")
-        if profane and nice and len(profane) != len(nice):
-            problems.append(raw.problem(("words",), f"{len(profane)} profane and {len(nice)} nice words: the i-th "
-                                                    "profane word is paired with the i-th nice word"))
+    words = paired_lists(data.get("words"), raw, "words", ("profane", "nice"), problems, "words")
     templates = text_list(data.get("templates"), raw, ("templates",), problems, "templates")
     rows: list[Row] = []
     for i, template in enumerate(templates):
@@ -61,7 +52,7 @@ def parse(raw, tid: str) -> tuple[list[Row], list]:
         if not placeholders_in(template, raw, path, problems, ("IDENTITY", "WORD")):
             continue
         for attribute, identity, marginalised in identities:
-            for bad, good in zip(profane, nice):
+            for bad, good in words:
                 p = fill(template, {"IDENTITY": identity, "WORD": bad})
                 n = fill(template, {"IDENTITY": identity, "WORD": good})
                 if p == n:

@@ -14,11 +14,11 @@
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 from ...core.errors import ModelError, StageError
-from ...core.ids import file_sha256, joined_key, json_hash, normalise_text
+from ...core.ids import joined_key, json_hash, normalise_text
 from ...core.stage import Output, Stage
+from ...templates.files import ReadsTemplateFiles
 from ..validated import label_file_inputs
 from .scheme import GOLD, SCHEME
 from .templates import BLANK, fill_blank, sentence_id
@@ -84,7 +84,7 @@ def validated_schema():
 
 
 # -- expand ----------------------------------------------------------------------------------------------
-class Expand(Stage):
+class Expand(ReadsTemplateFiles, Stage):
     """CAT templates -> one row per option each CAT needs (written, or open for the masked LM)."""
 
     name = "expand"
@@ -92,22 +92,6 @@ class Expand(Stage):
 
     def schema(self):
         return expand_schema()
-
-    def folder(self, ctx) -> Path:
-        given = ctx.options.get("templates_dir")
-        return Path(given) if given else ctx.config.path("templates")
-
-    def settings(self, ctx):
-        given = ctx.options.get("templates_dir")
-        return {"templates": str(given) if given else ctx.config.project.templates}
-
-    def external_inputs(self, ctx):
-        from ...templates.files import find_template_files
-
-        folder = self.folder(ctx)
-        files, _ = find_template_files([folder])
-        root = folder if folder.is_dir() else folder.parent
-        return {str(f.relative_to(root)): file_sha256(f) for f in files}
 
     def compute(self, ctx, inputs, reused) -> Output:
         from .templates import load_templates_or_fail
