@@ -100,8 +100,13 @@ def main() -> None:
     step("Label breakdown and agreement", "annotations", "stats")
     step("Add the group counterfactual of every valid sample", "counterfactuals")
     step("Build release 1.0.0 (data, dataset card, evaluator, manifest)", "build", "--version", "1.0.0")
-    step("What publishing would upload (dry run; needs HF_TOKEN for real)", "publish", "--repo",
-         "your-org/workbench-demo", "--version", "1.0.0", "--dry-run")
+    if os.environ.get("HF_TOKEN"):
+        step("What publishing would upload, delete and keep (dry run: checks the token and the tag)", "publish",
+             "--repo", "your-org/workbench-demo", "--version", "1.0.0", "--dry-run")
+    else:
+        print("\n=== Publishing (skipped: no HF_TOKEN). With a token, `workbench publish --repo ORG/NAME --version "
+              "1.0.0 --dry-run` checks the token and the tag and lists what it would upload, delete and keep; "
+              "without --dry-run it uploads and tags v1.0.0.", flush=True)
     step("Evaluate the held-out model on the release", "evaluate", "exports/workbench-demo/1.0.0",
          "--json", "release-scores.json", "--plots", "release-plots")
     step("Pipeline state", "status")

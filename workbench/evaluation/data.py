@@ -8,8 +8,6 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from ..core.errors import InputError, display_path
 
 HUB_SPEC = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<rev>[\w./-]+))?$")
@@ -141,24 +139,3 @@ def load_predictions(path: Path) -> dict[str, list[dict]]:
     if not by_model:
         raise InputError(f"{shown}: no predictions")
     return by_model
-
-
-def pair_codes(rows: list[dict], where: str) -> np.ndarray:
-    """Pair index per row (-1 unpaired); a pair needs exactly one pro and one anti sample."""
-    members: dict[str, list[int]] = {}
-    for i, r in enumerate(rows):
-        if r.get("pair_id") is not None:
-            members.setdefault(r["pair_id"], []).append(i)
-    codes = np.full(len(rows), -1, dtype=np.int64)
-    bad = []
-    for code, (pid, idx) in enumerate(members.items()):
-        stances = sorted(rows[i]["stance"] for i in idx)
-        if stances != ["anti", "pro"]:
-            lines = [str(rows[i].get("line", i + 1)) for i in idx]
-            bad.append(f"pair_id {pid!r} has {len(idx)} sample(s) with stances {stances} (line(s) {', '.join(lines)}); "
-                       "a pair needs exactly one pro and one anti sample")
-            continue
-        codes[idx] = code
-    if bad:
-        raise InputError(f"{where}: {len(bad)} bad pair(s):\n" + "\n".join(bad[:20]))
-    return codes

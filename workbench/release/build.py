@@ -50,12 +50,14 @@ def previous_version(config: Config, version: str) -> str | None:
     return max(older, key=parse_version) if older else None
 
 
-EVALUATE_PY = '''"""Evaluate NLI models on this release with workbench's bundled evaluator.
+EVALUATE_PY = '''"""Evaluate models on this {kind} release with workbench's evaluator.
 
-    python evaluate.py --model ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli --json scores.json
+    pip install {distribution}
+    python evaluate.py --model MODEL --json scores.json
 
-It runs `workbench evaluate` on {target}; the scores record the dataset and revision.
-Needs the workbench package (see the dataset card's "How to evaluate").
+Kind `{kind}` has no standalone evaluator yet, so this script runs `workbench evaluate`
+(the package above) on the release files beside it, or on {target} when it is
+run elsewhere. It takes the options of `workbench evaluate`.
 """
 import os
 import subprocess
@@ -65,9 +67,20 @@ DATASET = {dataset!r}
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 if __name__ == "__main__":
-    target = DATASET or HERE
+    beside = os.path.isfile(os.path.join(HERE, "manifest.json"))
+    target = HERE if beside or not DATASET else DATASET
     sys.exit(subprocess.call([sys.executable, "-m", "workbench", "evaluate", target, *sys.argv[1:]]))
 '''
+
+
+def evaluate_script(kind: str, dataset: str | None) -> str:
+    """The release's evaluate.py: the kind's standalone evaluator (see release/standalone/), or
+    for a kind without one yet the shim above, which needs workbench installed."""
+    from .. import DISTRIBUTION
+    from .standalone import script
+
+    return script(kind, dataset) or EVALUATE_PY.format(kind=kind, distribution=DISTRIBUTION, dataset=dataset,
+                                                       target=dataset or "the folder it is in")
 
 
 @dataclass
@@ -129,8 +142,7 @@ def build(config: Config, version: str, *, force: bool = False) -> dict:
         section = changes.card_section(version, found, diff, release.domains)
         (staging / "README.md").write_text(layout.card(release).rstrip("\n") + ("\n\n" + section if section else "\n"),
                                            encoding="utf-8")
-        (staging / "evaluate.py").write_text(EVALUATE_PY.format(
-            dataset=dataset, target=dataset or "the folder this script is in"), encoding="utf-8")
+        (staging / "evaluate.py").write_text(evaluate_script(kind.name, dataset), encoding="utf-8")
         (staging / "CHANGELOG.md").write_text(changes.changelog(version, found, diff, release.domains), encoding="utf-8")
         manifest = {
             "name": config.project.name,
