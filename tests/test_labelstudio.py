@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import http.client
+import math
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -101,7 +102,7 @@ class KillingProxy:
 
 def test_round_trip_two_users_idempotent_push_and_pull_edit_and_crash(project, server, runner, tmp_path_factory):
     title = "round-trip"
-    first = invoke(runner, "labelstudio", "push", "--project", title)
+    first = invoke(runner, "labelstudio", "push", "--project", title, "--create")
     assert first.exit_code == 0, first.output
     assert "imported 50 new task(s)" in first.output
     client = sdk(server.url, server.token)
@@ -153,13 +154,13 @@ def test_round_trip_two_users_idempotent_push_and_pull_edit_and_crash(project, s
     status = invoke(runner, "labelstudio", "status", "--project", title)
     assert "50/50 tasks labelled" in status.output and "bob@example.com: 25" in status.output
 
-    # Kill the server in the middle of a pull: nothing is written; after a restart, pulling
-    # again loses and duplicates nothing.
+    # Kill the server in the middle of a pull (at the request reading the tasks): nothing is
+    # written; after a restart, pulling again loses and duplicates nothing.
     more = {}
     for task in tasks[10:20]:
         annotate(client, task.id, "invalid", bob.id)
         more[task.data["hypothesis_id"]] = "invalid"
-    proxy = KillingProxy(server, kill_at=12)
+    proxy = KillingProxy(server, kill_at=5)
     try:
         (project / "workbench.toml").write_text(f'[labelstudio]\nurl = "{proxy.url}"\npage_size = 7\n')
         before = {p.name: p.read_bytes() for p in folder.iterdir()}
@@ -209,18 +210,18 @@ def test_push_sends_preannotations(project, server, runner):
     store = LabelStore(project / "annotations", "carol")
     store.label("item000000", "valid", "anti")
     store.close()
-    assert invoke(runner, "labelstudio", "push", "--project", "with-labels", "--preannotate", "labels").exit_code == 0
-    assert invoke(runner, "labelstudio", "push", "--project", "with-fluency", "--preannotate", "fluency").exit_code == 0
+    assert invoke(runner, "labelstudio", "push", "--project", "with-labels", "--preannotate", "labels", "--create").exit_code == 0
+    assert invoke(runner, "labelstudio", "push", "--project", "with-fluency", "--preannotate", "fluency", "--create").exit_code == 0
     client = sdk(server.url, server.token)
     by_title = {p.title: p.id for p in client.projects.list()}
     labelled = {t.data["hypothesis_id"]: t for t in client.tasks.list(project=by_title["with-labels"], fields="all", page_size=100)}
     predictions = list(client.predictions.list(task=labelled["item000000"].id))
-    assert [parse_result(p.result)[0] for p in predictions] == ["valid-anti"]
+    assert [parse_result(p.result)[0] for p in predictions] == [["valid-anti"]]
     assert list(client.predictions.list(task=labelled["item000001"].id)) == []
     fluent = next(t for t in client.tasks.list(project=by_title["with-fluency"], fields="all", page_size=100)
                   if t.data["hypothesis_id"] == "item000005")
     scores = [p.score for p in client.predictions.list(task=fluent.id)]
-    assert scores == [pytest.approx(-5.0)]  # the synthetic queue's fluency of item 5
+    assert scores == [pytest.approx(math.exp(-5.0), abs=1e-4)]  # exp of the synthetic queue's fluency of item 5
 
 
 def test_an_intrinsic_kind_round_trips_with_its_own_scheme(tmp_path, server, runner, monkeypatch):
@@ -237,7 +238,7 @@ def test_an_intrinsic_kind_round_trips_with_its_own_scheme(tmp_path, server, run
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", server.token)
     monkeypatch.delenv("LABEL_STUDIO_URL", raising=False)
     assert invoke(runner, "run").exit_code == 0
-    result = invoke(runner, "labelstudio", "push", "--project", "sofa-statements")
+    result = invoke(runner, "labelstudio", "push", "--project", "sofa-statements", "--create")
     assert result.exit_code == 0, result.output
     client = sdk(server.url, server.token)
     pid = next(p.id for p in client.projects.list() if p.title == "sofa-statements")
@@ -256,3 +257,218 @@ def test_an_intrinsic_kind_round_trips_with_its_own_scheme(tmp_path, server, run
     probes = (project / "exports" / "sofa-example" / "1.0.0" / "data" / "probes.csv").read_text().splitlines()
     assert len(probes) == 1 + 3 and all("are lazy at work" in line for line in probes[1:])
     assert json.loads((project / "exports" / "sofa-example" / "1.0.0" / "manifest.json").read_text())["samples"] == 3
+
+
+# -- Label Studio for real teams (issue 20) ---------------------------------------------------
+def project_id(client, title):
+    return next(p.id for p in client.projects.list() if p.title == title)
+
+
+def tasks_by_item(client, pid):
+    return {t.data["hypothesis_id"]: t for t in client.tasks.list(project=pid, fields="all", page_size=100)}
+
+
+def user(client, name):
+    email = f"{name}@example.com"
+    found = [u for u in client.users.list() if u.email == email]
+    return found[0] if found else client.users.create(username=name, email=email, password=f"{name}-pass-123")
+
+
+def configure(project, server_url, extra=""):
+    (project / "workbench.toml").write_text(f'[labelstudio]\nurl = "{server_url}"\npage_size = 7\n{extra}')
+
+
+def test_overlap_follows_the_policy_and_status_reports_short_tasks(project, server, runner):
+    configure(project, server.url, '\n[annotation]\npolicy = "majority"\n')
+    typo = invoke(runner, "labelstudio", "push", "--project", "overlap-typo")
+    assert typo.exit_code == 2 and "pass --create" in str(typo.exception)
+    client = sdk(server.url, server.token)
+    assert "overlap-typo" not in {p.title for p in client.projects.list()}
+
+    pushed = invoke(runner, "labelstudio", "push", "--project", "overlap", "--create")
+    assert pushed.exit_code == 0, pushed.output
+    assert "overlap: 2 annotator(s) per task" in pushed.output
+    pid = project_id(client, "overlap")
+    assert client.projects.get(id=pid).maximum_annotations == 2
+    tasks = tasks_by_item(client, pid)
+    dora, admin = user(client, "dora"), client.users.whoami()
+    for item in ("item000000", "item000001"):
+        annotate(client, tasks[item].id, "invalid", admin.id)
+    annotate(client, tasks["item000000"].id, "invalid", dora.id)
+    annotate(client, tasks["item000002"].id, None, dora.id, cancelled=True)
+    status = invoke(runner, "labelstudio", "status", "--project", "overlap")
+    assert status.exit_code == 0, status.output
+    assert "2/50 tasks labelled; 49 task(s) short of 2 annotator(s); 1 skipped" in status.output
+
+    configure(project, server.url, "\n[annotation]\nvalidators = 5\n")
+    again = invoke(runner, "labelstudio", "push", "--project", "overlap")
+    assert "overlap: 5 annotator(s) per task ([annotation] validators = 5, was 2)" in again.output
+    assert client.projects.get(id=pid).maximum_annotations == 5
+
+
+def test_a_deleted_annotation_is_undone_on_pull(project, server, runner):
+    assert invoke(runner, "labelstudio", "push", "--project", "deletions", "--create").exit_code == 0
+    client = sdk(server.url, server.token)
+    tasks = tasks_by_item(client, project_id(client, "deletions"))
+    admin = client.users.whoami()
+    kept = annotate(client, tasks["item000000"].id, "invalid", admin.id)
+    gone = annotate(client, tasks["item000001"].id, "valid-pro", admin.id, note="hmm")
+    assert invoke(runner, "labelstudio", "pull", "--project", "deletions").exit_code == 0
+    folder = project / "annotations"
+    assert labels_on_disk(folder) == {"admin@example.com": {"item000000": "invalid", "item000001": "valid-pro"}}
+    client.annotations.delete(id=gone.id)
+    pulled = invoke(runner, "labelstudio", "pull", "--project", "deletions")
+    assert pulled.exit_code == 0, pulled.output
+    assert "1 undone" in pulled.output
+    assert labels_on_disk(folder) == {"admin@example.com": {"item000000": "invalid"}}
+    states, _ = load_all(folder)
+    assert states["admin@example.com"]["item000001"].note is None
+    events, _ = read_events(folder / "admin@example.com.jsonl")
+    assert [e["type"] for e in events if e["item"] == "item000001"] == ["label", "note", "undo", "note"]
+    assert "0 undone" in invoke(runner, "labelstudio", "pull", "--project", "deletions").output
+    status = invoke(runner, "labelstudio", "status", "--project", "deletions")
+    assert "1/50 tasks labelled" in status.output and "admin@example.com: 1" in status.output
+    assert kept.id
+
+
+def test_annotations_not_taken_are_reported_and_edited_configs_refused(project, server, runner):
+    from workbench.core.labels import NLI_SCHEME
+    from workbench.labelstudio.scheme import label_config
+
+    assert invoke(runner, "labelstudio", "push", "--project", "no-drops", "--create").exit_code == 0
+    client = sdk(server.url, server.token)
+    pid = project_id(client, "no-drops")
+    tasks = tasks_by_item(client, pid)
+    admin = client.users.whoami()
+    choice = {"from_name": "label", "to_name": "hypothesis", "type": "choices"}
+    odd = client.annotations.create(id=tasks["item000000"].id, completed_by=admin.id,
+                                    result=[{**choice, "value": {"choices": ["maybe"]}}])
+    two = client.annotations.create(id=tasks["item000001"].id, completed_by=admin.id,
+                                    result=[{**choice, "value": {"choices": ["invalid", "incoherent"]}}])
+    annotate(client, tasks["item000002"].id, "incoherent", admin.id)
+    pulled = invoke(runner, "labelstudio", "pull", "--project", "no-drops")
+    assert pulled.exit_code == 0, pulled.output
+    assert "2 annotation(s) not taken" in pulled.output
+    assert f"annotation {odd.id} (task {tasks['item000000'].id}, admin@example.com): label 'maybe' is not one of" in pulled.output
+    assert f"annotation {two.id} (task {tasks['item000001'].id}, admin@example.com): 2 labels" in pulled.output
+    assert labels_on_disk(project / "annotations") == {"admin@example.com": {"item000002": "incoherent"}}
+
+    printed = invoke(runner, "labelstudio", "config")
+    assert printed.exit_code == 0 and printed.output == label_config(NLI_SCHEME)
+    multiple = printed.output.replace('choice="single"', 'choice="multiple"')
+    client.projects.update(id=pid, label_config=multiple)
+    refused = invoke(runner, "labelstudio", "pull", "--project", "no-drops")
+    assert refused.exit_code == 2 and "choice=multiple" in str(refused.exception)
+    assert "workbench labelstudio config" in str(refused.exception)
+    renamed = printed.output.replace('name="context" value="$context"', 'name="info" value="$info"')
+    client.projects.create(title="renamed-fields", label_config=renamed)
+    refused = invoke(runner, "labelstudio", "status", "--project", "renamed-fields")
+    assert refused.exit_code == 2 and 'no field named "context"' in str(refused.exception)
+
+
+def test_bad_url_key_and_hung_server_give_clear_messages(project, server, runner, monkeypatch):
+    import socket
+
+    monkeypatch.setenv("LABEL_STUDIO_URL", f"127.0.0.1:{server.port}")
+    no_scheme = invoke(runner, "labelstudio", "status", "--project", "x")
+    assert no_scheme.exit_code == 2 and "write it with its scheme" in str(no_scheme.exception)
+    assert f"http://127.0.0.1:{server.port}" in str(no_scheme.exception)
+    monkeypatch.setenv("LABEL_STUDIO_URL", server.url)
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", server.token + " ")
+    spaced = invoke(runner, "labelstudio", "pull", "--project", "x")
+    assert spaced.exit_code == 2 and "contains a space" in str(spaced.exception)
+    assert server.token not in str(spaced.exception) and server.token not in spaced.output
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", server.token)
+
+    hung = socket.socket()  # accepts connections, never answers
+    hung.bind(("127.0.0.1", 0))
+    hung.listen(8)
+    try:
+        monkeypatch.setenv("LABEL_STUDIO_URL", f"http://127.0.0.1:{hung.getsockname()[1]}")
+        configure(project, server.url, "timeout = 1\n")
+        import time
+        started = time.monotonic()
+        slow = invoke(runner, "labelstudio", "status", "--project", "x")
+        assert slow.exit_code == 2 and "did not answer within 1 s" in str(slow.exception)
+        assert time.monotonic() - started < 10
+    finally:
+        hung.close()
+
+
+def test_preannotations_reach_existing_tasks_once_with_notes_and_flags(project, server, runner):
+    from workbench.annotation.store import LabelStore
+    from workbench.labelstudio.scheme import parse_result
+
+    assert invoke(runner, "labelstudio", "push", "--project", "late-labels", "--create").exit_code == 0
+    store = LabelStore(project / "annotations", "carol")
+    store.label("item000000", "valid", "anti")
+    store.append("item000000", "note", note="odd premise")
+    store.append("item000000", "flag", flag=True)
+    store.close()
+    first = invoke(runner, "labelstudio", "push", "--project", "late-labels", "--preannotate", "labels")
+    assert first.exit_code == 0, first.output
+    assert "predictions (labels): 1 created, 0 unchanged, 0 removed" in first.output
+    client = sdk(server.url, server.token)
+    task = tasks_by_item(client, project_id(client, "late-labels"))["item000000"]
+    predictions = list(client.predictions.list(task=task.id))
+    assert [parse_result(p.result) for p in predictions] == [(["valid-anti"], "carol: odd premise", True)]
+    again = invoke(runner, "labelstudio", "push", "--project", "late-labels", "--preannotate", "labels")
+    assert "0 created, 1 unchanged, 0 removed" in again.output
+    store = LabelStore(project / "annotations", "carol")
+    store.label("item000000", "invalid")
+    store.close()
+    changed = invoke(runner, "labelstudio", "push", "--project", "late-labels", "--preannotate", "labels")
+    assert "1 created, 0 unchanged, 1 removed" in changed.output
+    assert [parse_result(p.result)[0] for p in client.predictions.list(task=task.id)] == [["invalid"]]
+
+
+def test_what_the_annotator_sees_and_flags(project, server, runner):
+    assert invoke(runner, "labelstudio", "push", "--project", "the-page", "--create").exit_code == 0
+    client = sdk(server.url, server.token)
+    pid = project_id(client, "the-page")
+    settings = client.projects.get(id=pid)
+    assert settings.show_instruction and "Content note" in settings.expert_instruction
+    assert "flag for review" in settings.label_config
+    task = tasks_by_item(client, pid)["item000003"]
+    data = task.data
+    assert data["hypothesis_html"] == "group3 are <mark>w3</mark> people."
+    assert "Premise A about group3." in data["premises_html"] and "Premise B about group3." in data["premises_html"]
+    assert data["context"] == "group: group3 (counterfactual: others) | gender / gender_s1"
+    assert not any(word in str(data) for word in ("stance", "fooled", "nli-a", "{{", "<mask"))
+
+    from workbench.labelstudio.scheme import result_for
+    admin = client.users.whoami()
+    flagged = client.annotations.create(id=task.id, completed_by=admin.id, result=result_for("invalid", "typo", flag=True))
+    assert invoke(runner, "labelstudio", "pull", "--project", "the-page").exit_code == 0
+    states, _ = load_all(project / "annotations")
+    assert states["admin@example.com"]["item000003"].flag and states["admin@example.com"]["item000003"].note == "typo"
+    client.annotations.update(id=flagged.id, result=result_for("invalid", "typo"))
+    assert invoke(runner, "labelstudio", "pull", "--project", "the-page").exit_code == 0
+    states, _ = load_all(project / "annotations")
+    assert not states["admin@example.com"]["item000003"].flag
+
+
+def test_annotator_mapping_merges_a_person_and_pull_is_bulk(project, server, runner):
+    assert invoke(runner, "labelstudio", "push", "--project", "one-person", "--create").exit_code == 0
+    client = sdk(server.url, server.token)
+    tasks = tasks_by_item(client, project_id(client, "one-person"))
+    admin = client.users.whoami()
+    for item in ("item000000", "item000001"):
+        annotate(client, tasks[item].id, "invalid", admin.id)
+    folder = project / "annotations"
+    assert invoke(runner, "labelstudio", "pull", "--project", "one-person").exit_code == 0
+    assert labels_on_disk(folder) == {"admin@example.com": {"item000000": "invalid", "item000001": "invalid"}}
+
+    proxy = KillingProxy(server, kill_at=0)  # counts requests, kills nothing
+    try:
+        configure(project, proxy.url, '\n[labelstudio.annotators]\n"Admin@Example.com" = "cal"\n')
+        mapped = invoke(runner, "labelstudio", "pull", "--project", "one-person")
+        assert mapped.exit_code == 0, mapped.output
+        assert proxy.count < 15  # not one request per task (50 tasks, page size 7)
+    finally:
+        proxy.close()
+    on_disk = labels_on_disk(folder)
+    assert on_disk["cal"] == {"item000000": "invalid", "item000001": "invalid"} and not on_disk["admin@example.com"]
+    configure(project, server.url, '\n[labelstudio.annotators]\n"admin@example.com" = "not a name"\n')
+    bad = invoke(runner, "labelstudio", "pull", "--project", "one-person")
+    assert bad.exit_code == 2 and "labelstudio.annotators" in str(bad.exception)

@@ -100,6 +100,10 @@ class LabelStudioSection(_Section):
     # The API key is a secret: it comes from LABEL_STUDIO_API_KEY only, never from this file.
     url: str = "http://localhost:8080"
     page_size: int = Field(100, ge=1, le=1000)
+    timeout: float = Field(30, gt=0, le=600)  # seconds per request, so a hung server fails instead of hanging
+    # Label Studio user e-mail -> annotator name, so one person labelling in the TUI and in the
+    # browser is one annotator in agreement figures, e.g. "cal@example.com" = "cal".
+    annotators: dict[str, str] = Field(default_factory=dict)
 
 
 class Config(_Section):

@@ -1,7 +1,9 @@
 """The labeling config generated from the kind's label scheme, and the check that a project uses it.
 
 One choice per decision, with the TUI's default keys as hotkeys, so an annotator can move
-between the terminal UI and Label Studio without relearning anything.
+between the terminal UI and Label Studio without relearning anything. The hypothesis is
+HTML (the filled word marked, as the TUI highlights it); premises come all together.
+Stance and the models' results are never shown: they would prime the label.
 """
 from __future__ import annotations
 
@@ -10,65 +12,97 @@ from xml.sax.saxutils import quoteattr
 
 from ..core.labels import NLI_SCHEME, LabelScheme
 
-LABEL_TAG, NOTE_TAG = "label", "note"
+LABEL_TAG, NOTE_TAG, FLAG_TAG = "label", "note", "flag"
+TARGET = "hypothesis"
+FLAG_VALUE = "flag for review"
+FLAG_KEY = "f"  # the TUI's default flag key
 
 
 def label_config(scheme: LabelScheme = NLI_SCHEME) -> str:
     choices = "\n".join(f"    <Choice value={quoteattr(c.id)} hotkey={quoteattr(c.key)}/>" for c in scheme.choices)
     return f"""<View>
-  <Header value="Hypothesis (the filled word is what the masked LM proposed)"/>
-  <Text name="hypothesis" value="$hypothesis"/>
-  <Header value="Premise"/>
-  <Text name="premise" value="$premise"/>
-  <Header value="Template, group, subtopic and models fooled" size="6"/>
+  <Header value="Hypothesis (the highlighted word was filled in by a language model)"/>
+  <HyperText name="{TARGET}" value="$hypothesis_html" inline="true"/>
+  <Header value="Premises"/>
+  <HyperText name="premises" value="$premises_html" inline="true"/>
+  <Header value="Group and topic" size="6"/>
   <Text name="context" value="$context"/>
-  <Choices name="{LABEL_TAG}" toName="hypothesis" choice="single" showInLine="true" required="true">
+  <Choices name="{LABEL_TAG}" toName="{TARGET}" choice="single" showInLine="true" required="true">
 {choices}
   </Choices>
-  <TextArea name="{NOTE_TAG}" toName="hypothesis" placeholder="note (optional)" maxSubmissions="1" editable="true"/>
+  <Choices name="{FLAG_TAG}" toName="{TARGET}" choice="multiple" showInLine="true">
+    <Choice value={quoteattr(FLAG_VALUE)} hotkey="{FLAG_KEY}"/>
+  </Choices>
+  <TextArea name="{NOTE_TAG}" toName="{TARGET}" placeholder="note (optional)" maxSubmissions="1" editable="true"/>
 </View>
 """
 
 
+def _shape(root: ET.Element) -> tuple[dict, dict]:
+    """What pull relies on: data fields shown (name -> $variable) and controls (name -> how they answer)."""
+    objects = {t.get("name"): f"{t.tag} {t.get('value')}" for t in root.iter()
+               if t.get("name") and (t.get("value") or "").startswith("$")}
+    controls = {}
+    for t in root.iter():
+        if t.get("name") and t.get("toName"):
+            mode = f" choice={t.get('choice') or 'single'}" if t.tag == "Choices" else ""
+            controls[t.get("name")] = f"{t.tag} toName={t.get('toName')}{mode}"
+    return objects, controls
+
+
 def config_problems(config_xml: str, scheme: LabelScheme = NLI_SCHEME) -> list[str]:
-    """Why a project's labeling config does not match the scheme (empty when it does)."""
+    """Why a project's labeling config differs from the one push creates (empty when it does not).
+
+    Layout (headers, styles) may be edited by hand; field names, control types, single vs
+    multiple choice and the choice values may not: pull would misread the annotations."""
     try:
         root = ET.fromstring(config_xml or "")
     except ET.ParseError as exc:
         return [f"labeling config is not valid XML: {exc}"]
+    want_objects, want_controls = _shape(ET.fromstring(label_config(scheme)))
+    objects, controls = _shape(root)
     problems = []
-    choices = [c for c in root.iter("Choices") if c.get("name") == LABEL_TAG]
-    if not choices:
-        problems.append(f'no <Choices name="{LABEL_TAG}"> tag')
-    else:
-        values = sorted(c.get("value") for c in choices[0].iter("Choice"))
+    for kind, want, have in (("field", want_objects, objects), ("control", want_controls, controls)):
+        for name in sorted(set(want) | set(have)):
+            if name not in have:
+                problems.append(f'no {kind} named "{name}" ({want[name]})')
+            elif name not in want:
+                problems.append(f'unexpected {kind} "{name}" ({have[name]})')
+            elif want[name] != have[name]:
+                problems.append(f'{kind} "{name}" is {have[name]}, expected {want[name]}')
+    label = next((c for c in root.iter("Choices") if c.get("name") == LABEL_TAG), None)
+    if label is not None:
+        values = sorted(c.get("value") for c in label.iter("Choice"))
         if values != sorted(scheme.ids):
             problems.append(f"choices {values} differ from {sorted(scheme.ids)}")
-    texts = {t.get("name") for t in root.iter("Text")}
-    if "hypothesis" not in texts:
-        problems.append('no <Text name="hypothesis"> tag')
     return problems
 
 
-def result_for(category: str | None, note: str | None) -> list[dict]:
+def result_for(category: str | None, note: str | None, flag: bool = False) -> list[dict]:
     """An annotation/prediction result in Label Studio's JSON shape."""
     result = []
     if category:
-        result.append({"from_name": LABEL_TAG, "to_name": "hypothesis", "type": "choices",
-                       "value": {"choices": [category]}})
+        result.append({"from_name": LABEL_TAG, "to_name": TARGET, "type": "choices", "value": {"choices": [category]}})
+    if flag:
+        result.append({"from_name": FLAG_TAG, "to_name": TARGET, "type": "choices", "value": {"choices": [FLAG_VALUE]}})
     if note:
-        result.append({"from_name": NOTE_TAG, "to_name": "hypothesis", "type": "textarea", "value": {"text": [note]}})
+        result.append({"from_name": NOTE_TAG, "to_name": TARGET, "type": "textarea", "value": {"text": [note]}})
     return result
 
 
-def parse_result(result: list[dict]) -> tuple[str | None, str | None]:
-    """(category, note) from an annotation's result list."""
-    category = note = None
+def parse_result(result: list[dict]) -> tuple[list[str], str | None, bool]:
+    """(every label choice made, note, flagged) from an annotation's result list.
+
+    All choices are returned, never only the first: the caller refuses more than one."""
+    choices: list[str] = []
+    note, flag = None, False
     for r in result or []:
         value = r.get("value") or {}
-        if r.get("from_name") == LABEL_TAG and value.get("choices"):
-            category = value["choices"][0]
+        if r.get("from_name") == LABEL_TAG:
+            choices += list(value.get("choices") or [])
+        elif r.get("from_name") == FLAG_TAG:
+            flag = flag or bool(value.get("choices"))
         elif r.get("from_name") == NOTE_TAG and value.get("text"):
             text = value["text"]
-            note = " ".join(text) if isinstance(text, list) else str(text)
-    return category, note
+            note = (" ".join(text) if isinstance(text, list) else str(text)).strip() or None
+    return choices, note, flag

@@ -57,4 +57,5 @@ KIND = Kind(
     release=_Layout(),
     evaluator="workbench.kinds.stereoset.evaluate",
     check_templates=_check_templates,
+    extra={"default_validators": 5},   # StereoSet: five validators per sentence (Label Studio's overlap)
 )
