@@ -136,3 +136,41 @@ def test_a_rank_that_dies_fails_the_run_and_the_rerun_resumes(projects, tmp_path
     same_up_to_batching(tables(two), tables(one))
     # What rank 0 committed before the crash was not computed again.
     assert 0 < sum(computed["computed_pairs"].values()) < 2 * computed["unique_pairs"], computed
+
+
+def test_each_rank_computes_every_nth_batch_and_halves_its_own_on_out_of_memory(monkeypatch):
+    """In-process, as rank 0 of 2 (the other rank's results faked): rank 0 computes batches 0, 2,
+    4 … of the length-sorted order; an out-of-memory error halves only its own batches; every
+    batch reaches on_batch in batch order."""
+    from workbench.core import distributed
+    from workbench.models import batching
+
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "0")
+    other = {}
+
+    def fake_gather(mine):
+        # The other rank computes its batch of the round: the batch after rank 0's.
+        first = mine[0][0][0] if mine else None
+        theirs = other.pop(first, [])
+        return [mine, theirs]
+
+    monkeypatch.setattr(distributed, "all_gather", fake_gather)
+    lengths = list(range(40))                     # sorted order = 0..39; batches of 8: 5 batches
+    batches = [list(range(b, b + 8)) for b in range(0, 40, 8)]
+    for round_start in range(0, 5, 2):
+        if round_start + 1 < 5:
+            other[batches[round_start][0]] = [(batches[round_start + 1], "theirs")]
+    computed, seen = [], []
+
+    def step(indices):
+        if len(indices) > 4:
+            raise RuntimeError("CUDA out of memory")
+        computed.append(list(indices))
+        return "mine"
+
+    final = batching.run_batched(lengths, 8, step, lambda idx, result: seen.append((list(idx), result)))
+    assert final == 4
+    assert computed == [batches[0][:4], batches[0][4:], batches[2][:4], batches[2][4:], batches[4][:4], batches[4][4:]]
+    assert [i for idx, _ in seen for i in idx] == list(range(40))          # every item once, in order
+    assert [r for _, r in seen].count("theirs") == 2

@@ -51,25 +51,35 @@ def run_batched(
     if distributed.active():
         return _run_shared(lengths, batch_size, step, on_batch, progress)
     order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
+
+    def sink(indices, result):
+        on_batch(indices, result)
+        if progress:
+            progress(len(indices))
+
+    return _halving(order, batch_size, step, sink)
+
+
+def _halving(order: list[int], size: int, step, sink) -> int:
+    """`step` over consecutive slices of `order` of `size`, each result to `sink`; on out-of-memory
+    the size halves and the same slice is tried again. Returns the size that finally worked."""
     pos = 0
     while pos < len(order):
-        indices = order[pos:pos + batch_size]
+        indices = order[pos:pos + size]
         try:
             result = step(indices)
         except RuntimeError as exc:
-            if not _is_oom(exc) or batch_size == 1:
+            if not _is_oom(exc) or size == 1:
                 raise
             import torch
 
             if torch.cuda.is_available():
                 torch.cuda.empty_cache()
-            batch_size = max(1, batch_size // 2)
+            size = max(1, size // 2)
             continue
-        on_batch(indices, result)
-        if progress:
-            progress(len(indices))
+        sink(indices, result)
         pos += len(indices)
-    return batch_size
+    return size
 
 
 def _on_cpu(result):
@@ -97,18 +107,7 @@ def _run_shared(lengths, batch_size, step, on_batch, progress) -> int:
         round_ = batches[start:start + n]
         mine: list = []
         if me < len(round_):
-            todo, pos = round_[me], 0
-            while pos < len(todo):
-                part = todo[pos:pos + size]
-                try:
-                    result = step(part)
-                except RuntimeError as exc:
-                    if not _is_oom(exc) or size == 1:
-                        raise
-                    size = max(1, size // 2)
-                    continue
-                mine.append((part, _on_cpu(result)))
-                pos += len(part)
+            size = _halving(round_[me], size, step, lambda part, result: mine.append((part, _on_cpu(result))))
         for parts in distributed.all_gather(mine):
             for indices, result in parts:
                 on_batch(indices, result)
