@@ -25,12 +25,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..core.errors import Problem, TemplateError, display_path
+from ..core.errors import Problem, display_path
 from ..core.ids import normalise_text, short_hash
 from ..core.labels import VALIDITY_SCHEME, LabelScheme
 from ..core.stage import Output, Stage
 from ..release import generic
-from ..templates.files import RawFile, ReadsTemplateFiles, find_template_files, read_file
+from ..templates.files import (
+    RawFile,
+    ReadsTemplateFiles,
+    fail_on_errors,
+    find_template_files,
+    nonempty_string,
+    read_file,
+)
 from .validated import Validated
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_]+)\s*\}\}")
@@ -80,14 +87,8 @@ class Authoring:
 # -- reading files: helpers the parsers share ----------------------------------------------------------------
 def text_field(value: Any, raw: RawFile, path: tuple, problems: list[Problem], what: str) -> str | None:
     """A non-empty string, stripped and whitespace-normalised; else a problem at `path`."""
-    if not isinstance(value, str):
-        shown = "nothing" if value is None else type(value).__name__
-        problems.append(raw.problem(path, f"{what} must be text, not {shown}"))
-        return None
-    if not value.strip():
-        problems.append(raw.problem(path, f"{what} is empty"))
-        return None
-    return normalise_text(value)
+    text = nonempty_string(value, raw, path, problems, what)
+    return None if text is None else normalise_text(text)
 
 
 def text_list(value: Any, raw: RawFile, path: tuple, problems: list[Problem], what: str) -> list[str]:
@@ -283,10 +284,7 @@ class Expand(ReadsTemplateFiles, Stage):
 
     def compute(self, ctx, inputs, reused) -> Output:
         rows, n_files, problems = load(self.authoring, [self.folder(ctx)])
-        errors = [p for p in problems if p.severity == "error"]
-        if errors:
-            raise TemplateError(f"{len(errors)} problem(s) in {self.authoring.kind} templates; run `workbench validate` "
-                                "for the list", errors)
+        fail_on_errors(problems, f"{self.authoring.kind} templates", "workbench validate")
         table = _pa().Table.from_pylist([{
             "row_id": r.row_id, "item_id": r.unit_id, "hypothesis": r.unit_text, "template_id": tid,
             "domain": r.domain, "subtopic": tid, "details": [{"label": a, "text": b} for a, b in r.details],

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import math
 
-from ..core.errors import ModelError, StageError
+from ..core.errors import StageError
 from ..core.ids import hypothesis_id, joined_key, json_hash, normalise_text, short_hash, split_key
 from ..core.cache import cached_or_computed
 from ..core.stage import Output, Stage
 from ..kinds.nli.tables import CANDIDATE_ORDER, bindings_text, generate_schema
+from ..models.proposer import LazyMaskedLM, UsesProposalModel
 from ..templates import fills as F
 
-class Generate(Stage):
+class Generate(UsesProposalModel, Stage):
     name = "generate"
     upstream = ("expand",)
     format = 2
@@ -27,24 +28,6 @@ class Generate(Stage):
 
     def schema(self):
         return generate_schema()
-
-    def section(self, ctx):
-        """generate settings with the command line's overrides (--model, --top-k)."""
-        gen = ctx.config.generate
-        overrides = {k: ctx.options[k] for k in ("model", "top_k") if ctx.options.get(k) is not None}
-        gen = gen.model_copy(update=overrides)
-        if gen.top_k <= 0:
-            raise StageError(f"top_k must be at least 1, not {gen.top_k}")
-        return gen
-
-    def settings(self, ctx):
-        return self.section(ctx).model_dump(mode="json")
-
-    def external_inputs(self, ctx):
-        from ..models.loading import fingerprint
-
-        gen = self.section(ctx)
-        return {f"model:{gen.model}": fingerprint(gen.model, gen.revision, ctx.config.root)}
 
     def _masked(self, inputs):
         import pyarrow.compute as pc
@@ -70,14 +53,8 @@ class Generate(Stage):
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        from ..models.loading import resolve
-
         gen = self.section(ctx)
-        try:
-            ref = resolve(gen.model, gen.revision, root=ctx.config.root)
-        except ModelError as exc:
-            from_config = ctx.options.get("model") is None
-            raise ModelError(f"{ctx.config.at('generate.model')}: {exc}" if from_config else str(exc)) from None
+        ref = self.model_ref(ctx, gen)
         masked = self._masked(inputs)
         todo = masked
         if reused:
@@ -110,16 +87,7 @@ def _candidates(samples: list[dict], gen, ref, cache) -> tuple[list[dict], int, 
     """Candidate rows (kept and rejected) for these masked samples."""
     if not samples:
         return [], 0, False
-    state: dict = {}
-
-    def model():
-        if "lm" not in state:
-            from ..models.loading import load
-            from ..models.mlm import MaskedLM
-
-            tok, mdl, device = load(ref, "mlm", gen.device)
-            state["lm"] = MaskedLM(ref, tok, mdl, device, gen.batch_size)
-        return state["lm"]
+    model = LazyMaskedLM(ref, gen)
 
     texts = sorted({r["hypothesis"] for r in samples})
     k = gen.top_k
@@ -179,7 +147,7 @@ def _candidates(samples: list[dict], gen, ref, cache) -> tuple[list[dict], int, 
     for r in rows:
         r["kept"] = r["reject_reason"] is None
 
-    return rows, computed_fills, "lm" in state
+    return rows, computed_fills, model.loaded
 
 
 def _group_words(cache, pairs: set[tuple]) -> dict[tuple, set[str]]:

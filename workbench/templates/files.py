@@ -117,6 +117,27 @@ def find_template_files(paths: list[Path]) -> tuple[list[Path], list[Problem]]:
     return files, problems
 
 
+def fail_on_errors(problems: list[Problem], what: str, command: str) -> None:
+    """Raise a TemplateError listing the errors (warnings pass): what `run` does with bad templates."""
+    from ..core.errors import TemplateError
+
+    errors = [p for p in problems if p.severity == "error"]
+    if errors:
+        raise TemplateError(f"{len(errors)} problem(s) in {what}; run `{command}` for the list", errors)
+
+
+def nonempty_string(value: Any, raw: RawFile, path: tuple, problems: list[Problem], what: str) -> str | None:
+    """`value` when it is a string with something in it; else None and a problem at `path`."""
+    if not isinstance(value, str):
+        shown = "nothing" if value is None else type(value).__name__
+        problems.append(raw.problem(path, f"{what} must be a string, not {shown}"))
+        return None
+    if not value.strip():
+        problems.append(raw.problem(path, f"{what} is empty"))
+        return None
+    return value
+
+
 class ReadsTemplateFiles:
     """For the stage that reads a project's template files (every kind's `expand`): where they
     are (`--templates-dir` or `[project] templates`), the setting as written (relative, so a

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..core.errors import Problem, TemplateError
+from ..core.errors import Problem
 from . import bbnli
-from .files import RawFile, find_template_files, read_file
+from .files import RawFile, fail_on_errors, find_template_files, read_file
 from .schema import Template, check_template
 
 
@@ -45,7 +45,5 @@ def load_templates(paths: list[Path]) -> tuple[list[Template], list[Problem]]:
 def load_templates_or_fail(paths: list[Path]) -> tuple[list[Template], list[Problem]]:
     """As load_templates, but raise when any error (not warning) was found."""
     templates, problems = load_templates(paths)
-    errors = [p for p in problems if p.severity == "error"]
-    if errors:
-        raise TemplateError(f"{len(errors)} problem(s) in templates; run `workbench templates lint` for details", errors)
+    fail_on_errors(problems, "templates", "workbench templates lint")
     return templates, problems

@@ -23,7 +23,7 @@ from typing import Any
 from ..core.errors import Problem
 from ..core.ids import file_sha256
 from . import text as tt
-from .files import RawFile
+from .files import RawFile, nonempty_string
 
 FORMAT = "workbench-template/1"
 NLI_LABELS = ("entailment", "neutral", "contradiction")
@@ -96,16 +96,6 @@ def _label(value: Any, labels: list[str], raw: RawFile, path: tuple, problems: l
     return None
 
 
-def _nonempty_str(value: Any, raw: RawFile, path: tuple, problems: list[Problem], what: str) -> str | None:
-    if not isinstance(value, str):
-        problems.append(raw.problem(path, f"{what} must be a string, not {type(value).__name__}"))
-        return None
-    if not value.strip():
-        problems.append(raw.problem(path, f"{what} is empty"))
-        return None
-    return value
-
-
 def check_template(raw: RawFile) -> tuple[Template | None, list[Problem]]:
     problems: list[Problem] = []
     data = raw.data
@@ -122,10 +112,10 @@ def check_template(raw: RawFile) -> tuple[Template | None, list[Problem]]:
     if not isinstance(tid, str) or not tid.strip():
         problems.append(raw.problem(("id",), "id must be a non-empty string"))
         tid = raw.path.stem
-    name = _nonempty_str(data.get("name", tid), raw, ("name",), problems, "name") or tid
+    name = nonempty_string(data.get("name", tid), raw, ("name",), problems, "name") or tid
     if "domain" not in data:
         problems.append(raw.problem(("domain",), "missing field: every template names its domain"))
-    domain = _nonempty_str(data.get("domain", ""), raw, ("domain",), problems, "domain") if "domain" in data else None
+    domain = nonempty_string(data.get("domain", ""), raw, ("domain",), problems, "domain") if "domain" in data else None
 
     labels = data.get("labels", BBNLI_LABEL_ORDER)
     if not (isinstance(labels, list) and labels and all(isinstance(x, str) and x.lower() in NLI_LABELS for x in labels)):
@@ -145,7 +135,7 @@ def check_template(raw: RawFile) -> tuple[Template | None, list[Problem]]:
             if key not in g:
                 problems.append(raw.problem(("groups",), f"missing group pair: {key} is not defined"))
             else:
-                value = _nonempty_str(g[key], raw, ("groups", key), problems, key)
+                value = nonempty_string(g[key], raw, ("groups", key), problems, key)
                 if value:
                     groups[key] = value.strip()
         for key in sorted(set(g) - set(tt.GROUP_KEYS)):
@@ -233,7 +223,7 @@ def check_template(raw: RawFile) -> tuple[Template | None, list[Problem]]:
                 continue
             for key in sorted(set(item) - PREMISE_KEYS):
                 problems.append(raw.problem(path + (key,), f"unknown field (known: {', '.join(sorted(PREMISE_KEYS))})"))
-            value = _nonempty_str(item.get("text"), raw, path + ("text",), problems, "premise text")
+            value = nonempty_string(item.get("text"), raw, path + ("text",), problems, "premise text")
             if value is None:
                 continue
             check_text(value, path + ("text",), allow_masks=False)
@@ -259,7 +249,7 @@ def check_template(raw: RawFile) -> tuple[Template | None, list[Problem]]:
                 continue
             for key in sorted(set(item) - HYPOTHESIS_KEYS):
                 problems.append(raw.problem(path + (key,), f"unknown field (known: {', '.join(sorted(HYPOTHESIS_KEYS))})"))
-            value = _nonempty_str(item.get("text"), raw, path + ("text",), problems, "hypothesis text")
+            value = nonempty_string(item.get("text"), raw, path + ("text",), problems, "hypothesis text")
             kind = item.get("kind", "bias")
             if kind not in KINDS:
                 problems.append(raw.problem(path + ("kind",), f"kind must be one of {list(KINDS)}, not {kind!r}"))
@@ -278,7 +268,7 @@ def check_template(raw: RawFile) -> tuple[Template | None, list[Problem]]:
                 problems.append(raw.problem(path + ("bias_label",), "missing field: bias hypotheses need a bias_label"))
             question = item.get("question")
             if question is not None:
-                question = _nonempty_str(question, raw, path + ("question",), problems, "question")
+                question = nonempty_string(question, raw, path + ("question",), problems, "question")
                 if question:
                     # Questions are BBNLI's QA form, not used for NLI: an unknown placeholder
                     # there renders empty (as in BBNLI) and is only a warning.

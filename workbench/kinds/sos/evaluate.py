@@ -20,6 +20,7 @@ from ..crows_pairs.data import (
     problem,
     raise_problems,
 )
+from ..crows_pairs.evaluate import _fmt
 from ..crows_pairs.scoring import RULES, compare, score_with_models
 from ..report import short, write_outputs
 from .metrics import UNBIASED, SosOutcome, measures
@@ -174,10 +175,6 @@ def evaluate(request, console) -> dict:
 
     write_outputs(request, doc, csv_rows(doc), items, plot_sos, console)
     return doc
-
-
-def _fmt(v) -> str:
-    return "-" if v is None else f"{v:.1f}"
 
 
 def tables(doc: dict):

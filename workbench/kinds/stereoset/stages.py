@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ...core.errors import ModelError, StageError
 from ...core.ids import joined_key, json_hash, normalise_text
 from ...core.stage import Output, Stage
+from ...models.proposer import UsesProposalModel
 from ...templates.files import ReadsTemplateFiles
 from ..validated import label_file_inputs
 from .scheme import GOLD, SCHEME
@@ -136,7 +136,7 @@ def expand_rows(templates) -> list[dict]:
 
 
 # -- propose ---------------------------------------------------------------------------------------------
-class Propose(Stage):
+class Propose(UsesProposalModel, Stage):
     """The writer's sentences, and masked-LM proposals for every CAT with an open slot.
 
     The model is loaded only when some CAT has an open slot; fills are cached by (model,
@@ -151,24 +151,6 @@ class Propose(Stage):
 
     def schema(self):
         return propose_schema()
-
-    def section(self, ctx):
-        """[generate] with the command line's overrides (--model, --top-k)."""
-        gen = ctx.config.generate
-        overrides = {k: ctx.options[k] for k in ("model", "top_k") if ctx.options.get(k) is not None}
-        gen = gen.model_copy(update=overrides)
-        if gen.top_k <= 0:
-            raise StageError(f"top_k must be at least 1, not {gen.top_k}")
-        return gen
-
-    def settings(self, ctx):
-        return self.section(ctx).model_dump(mode="json")
-
-    def external_inputs(self, ctx):
-        from ...models.loading import fingerprint
-
-        gen = self.section(ctx)
-        return {f"model:{gen.model}": fingerprint(gen.model, gen.revision, ctx.config.root)}
 
     def partitions(self, ctx, inputs):
         per: dict[str, list] = {}
@@ -198,7 +180,7 @@ class Propose(Stage):
             written: dict[str, set[str]] = {}
             for r in out:
                 written.setdefault(r["cat_id"], set()).add(normalise_text(r["sentence"]).lower())
-            proposals, work, ref = _proposals(ctx, gen, list(open_cats.values()), written)
+            proposals, work, ref = _proposals(ctx, gen, self.model_ref(ctx, gen), list(open_cats.values()), written)
             out += proposals
             extra = {"model": {"name": ref.name, "revision": ref.revision}, "top_k": gen.top_k}
         table = pa.Table.from_pylist(out, schema=propose_schema()) if out else None
@@ -213,29 +195,15 @@ class Propose(Stage):
                 "rejected_by_reason": dict(sorted(reasons.items())), "sentences": sum(r["kept"] for r in rows), **work}
 
 
-def _proposals(ctx, gen, open_rows: list[dict], written: dict[str, set[str]]) -> tuple[list[dict], dict, object]:
+def _proposals(ctx, gen, ref, open_rows: list[dict], written: dict[str, set[str]]) -> tuple[list[dict], dict, object]:
     """Top-k words for BLANK in each open CAT (one row each), as candidate sentences with
     provenance; `written` holds each CAT's written sentences (normalised, lower case)."""
     from ...core.cache import cached_or_computed
     from ...core.ids import split_key
-    from ...models.loading import resolve
+    from ...models.proposer import LazyMaskedLM
     from ...templates import fills as F
 
-    try:
-        ref = resolve(gen.model, gen.revision, root=ctx.config.root)
-    except ModelError as exc:
-        from_config = ctx.options.get("model") is None
-        raise ModelError(f"{ctx.config.at('generate.model')}: {exc}" if from_config else str(exc)) from None
-    state: dict = {}
-
-    def model():
-        if "lm" not in state:
-            from ...models.loading import load
-            from ...models.mlm import MaskedLM
-
-            tok, mdl, device = load(ref, "mlm", gen.device)
-            state["lm"] = MaskedLM(ref, tok, mdl, device, gen.batch_size)
-        return state["lm"]
+    model = LazyMaskedLM(ref, gen)
 
     k = gen.top_k
     texts = sorted({r["context"].replace(BLANK, MASK) for r in open_rows})
@@ -267,7 +235,7 @@ def _proposals(ctx, gen, open_rows: list[dict], written: dict[str, set[str]]) ->
                          "sentence_id": sentence_id(r["cat_id"], sentence), "option_start": a, "option_end": b,
                          "source": "mlm", "mlm_rank": f["rank"], "mlm_score": _exp(f["logprob"]), "mlm_name": ref.name,
                          "mlm_revision": ref.revision, "reject_reason": reason, "kept": reason is None})
-    return rows, {"computed_fills": computed, "model_loaded": "lm" in state}, ref
+    return rows, {"computed_fills": computed, "model_loaded": model.loaded}, ref
 
 
 def _exp(logprob: float) -> float:

@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...core.errors import Problem, TemplateError, display_path
+from ...core.errors import Problem, display_path
 from ...core.ids import file_sha256, normalise_text, short_hash
 from ...templates import text as tt
-from ...templates.files import RawFile, find_template_files, read_file
+from ...templates.files import RawFile, fail_on_errors, find_template_files, nonempty_string, read_file
 from .scheme import GOLD
 
 FORMAT = "workbench-stereoset/1"
@@ -115,13 +115,8 @@ def fill_blank(context: str, option: str) -> tuple[str, tuple[int, int]]:
 
 # -- checking --------------------------------------------------------------------------------------------
 def _string(value: Any, raw: RawFile, path: tuple, problems: list[Problem], what: str) -> str | None:
-    if not isinstance(value, str):
-        problems.append(raw.problem(path, f"{what} must be a string, not {type(value).__name__}"))
-        return None
-    if not value.strip():
-        problems.append(raw.problem(path, f"{what} is empty"))
-        return None
-    return value.strip()
+    text = nonempty_string(value, raw, path, problems, what)
+    return None if text is None else text.strip()
 
 
 def _check_text(value: str, raw: RawFile, path: tuple, problems: list[Problem]) -> None:
@@ -329,7 +324,5 @@ def load_templates(paths: list[Path]) -> tuple[list[CatTemplate], list[Problem]]
 
 def load_templates_or_fail(paths: list[Path]) -> tuple[list[CatTemplate], list[Problem]]:
     templates, problems = load_templates(paths)
-    errors = [p for p in problems if p.severity == "error"]
-    if errors:
-        raise TemplateError(f"{len(errors)} problem(s) in CAT templates; run `workbench validate` for the list", errors)
+    fail_on_errors(problems, "CAT templates", "workbench validate")
     return templates, problems
