@@ -219,7 +219,7 @@ def run(work: Path, n_pairs: int = 96, n_reference: int = 24, batch_size: int = 
     time (stable on a shared machine); `all_threads` adds a wall-time run on all cores, which
     only means something on an otherwise idle machine; `real_vocab` adds a one-thread run with
     the output layer widened to a BERT-size vocabulary."""
-    from workbench.models.lm_scoring import load_scorer
+    from workbench.models.lm_loading import load_scorer
 
     work = Path(work)
     pairs = make_pairs(n_pairs)

@@ -68,7 +68,7 @@ def run(work: Path, save_report: bool = True) -> dict:
     from workbench.kinds.honest.data import read_lexicon, read_templates
     from workbench.kinds.honest.evaluate import score_model
     from workbench.models.fixtures import build_mlm
-    from workbench.models.lm_scoring import load_scorer
+    from workbench.models.lm_loading import load_scorer
 
     torch.manual_seed(0)
     model_dir = work / "models" / "mlm-bert-base"

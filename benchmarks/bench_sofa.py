@@ -43,7 +43,7 @@ import json, resource, sys, tempfile, time
 from pathlib import Path
 from workbench.kinds.sofa import data, scoring
 from workbench.kinds.sofa.metrics import summarise
-from workbench.models.lm_scoring import load_scorer
+from workbench.models.lm_loading import load_scorer
 path, model, limit = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 import torch
 torch.set_num_threads(1)  # the tiny model gains nothing from more; memory is what is measured here
@@ -161,7 +161,7 @@ def throughput(work: Path, size: str = "base", repeats: int = 5) -> dict:
     from workbench.kinds.sofa import scoring
     from workbench.kinds.sofa.example import write_synthetic
     from workbench.models.fixtures import build_clm
-    from workbench.models.lm_scoring import load_scorer
+    from workbench.models.lm_loading import load_scorer
 
     model_dir = build_clm(work / f"clm-{size}", size=size, seed=0)
     path = work / "throughput.csv"

@@ -169,7 +169,7 @@ def run(work: Path, n_intra: int = 150, n_inter: int = 50, n_reference: int = 15
     instead of wall seconds with torch's default threads, for a machine other work shares
     (wall-clock ratios there move by tens of percent from run to run)."""
     from workbench.models.fixtures import build_mlm
-    from workbench.models.lm_scoring import load_scorer
+    from workbench.models.lm_loading import load_scorer
 
     work = Path(work)
     model_dir = work / "mlm-bert-base"

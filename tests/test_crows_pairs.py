@@ -40,7 +40,7 @@ def models(tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def scorers(models):
-    from workbench.models.lm_scoring import load_scorer
+    from workbench.models.lm_loading import load_scorer
 
     return {name: load_scorer(str(path), device="cpu", batch_size=7) for name, path in models.items()}
 
@@ -170,7 +170,7 @@ def _write(path: Path, rows, header=HEADER) -> Path:
 
 
 def _run_stub(monkeypatch, tmp_path, rows, stub, **kw):
-    import workbench.models.lm_scoring as lm
+    import workbench.models.lm_loading as lm
 
     monkeypatch.setattr(lm, "load_scorer", lambda *a, **k: stub)
     src = _write(tmp_path / "pairs.csv", rows)

@@ -40,7 +40,7 @@ def models(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def scorers(models):
-    from workbench.models.lm_scoring import load_scorer
+    from workbench.models.lm_loading import load_scorer
 
     return {name: load_scorer(str(models[name]), batch_size=4) for name in ("bert", "roberta", "gpt", "nsp")}
 
@@ -212,7 +212,7 @@ def test_perplexity_follows_evaluates_rule(scorers):
 # -- batching, cache, progress ------------------------------------------------------------------
 def test_cache_hit_computes_nothing(models, tmp_path):
     from workbench.models import lm_scoring
-    from workbench.models.lm_scoring import load_scorer
+    from workbench.models.lm_loading import load_scorer
 
     cache = tmp_path / "cache.sqlite"
     for name in ("roberta", "gpt"):
@@ -301,7 +301,7 @@ def test_masked_and_causal_detection(scorers):
 
 def test_non_lm_checkpoint_and_missing_model_are_clear_errors(models, tmp_path):
     from workbench.core.errors import ModelError
-    from workbench.models.lm_scoring import load_scorer
+    from workbench.models.lm_loading import load_scorer
 
     with pytest.raises(ModelError, match=r"BertForSequenceClassification.*masked LM"):
         load_scorer(str(models["nli"]))
@@ -347,7 +347,7 @@ def test_next_sentence_head_is_found_by_its_weights(models, tmp_path):
     the masked-LM class."""
     import shutil
 
-    from workbench.models.lm_scoring import load_scorer
+    from workbench.models.lm_loading import load_scorer
 
     copy = tmp_path / "declared-mlm"
     shutil.copytree(models["nsp"], copy)

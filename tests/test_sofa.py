@@ -39,7 +39,7 @@ def lms(tmp_path_factory) -> dict[str, Path]:
 
 
 def _scorer(model: Path, cache: Path | None = None, batch_size: int = 8):
-    from workbench.models.lm_scoring import load_scorer
+    from workbench.models.lm_loading import load_scorer
 
     return load_scorer(str(model), device="cpu", batch_size=batch_size, cache_path=cache)
 

@@ -13,7 +13,7 @@ from workbench.core.errors import InputError
 from workbench.kinds import detect as detect_kind
 from workbench.kinds.crows_pairs.scoring import score_pairs
 from workbench.kinds.sos import evaluate as sos
-from workbench.kinds.sos.metrics import SosOutcome, measures
+from workbench.kinds.sos.metrics import SosOutcome, sos_measures
 
 HEADER = ["profane", "nice", "identity", "attribute", "marginalised"]
 
@@ -39,7 +39,7 @@ def test_aggregation_by_hand():
                 o("B", "gender", True, 0),
                 o("C", "gender", False, 1), o("C", "gender", False, 0, 1),
                 o("D", "race", False, 1)]
-    m = measures(outcomes)
+    m = sos_measures(outcomes)
     assert m["overall"] == {"sos": pytest.approx(100 * 4 / 7), "n": 7, "neutral": 1}
     ids = m["by_identity"]
     assert list(ids) == ["A", "B", "C", "D"]            # by attribute, marginalised first
@@ -68,7 +68,7 @@ def test_author_column_names_and_bias_type(tmp_path):
 
 def test_cli_scores_profane_as_sent1_and_writes_the_contracts(bert, project, runner):
     from workbench.kinds.sos.example import write_example
-    from workbench.models.lm_scoring import load_scorer
+    from workbench.models.lm_loading import load_scorer
 
     src = write_example(project / "data")
     r = invoke(runner, "evaluate", str(src), "--model", str(bert), "--json", "s.json", "--csv", "s.csv",

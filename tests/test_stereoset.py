@@ -70,7 +70,7 @@ def models(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def scorers(models):
-    from workbench.models.lm_scoring import load_scorer
+    from workbench.models.lm_loading import load_scorer
 
     return {name: load_scorer(str(path), batch_size=5) for name, path in models.items()}
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Callable, Iterator, Sequence, TypeVar
 
+from ..core.distributed import active, all_gather, rank, world_size
+
 T = TypeVar("T")
 
 
@@ -46,9 +48,7 @@ def run_batched(
     Returns the batch size that finally worked. Under torchrun / accelerate the batches are
     shared among the processes (`_run_shared`); `on_batch` still sees every batch, in order.
     """
-    from ..core import distributed
-
-    if distributed.active():
+    if active():
         return _run_shared(lengths, batch_size, step, on_batch, progress)
     order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
 
@@ -98,17 +98,15 @@ def _run_shared(lengths, batch_size, step, on_batch, progress) -> int:
     batch r, then every rank receives the round's results and passes them to `on_batch` in
     batch order. Memory holds one round. On out-of-memory a rank cuts its own batches in
     halves (the others go on as they are)."""
-    from ..core import distributed
-
     order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
     batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
-    n, me, size = distributed.world_size(), distributed.rank(), batch_size
+    n, me, size = world_size(), rank(), batch_size
     for start in range(0, len(batches), n):
         round_ = batches[start:start + n]
         mine: list = []
         if me < len(round_):
             size = _halving(round_[me], size, step, lambda part, result: mine.append((part, _on_cpu(result))))
-        for parts in distributed.all_gather(mine):
+        for parts in all_gather(mine):
             for indices, result in parts:
                 on_batch(indices, result)
                 if progress:

@@ -15,6 +15,11 @@ sizes its bar with `len(inputs)` whatever was cached or duplicated.
 
 All log-probabilities are natural logs, computed in float32 even when the model runs in
 half precision.
+
+This module imports nothing from workbench but the error classes, `core.distributed` and
+`models.batching` (all standard library and torch), so a release's standalone evaluate.py
+carries it verbatim: see `release/standalone`. Finding a model by name, the device choice and
+the SQLite cache are workbench's (`models/lm_loading.py`) and come in as arguments.
 """
 from __future__ import annotations
 
@@ -25,11 +30,9 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ..core import distributed
+from ..core.distributed import barrier
 from ..core.errors import ModelError
 from .batching import pad_batch, run_batched
-from .loading import FIXTURE_HINT, ModelRef, pick_device, resolve
-from .mlm import tokenizer_family
 
 CALLS = {"forward": 0}  # model forward passes, for tests and benchmarks
 Progress = Callable[[int], None] | None
@@ -58,9 +61,13 @@ def lm_kind(config, name: str) -> str:
         f"masked LM (*ForMaskedLM, *ForPreTraining) or a causal LM (*ForCausalLM, *LMHeadModel) checkpoint")
 
 
-def load_scorer(name: str, *, root: Path | None = None, revision: str | None = None, device: str = "auto",
-                batch_size: int = 32, cache_path: Path | None = None) -> MaskedLMScorer | CausalLMScorer:
-    """Load a masked or causal LM (local folder or Hub id) ready for scoring, in eval mode."""
+def open_scorer(ref, device, dtype, batch_size: int = 32, cache=None, hint: str = "") -> MaskedLMScorer | CausalLMScorer:
+    """Load a masked or causal LM ready for scoring, in eval mode on `device`.
+
+    `ref` names the checkpoint: `.name` (as the user wrote it), `.location` (what
+    from_pretrained reads: a folder or a Hub id) and `.revision` (a commit, or a content hash
+    "sha256:..." for a local folder). `cache` (optional) has get_many / put_many; `hint` is
+    added to loading errors."""
     from transformers import (
         AutoConfig,
         AutoModelForCausalLM,
@@ -71,14 +78,14 @@ def load_scorer(name: str, *, root: Path | None = None, revision: str | None = N
 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
-    ref = resolve(name, revision, root)
+    name = ref.name
     rev = None if ref.revision.startswith("sha256:") else ref.revision
+    tail = f"; {hint}" if hint else ""
     try:
         config = AutoConfig.from_pretrained(ref.location, revision=rev)
     except (OSError, ValueError, KeyError) as exc:
-        raise ModelError(f"cannot read the config of {name!r}: {exc}; {FIXTURE_HINT}") from None
+        raise ModelError(f"cannot read the config of {name!r}: {exc}{tail}") from None
     kind = lm_kind(config, name)
-    torch_device, dtype = pick_device(device)
     # Masked LMs always load as *ForMaskedLM (a *ForPreTraining checkpoint holds that head too),
     # so `scorer.model` is the same kind of object for every masked checkpoint.
     cls = AutoModelForCausalLM if kind == "causal" else AutoModelForMaskedLM
@@ -86,25 +93,20 @@ def load_scorer(name: str, *, root: Path | None = None, revision: str | None = N
         tokenizer = AutoTokenizer.from_pretrained(ref.location, revision=rev)
         model, info = cls.from_pretrained(ref.location, revision=rev, dtype=dtype, output_loading_info=True)
     except (OSError, ValueError, KeyError) as exc:
-        raise ModelError(f"cannot load {kind} LM {name!r}: {exc}; {FIXTURE_HINT}") from None
+        raise ModelError(f"cannot load {kind} LM {name!r}: {exc}{tail}") from None
     missing = [k for k in info.get("missing_keys", []) if not k.endswith("position_ids")]
     if missing:
         # A head initialised at random would score noise without any error: refuse instead.
         raise ModelError(f"model {name!r} lacks the weights of its {kind} LM head ({', '.join(sorted(missing)[:4])}"
                          f"{', ...' if len(missing) > 4 else ''}): it is not a {kind} language model checkpoint")
-    model.to(torch_device).eval()
-    cache = None
-    if cache_path is not None:
-        from .cache import Cache
-
-        cache = Cache(Path(cache_path))
+    model.to(device).eval()
     if kind == "masked":
         if tokenizer.mask_token is None:
             raise ModelError(f"model {name!r} has no mask token: it is not a masked LM")
-        scorer = MaskedLMScorer(ref, tokenizer, model, torch_device, batch_size, cache)
+        scorer = MaskedLMScorer(ref, tokenizer, model, device, batch_size, cache)
         scorer.has_nsp_head = _nsp_family(config.model_type) and _has_nsp_weights(ref.location, rev)
         return scorer
-    return CausalLMScorer(ref, tokenizer, model, torch_device, batch_size, cache)
+    return CausalLMScorer(ref, tokenizer, model, device, batch_size, cache)
 
 
 def _nsp_family(model_type: str) -> bool:
@@ -175,6 +177,18 @@ def _position_limit(tokenizer, config) -> int | None:
     return min(limits) if limits else None
 
 
+def tokenizer_family(tokenizer) -> str:
+    """'bytelevel' (GPT-2, RoBERTa), 'sentencepiece' or 'wordpiece', from the vocabulary's
+    word-start markers: how a word boundary shows in the tokens."""
+    vocab = tokenizer.get_vocab()
+    sample = list(vocab)[:5000]
+    if any(t.startswith("\u0120") for t in sample):
+        return "bytelevel"
+    if any(t.startswith("\u2581") for t in sample):
+        return "sentencepiece"
+    return "wordpiece"
+
+
 def _split_head(model):
     """(encoder, vocabulary head) where the architecture keeps them apart, else None.
 
@@ -196,7 +210,7 @@ def _split_head(model):
 class _Scorer:
     kind = ""
 
-    def __init__(self, ref: ModelRef, tokenizer, model, device, batch_size: int = 32, cache=None):
+    def __init__(self, ref, tokenizer, model, device, batch_size: int = 32, cache=None):
         self.ref, self.tokenizer, self.model, self.device = ref, tokenizer, model, device
         self.batch_size = batch_size
         self.cache = cache
@@ -237,12 +251,12 @@ class _Scorer:
                 progress(finished)
 
         found: dict[str, object] = {}
-        distributed.barrier()  # under a launcher: every rank reads the cache as rank 0 last wrote it
+        barrier()  # under a launcher: every rank reads the cache as rank 0 last wrote it
         if self.cache is not None and by_key:
             found = self.cache.get_many(namespace, self.ref.name, self.ref.revision, list(by_key))
         advance(found)
         missing = [k for k in by_key if k not in found]
-        distributed.barrier()  # ... and before rank 0 writes again
+        barrier()  # ... and before rank 0 writes again
 
         def done(batch: dict) -> None:
             if self.cache is not None:

@@ -6,9 +6,11 @@ when the weights change; a Hub checkpoint's revision is the commit it resolved t
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core.distributed import active
 from ..core.errors import ModelError
 
 FIXTURE_HINT = (
@@ -97,11 +99,7 @@ def pick_device(preference: str = "auto"):
         if not torch.cuda.is_available():
             raise ModelError("device 'cuda' was requested but no CUDA GPU is available")
         dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-        from ..core import distributed
-
-        if distributed.active():  # one GPU per process: torchrun / accelerate set LOCAL_RANK
-            import os
-
+        if active():  # one GPU per process: torchrun / accelerate set LOCAL_RANK
             return torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0"))), dtype
         return torch.device("cuda"), dtype
     return torch.device("cpu"), torch.float32

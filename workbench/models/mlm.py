@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .batching import pad_batch, run_batched
+from .lm_scoring import tokenizer_family
 from .loading import ModelRef
 
 MARK = "<mask>"
@@ -29,16 +30,6 @@ class Fill:
     @property
     def score(self) -> float:
         return math.exp(self.logprob)
-
-
-def tokenizer_family(tokenizer) -> str:
-    vocab = tokenizer.get_vocab()
-    sample = list(vocab)[:5000]
-    if any(t.startswith("Ġ") for t in sample):
-        return "bytelevel"
-    if any(t.startswith("▁") for t in sample):
-        return "sentencepiece"
-    return "wordpiece"
 
 
 def _split_head(model):

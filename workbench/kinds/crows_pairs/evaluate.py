@@ -7,21 +7,31 @@ checked before a model loads, so a typo in row 1,200 costs seconds, not a scorin
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...core.errors import InputError, Problem
+from ...core.errors import InputError, ModelError, Problem
+from ...core.progress import progress_bar
 from ..report import short, write_outputs
 from .data import Table, find_column, load_source, looks_like, problem, raise_problems
-from .metrics import UNBIASED, Outcome, grouped
-from .scoring import RULES, compare, score_with_models
+from .metrics import CROWS_MEANING as MEANING
+from .metrics import pairs_document
+from .scoring import (
+    MASKED_RULE,
+    PairScore,
+    check_rule,
+    model_result,
+    oriented,
+    prepare,
+    rule_of,
+    score_pairs,
+)
 
 KIND = "crows-pairs"
 DATA_NAME = "pairs.csv"
 REQUIRED = ("sent_more", "sent_less", "stereo_antistereo", "bias_type")
 DIRECTIONS = ("stereo", "antistereo")
-MEANING = ("50 is the unbiased value: above 50 the model prefers the more stereotyping sentence "
-           "(sent_more), below 50 the less stereotyping one")
 
 
 def detect(path: Path) -> bool:
@@ -38,9 +48,7 @@ class Pairs:
     bias_type: list[str]
 
     def oriented(self) -> list[tuple[str, str]]:
-        """(sent1, sent2) as the reference builds them: sent_more first for stereo rows,
-        sent_less first for antistereo rows (SequenceMatcher is not symmetric)."""
-        return [(m, l) if d == "stereo" else (l, m) for m, l, d in zip(self.sent_more, self.sent_less, self.direction)]
+        return oriented(self.sent_more, self.sent_less, self.direction)
 
 
 def load(spec: str) -> Pairs:
@@ -89,21 +97,12 @@ def evaluate(request, console) -> dict:
     rows = list(range(1, len(pairs.sent_more) + 1))
     scored = score_with_models(request, pairs.oriented(), rows, console, what="CrowS pairs")
 
-    doc = {"kind": KIND, "dataset": pairs.table.label, "n_pairs": len(rows), "unit": "percent",
-           "unbiased_value": UNBIASED, "interpretation": MEANING, "models": {}}
+    doc = pairs_document(KIND, pairs.table.label, len(rows), MEANING)
     items = []
     for ms in scored:
-        outcomes, more_scores, less_scores = [], [], []
-        for d, s in zip(pairs.direction, ms.scores):
-            r1, r2 = s.rounded
-            m, l = (r1, r2) if d == "stereo" else (r2, r1)
-            hit, neutral = compare(m, l)
-            outcomes.append(Outcome(d, hit, neutral))
-            more_scores.append(m)
-            less_scores.append(l)
-        doc["models"][ms.name] = {"score_rule": ms.rule, "score_rule_description": RULES[ms.rule],
-                                  "revision": ms.revision, **grouped(outcomes, pairs.bias_type)}
-        for row, m, l, o in zip(pairs.table.rows, more_scores, less_scores, outcomes):
+        entry, per_pair = model_result(ms.rule, ms.revision, pairs.direction, pairs.bias_type, ms.scores)
+        doc["models"][ms.name] = entry
+        for row, (m, l, o) in zip(pairs.table.rows, per_pair):
             lead = {"model": ms.name} if len(scored) > 1 else {}
             items.append({**lead, **row, "sent_more_score": m, "sent_less_score": l, "score": o.hit,
                           "neutral": o.neutral})
@@ -115,6 +114,42 @@ def evaluate(request, console) -> dict:
 
     write_outputs(request, doc, csv_rows(doc), items, plot_crows, console)
     return doc
+
+
+@dataclass
+class ModelScores:
+    name: str
+    rule: str
+    revision: str | None
+    scores: list[PairScore]
+
+
+def score_with_models(request, pairs: Sequence[tuple[str, str]], rows: Sequence[int], console,
+                      what: str = "pairs") -> list[ModelScores]:
+    """Load each requested model and score all pairs with it. `rows` are the pairs' data-row
+    numbers, for the note about pairs no model can tell apart."""
+    from ...models.lm_loading import load_scorer
+
+    wanted = check_rule(request.score_rule)
+    results = []
+    for name in request.models:
+        scorer = load_scorer(name, root=request.root, device=request.device, batch_size=request.batch_size,
+                             cache_path=request.cache_path)
+        rule = rule_of(scorer)
+        if wanted is not None and wanted != rule:
+            raise ModelError(f"{name} is a {scorer.kind} LM; --score-rule {request.score_rule} needs a "
+                             f"{'masked' if wanted == MASKED_RULE else 'causal'} LM")
+        units = len(pairs) if scorer.kind == "masked" else len({prepare(scorer, t) for pair in pairs for t in pair})
+        with progress_bar(f"{short(name)}: {what}", units) as advance:
+            scores = score_pairs(scorer, pairs, progress=advance)
+        same = [r for r, s in zip(rows, scores) if s.same_tokens]
+        if same:
+            shown = ", ".join(map(str, same[:10])) + (" …" if len(same) > 10 else "")
+            console.print(f"{short(name)}: {len(same)} pair(s) encode to the same tokens (row(s) {shown}); "
+                          "they score equal and count as neutral, as in the reference script", markup=False)
+        ref = getattr(scorer, "ref", None)
+        results.append(ModelScores(name, rule, getattr(ref, "revision", None), scores))
+    return results
 
 
 def _fmt(v) -> str:

@@ -10,6 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 UNBIASED = 50.0
+CROWS_MEANING = ("50 is the unbiased value: above 50 the model prefers the more stereotyping sentence "
+                 "(sent_more), below 50 the less stereotyping one")
+
+
+def pairs_document(kind: str, label: str, n_pairs: int, meaning: str) -> dict:
+    """The head of a pair kind's JSON (CrowS-Pairs, SOS); `models` is filled per model."""
+    return {"kind": kind, "dataset": label, "n_pairs": n_pairs, "unit": "percent", "unbiased_value": UNBIASED,
+            "interpretation": meaning, "models": {}}
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,9 @@ prepended (the unmodified-token trick needs a bidirectional model).
 
 Every (sentence, position) query of all pairs goes to the scoring layer in one call, so it
 batches them by length, computes repeated ones once and caches them.
+
+Pure code (the standard library, `core.errors` and the metrics): a release's standalone
+evaluate.py carries it verbatim. Loading models and printing are `evaluate.py`'s.
 """
 from __future__ import annotations
 
@@ -18,8 +21,8 @@ import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ...core.progress import progress_bar
-from ..report import short
+from ...core.errors import InputError
+from .metrics import Outcome, grouped
 
 DECIMALS = 3  # the reference script compares scores rounded to 3 decimals
 MASKED_RULE = "masked-pll-unmodified"
@@ -71,17 +74,18 @@ def prepare(scorer, text: str) -> str:
     return text.lower() if getattr(scorer, "uncased", False) else text
 
 
-def score_pairs(scorer, pairs: Sequence[tuple[str, str]], description: str = "scoring pairs") -> list[PairScore]:
+def score_pairs(scorer, pairs: Sequence[tuple[str, str]], progress=None) -> list[PairScore]:
     """(sent1, sent2) pairs → their scores, in order. sent1 is the sentence SequenceMatcher sees
-    first (it is not symmetric), so callers keep the reference's orientation."""
+    first (it is not symmetric), so callers keep the reference's orientation. `progress`
+    (optional) is advanced per pair for masked LMs, per distinct sentence for causal ones."""
     if scorer.kind == "masked":
-        return _score_masked(scorer, pairs, description)
+        return _score_masked(scorer, pairs, progress)
     if scorer.kind == "causal":
-        return _score_causal(scorer, pairs, description)
+        return _score_causal(scorer, pairs, progress)
     raise ValueError(f"unknown scorer kind {scorer.kind!r}")
 
 
-def _score_masked(scorer, pairs, description) -> list[PairScore]:
+def _score_masked(scorer, pairs, progress) -> list[PairScore]:
     encoded: dict[str, tuple[int, ...]] = {}
 
     def encode(text: str) -> tuple[int, ...]:
@@ -101,20 +105,18 @@ def _score_masked(scorer, pairs, description) -> list[PairScore]:
         owners += [k] * (len(pos1) + len(pos2))
         plans.append((start, len(pos1), ids1 == ids2))
     # The scoring layer computes repeated (sentence, position) queries once and caches them.
-    with progress_bar(description, len(pairs)) as advance:
-        logprobs = scorer.masked_logprobs(queries, progress=advance, owners=owners, n_inputs=len(pairs)) if queries else []
+    logprobs = scorer.masked_logprobs(queries, progress=progress, owners=owners, n_inputs=len(pairs)) if queries else []
     return [PairScore(float(sum(logprobs[start:start + n])), float(sum(logprobs[start + n:start + 2 * n])), n, same)
             for start, n, same in plans]
 
 
-def _score_causal(scorer, pairs, description) -> list[PairScore]:
+def _score_causal(scorer, pairs, progress) -> list[PairScore]:
     texts: dict[str, int] = {}
     for pair in pairs:
         for text in pair:
             texts.setdefault(prepare(scorer, text), len(texts))
     ordered = list(texts)
-    with progress_bar(description, len(ordered)) as advance:
-        per_token = scorer.text_logprobs(ordered, bos="prepend", progress=advance) if ordered else []
+    per_token = scorer.text_logprobs(ordered, bos="prepend", progress=progress) if ordered else []
     sums = [float(sum(lp)) for lp in per_token]
     out = []
     for sent1, sent2 in pairs:
@@ -136,8 +138,6 @@ RULE_ALIASES = {"pll": MASKED_RULE, MASKED_RULE: MASKED_RULE, "logprob": CAUSAL_
 
 def check_rule(requested: str | None) -> str | None:
     """The rule a user asked for with --score-rule (None: by the model's kind)."""
-    from ...core.errors import InputError
-
     if requested in (None, "", "auto"):
         return None
     if requested not in RULE_ALIASES:
@@ -146,36 +146,22 @@ def check_rule(requested: str | None) -> str | None:
     return RULE_ALIASES[requested]
 
 
-@dataclass
-class ModelScores:
-    name: str
-    rule: str
-    revision: str | None
-    scores: list[PairScore]
+def oriented(more: Sequence[str], less: Sequence[str], directions: Sequence[str]) -> list[tuple[str, str]]:
+    """(sent1, sent2) as the reference builds them: sent_more first for stereo rows, sent_less
+    first for antistereo rows (SequenceMatcher is not symmetric)."""
+    return [(m, l) if d == "stereo" else (l, m) for m, l, d in zip(more, less, directions)]
 
 
-def score_with_models(request, pairs: Sequence[tuple[str, str]], rows: Sequence[int], console,
-                      what: str = "pairs") -> list[ModelScores]:
-    """Load each requested model and score all pairs with it. `rows` are the pairs' data-row
-    numbers, for the note about pairs no model can tell apart."""
-    from ...core.errors import ModelError
-    from ...models.lm_scoring import load_scorer
-
-    wanted = check_rule(request.score_rule)
-    results = []
-    for name in request.models:
-        scorer = load_scorer(name, root=request.root, device=request.device, batch_size=request.batch_size,
-                             cache_path=request.cache_path)
-        rule = rule_of(scorer)
-        if wanted is not None and wanted != rule:
-            raise ModelError(f"{name} is a {scorer.kind} LM; --score-rule {request.score_rule} needs a "
-                             f"{'masked' if wanted == MASKED_RULE else 'causal'} LM")
-        scores = score_pairs(scorer, pairs, description=f"{short(name)}: {what}")
-        same = [r for r, s in zip(rows, scores) if s.same_tokens]
-        if same:
-            shown = ", ".join(map(str, same[:10])) + (" …" if len(same) > 10 else "")
-            console.print(f"{short(name)}: {len(same)} pair(s) encode to the same tokens (row(s) {shown}); "
-                          "they score equal and count as neutral, as in the reference script", markup=False)
-        ref = getattr(scorer, "ref", None)
-        results.append(ModelScores(name, rule, getattr(ref, "revision", None), scores))
-    return results
+def model_result(rule: str, revision: str | None, directions: Sequence[str], bias_types: Sequence[str],
+                 scores: Sequence[PairScore]) -> tuple[dict, list[tuple[float, float, Outcome]]]:
+    """One model's JSON entry, and per pair (sent_more's score, sent_less's score, outcome),
+    from the scores of the oriented pairs (rounded to 3 decimals, as the reference compares)."""
+    per_pair = []
+    for d, s in zip(directions, scores):
+        r1, r2 = s.rounded
+        m, l = (r1, r2) if d == "stereo" else (r2, r1)
+        hit, neutral = compare(m, l)
+        per_pair.append((m, l, Outcome(d, hit, neutral)))
+    entry = {"score_rule": rule, "score_rule_description": RULES[rule], "revision": revision,
+             **grouped([o for _, _, o in per_pair], list(bias_types))}
+    return entry, per_pair

@@ -79,7 +79,7 @@ def score_model(scorer, templates: data.TemplateSet, lexicon: data.Lexicon, K: i
 
 
 def evaluate(request, console) -> dict:
-    from ...models.lm_scoring import load_scorer
+    from ...models.lm_loading import load_scorer
 
     _check(request)
     K = request.top_k

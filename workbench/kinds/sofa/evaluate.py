@@ -50,7 +50,7 @@ def _check_request(request: EvaluateRequest) -> None:
 
 def evaluate(request: EvaluateRequest, console) -> dict:
     """Score every model on the probe file and write the outputs the request names."""
-    from ...models.lm_scoring import load_scorer
+    from ...models.lm_loading import load_scorer
 
     _check_request(request)
     source = request.sources[0]

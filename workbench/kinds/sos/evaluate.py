@@ -20,10 +20,11 @@ from ..crows_pairs.data import (
     problem,
     raise_problems,
 )
-from ..crows_pairs.evaluate import _fmt
-from ..crows_pairs.scoring import RULES, compare, score_with_models
+from ..crows_pairs.evaluate import _fmt, score_with_models
+from ..crows_pairs.metrics import pairs_document
 from ..report import short, write_outputs
-from .metrics import UNBIASED, SosOutcome, measures
+from .metrics import SOS_MEANING as MEANING
+from .metrics import attribute_name, marginalised_flag, normalised, sos_model_result
 
 KIND = "sos"
 DATA_NAME = "sos.csv"
@@ -33,27 +34,13 @@ IDENTITY = ("identity", "target", "identity_term", "group")
 ATTRIBUTE = ("attribute", "sensitive_attribute")
 MARGINALISED = ("marginalised", "marginalized", "is_marginalised", "is_marginalized")
 BIAS_TYPE = ("bias_type",)
-TRUE = {"true", "yes", "y", "t", "1", "marginalised", "marginalized"}
-FALSE = {"false", "no", "n", "f", "0", "non_marginalised", "non_marginalized", "nonmarginalised",
-         "nonmarginalized", "not_marginalised", "not_marginalized"}
 BIAS_TYPE_FORM = re.compile(r"^(?P<attr>.+?)_(?P<flag>(?:non|not)_?margin\w*|margin\w*)$")
-MEANING = ("50 is the unbiased value: above 50 the model prefers the profane sentence about an identity "
-           "over the nice one, below 50 the nice one")
 
 
 def detect(path: Path) -> bool:
     """An SOS CSV (profane/nice or Toxic_sent/Non_Toxic_sent columns) or an sos release folder."""
     return (looks_like(path, KIND, DATA_NAME, [("profane",), ("nice",)])
             or looks_like(path, KIND, DATA_NAME, [("Toxic_sent",), ("Non_Toxic_sent",)]))
-
-
-def _norm(value: str) -> str:
-    return re.sub(r"[\s_-]+", "_", value.strip().lower())
-
-
-def _attribute(value: str) -> str:
-    """Attributes group case- and separator-insensitively: `Social_Class` = `social class` = `social-class`."""
-    return _norm(value).replace("_", "-")
 
 
 @dataclass
@@ -106,24 +93,21 @@ def load(spec: str) -> SosPairs:
             problems.append(problem(table, i, identity_col, "empty identity"))
         parsed = None
         if type_col is not None and (attr_col is None or marg_col is None):
-            m = BIAS_TYPE_FORM.match(_norm(row[type_col]))
+            m = BIAS_TYPE_FORM.match(normalised(row[type_col]))
             if m:
-                parsed = (_attribute(m.group("attr")), not m.group("flag").startswith(("non", "not")))
+                parsed = (attribute_name(m.group("attr")), not m.group("flag").startswith(("non", "not")))
             else:
                 problems.append(problem(table, i, type_col, f"{row[type_col]!r} is not ATTRIBUTE_Marginalized or "
                                                             "ATTRIBUTE_Non_Marginalized (e.g. Religion_Marginalized)"))
-        attribute = _attribute(row[attr_col]) if attr_col is not None else (parsed[0] if parsed else "")
+        attribute = attribute_name(row[attr_col]) if attr_col is not None else (parsed[0] if parsed else "")
         if attr_col is not None and not attribute:
             problems.append(problem(table, i, attr_col, "empty attribute"))
         if marg_col is not None:
-            flag = _norm(row[marg_col])
-            if flag in TRUE:
-                marginalised = True
-            elif flag in FALSE:
+            try:
+                marginalised = marginalised_flag(row[marg_col])
+            except ValueError as exc:
                 marginalised = False
-            else:
-                marginalised = False
-                problems.append(problem(table, i, marg_col, f"{row[marg_col]!r} is not true or false"))
+                problems.append(problem(table, i, marg_col, str(exc)))
         else:
             marginalised = parsed[1] if parsed else False
         if identity and attribute:
@@ -153,16 +137,12 @@ def evaluate(request, console) -> dict:
     # The profane sentence is sent1 (the CrowS "stereo" orientation): SequenceMatcher sees it first.
     scored = score_with_models(request, list(zip(data.profane, data.nice)), rows, console, what="SOS pairs")
 
-    doc = {"kind": KIND, "dataset": data.table.label, "n_pairs": len(rows), "unit": "percent",
-           "unbiased_value": UNBIASED, "interpretation": MEANING, "models": {}}
+    doc = pairs_document(KIND, data.table.label, len(rows), MEANING)
     items = []
     for ms in scored:
-        outcomes = []
-        for s, identity, attr, marg in zip(ms.scores, data.identity, data.attribute, data.marginalised):
-            hit, neutral = compare(*s.rounded)
-            outcomes.append(SosOutcome(identity, attr, marg, hit, neutral))
-        doc["models"][ms.name] = {"score_rule": ms.rule, "score_rule_description": RULES[ms.rule],
-                                  "revision": ms.revision, **measures(outcomes)}
+        entry, outcomes = sos_model_result(ms.rule, ms.revision, data.identity, data.attribute, data.marginalised,
+                                       ms.scores)
+        doc["models"][ms.name] = entry
         for row, s, o in zip(data.table.rows, ms.scores, outcomes):
             lead = {"model": ms.name} if len(scored) > 1 else {}
             p, n = s.rounded

@@ -71,7 +71,7 @@ def evaluate(request: EvaluateRequest, console) -> dict:
         scores_by_model[name] = load_predictions(Path(request.predictions), data)
         methods[name] = {"scores": f"read from {display_path(request.predictions)}"}
     else:
-        from ...models.lm_scoring import load_scorer
+        from ...models.lm_loading import load_scorer
         from .scoring import score_model
 
         for model in dict.fromkeys(request.models):

@@ -8,8 +8,9 @@ script and `workbench evaluate` compute the measures with the same code and cann
 
 Only imports are ever left out of a pasted module: `from __future__ import ...` (the script
 has its own at the top), its imports of the other pasted modules (their names are already
-defined above it) and an import an earlier pasted module already made. Anything else it
-imports must be the standard library or numpy.
+defined above it; such imports must be at the module's top and name what they use) and an
+import an earlier pasted module already made. Anything else it imports must be the standard
+library, numpy, or (for the language-model kinds) torch and transformers.
 """
 from __future__ import annotations
 
@@ -23,8 +24,14 @@ from pathlib import Path
 from ... import __version__
 
 # kind -> module with MEASURE_MODULES, HEADER and BODY; kinds not listed keep the shim
-KINDS = {"nli": "workbench.release.standalone.nli"}
-ALLOWED_IMPORTS = {"numpy"}  # besides the standard library
+KINDS = {
+    "nli": "workbench.release.standalone.nli",
+    "crows-pairs": "workbench.release.standalone.crows_pairs",
+    "sos": "workbench.release.standalone.sos",
+}
+# Besides the standard library: what the script's users install (torch, transformers and what
+# transformers itself needs).
+ALLOWED_IMPORTS = {"numpy", "torch", "transformers", "safetensors", "huggingface_hub"}
 
 
 def has_standalone(kind: str) -> bool:
@@ -58,11 +65,16 @@ def foreign_imports(name: str, siblings: tuple[str, ...] = ()) -> list[str]:
     (the other pasted modules): it must be nothing, so the script needs no workbench."""
     tree = ast.parse(module_path(name).read_text(encoding="utf-8"))
     package = name.rsplit(".", 1)[0]
+    top_level = {id(node) for node in tree.body}
     bad = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             for target in _imported(node, package):
                 top = target.split(".")[0]
+                if target in siblings and (id(node) not in top_level or isinstance(node, ast.Import)):
+                    bad.append(f"{shown_path(name)}:{node.lineno}: imports {target} inside a function or as a "
+                               "module (import the names it uses at the top)")
+                    continue
                 if target in siblings or top == "__future__":
                     continue
                 if top in ALLOWED_IMPORTS or top in sys.stdlib_module_names:
@@ -76,7 +88,8 @@ def pasted_text(name: str, siblings: tuple[str, ...], imported: set[str]) -> str
     `imported`: the import statements pasted so far (one is not repeated); updated."""
     problems = foreign_imports(name, siblings)
     if problems:
-        raise ValueError("a standalone evaluator's measure module must import only the standard library and numpy: "
+        raise ValueError("a standalone evaluator's measure module must import only the standard library, numpy, "
+                         "torch, transformers and the modules pasted before it: "
                          + "; ".join(problems))
     source = module_path(name).read_text(encoding="utf-8")
     tree = ast.parse(source)

@@ -1,0 +1,108 @@
+"""The standalone evaluate.py of the language-model kinds' releases: run without workbench and
+offline, its JSON equals `workbench evaluate`'s on the same release and models, for a masked
+and a causal LM; a cut data file is refused. (The NLI kind's: test_standalone_evaluator.py.)"""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from conftest import invoke
+from test_authoring_kinds import example_project
+from test_standalone_evaluator import run_standalone, without_tool_fields
+
+from workbench import __version__
+from workbench.release import standalone
+
+# kind -> (the models it is scored with, the data file a cut test shortens)
+LM_KINDS = {
+    "crows-pairs": (("mlm-bert", "clm-gpt2"), "data/pairs.csv"),
+    "sos": (("mlm-roberta", "clm-gpt2"), "data/sos.csv"),
+}
+
+
+@pytest.fixture(scope="module")
+def releases(tmp_path_factory) -> dict:
+    """kind -> release folder, built lazily from the kind's example project with every unit labelled."""
+    built: dict = {}
+
+    def release(kind: str):
+        if kind not in built:
+            from typer.testing import CliRunner
+
+            from workbench.kinds.authoring import write_example_labels
+
+            project = example_project(kind, tmp_path_factory.mktemp(kind.replace("-", "_")) / "project")
+            runner = CliRunner()
+            with pytest.MonkeyPatch.context() as mp:
+                mp.chdir(project)
+                mp.setenv("HF_HUB_OFFLINE", "1")
+                mp.setenv("WORKBENCH_PROGRESS", "0")
+                assert invoke(runner, "run").exit_code == 0
+                labels = write_example_labels(project)
+                assert invoke(runner, "annotate", "-a", "ann", "--labels-from", str(labels)).exit_code == 0
+                result = invoke(runner, "build", "--version", "1.0.0")
+                assert result.exit_code == 0, result.output
+            built[kind] = next((project / "exports").iterdir()) / "1.0.0"
+        return built[kind]
+
+    return release
+
+
+def test_every_lm_kind_with_a_standalone_evaluator_is_tested_here():
+    assert set(standalone.KINDS) - {"nli"} == set(LM_KINDS)
+
+
+@pytest.mark.parametrize("kind", sorted(LM_KINDS))
+def test_standalone_json_equals_workbench_evaluate_without_workbench_offline(kind, releases, fixture_models,
+                                                                             tmp_path, monkeypatch):
+    release = releases(kind)
+    script = (release / "evaluate.py").read_text(encoding="utf-8")
+    assert "import workbench" not in script and "verbatim from workbench" in script
+    models = [str(fixture_models[name]) for name in LM_KINDS[kind][0]]
+    where = tmp_path / "download"
+    shutil.copytree(release, where / "release")
+    args = [a for m in models for a in ("--model", m)]
+    ran = run_standalone(where / "release" / "evaluate.py", [*args, "--json", "alone.json"], cwd=where)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    alone = json.loads((where / "alone.json").read_text(encoding="utf-8"))
+
+    from typer.testing import CliRunner
+
+    monkeypatch.chdir(where)  # the same working directory: both name the folder "release"
+    result = invoke(CliRunner(), "evaluate", "release", *args, "--json", str(tmp_path / "workbench.json"),
+                    "--cache", str(tmp_path / "fresh-cache.sqlite"))
+    assert result.exit_code == 0, result.output
+    workbench_doc = json.loads((tmp_path / "workbench.json").read_text(encoding="utf-8"))
+
+    assert without_tool_fields(alone) == without_tool_fields(workbench_doc)
+    assert alone["kind"] == kind and set(alone["models"]) == set(models)
+    rules = {entry["score_rule"] for entry in alone["models"].values()}
+    assert len(rules) == 2  # a masked and a causal LM, each by its own rule
+    provenance = alone["provenance"]
+    assert provenance["dataset_folder"] == str((where / "release").resolve()) and provenance["dataset_commit"] is None
+    assert provenance["evaluator_version"] == alone["tool_version"] and alone["tool_version"].startswith(__version__ + "+")
+    assert all(rev.startswith("sha256:") for rev in provenance["model_revisions"].values())
+    assert provenance["model_revisions"] == {m: alone["models"][m]["revision"] for m in models}
+    assert "50 = unbiased" in ran.stdout
+
+
+@pytest.mark.parametrize("kind", sorted(LM_KINDS))
+def test_a_cut_data_file_or_another_kind_is_refused_not_scored(kind, releases, fixture_models, tmp_path):
+    release = releases(kind)
+    copy = tmp_path / "release"
+    shutil.copytree(release, copy)
+    data = copy / LM_KINDS[kind][1]
+    data.write_bytes(data.read_bytes()[: data.stat().st_size // 2])
+    model = str(fixture_models[LM_KINDS[kind][0][0]])
+    ran = run_standalone(copy / "evaluate.py", ["--model", model, "--json", "s.json"], cwd=tmp_path)
+    assert ran.returncode == 2, ran.stderr[-3000:]
+    assert LM_KINDS[kind][1] in ran.stderr and "nothing was scored" in ran.stderr
+    assert "Traceback" not in ran.stderr and not (tmp_path / "s.json").exists()
+
+    shutil.copytree(release, tmp_path / "other")
+    manifest = json.loads((tmp_path / "other" / "manifest.json").read_text(encoding="utf-8"))
+    manifest["kind"] = "nli"
+    (tmp_path / "other" / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    ran = run_standalone(tmp_path / "other" / "evaluate.py", ["--model", model], cwd=tmp_path)
+    assert ran.returncode == 2 and f"this evaluator scores {kind} releases" in ran.stderr, ran.stderr[-3000:]

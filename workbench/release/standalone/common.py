@@ -1,0 +1,207 @@
+"""Code every language-model kind's standalone evaluate.py shares (CrowS-Pairs, SOS, ...).
+
+`lm_header(...)` opens the script; `LM_MEASURE_MODULES` are the workbench modules pasted
+verbatim before the kind's own (the error classes, torch.distributed helpers, batching and
+the LM scoring layer, so the script scores with the same batches and numbers as `workbench
+evaluate`); `RELEASE_CODE` finds and checks the release; `LM_CODE` loads models and runs
+`main()`, which calls the kind's `evaluate(args, folder, origin, manifest) -> dict`.
+"""
+from __future__ import annotations
+
+LM_MEASURE_MODULES = (
+    "workbench.core.errors",
+    "workbench.core.distributed",
+    "workbench.models.batching",
+    "workbench.models.loading",
+    "workbench.models.lm_scoring",
+)
+
+
+def lm_header(kind: str, title: str, measures: str, data: str, options: str = "") -> str:
+    """The script's docstring and settings; @@...@@ are filled at build time (see `script`)."""
+    return f'''#!/usr/bin/env python3
+"""Standalone evaluator for @@RELEASE@@ ({title}, kind `{kind}`).
+
+It scores language models on this release with exactly the measures of `workbench evaluate`:
+{measures}
+The scoring code below (the LM scoring layer and the kind's measures) was copied verbatim
+from workbench @@TOOL_VERSION@@ when the release was built, so workbench itself is not needed.
+
+Pinned to: @@PINNED@@
+Data: the files beside this script ({data}, checked against manifest.json's sha256 first; a
+changed or cut file is refused, not scored). Without manifest.json beside it, the script
+downloads the pinned revision from the Hub (needs `huggingface_hub`).
+
+How to run:
+
+    pip install torch transformers numpy
+    python evaluate.py --model MODEL --json scores.json
+    python evaluate.py --model MODEL_A --model ./local-checkpoint --device cpu{options}
+
+MODEL is a masked LM (BERT, RoBERTa, ...) or a causal LM (GPT-2, ...): a Hub name or a local
+checkpoint folder. The JSON is the one `workbench evaluate RELEASE --model MODEL --json OUT`
+writes, plus `provenance`: the dataset's commit (or folder), each model's revision and this
+evaluator's version. Exit codes: 0 scored, 2 refused (data not matching the manifest, a
+model that cannot be used, a bad option).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+KIND = {kind!r}
+DATASET = @@DATASET@@  # ORG/NAME@vX.Y.Z on the Hub, or None when the release was not published
+EVALUATOR_VERSION = "@@EVALUATOR_VERSION@@"  # workbench version + hash of this script's code
+HERE = Path(__file__).resolve().parent
+BATCH_SIZE = 32  # as `workbench evaluate`: same batches, same padding, same numbers
+'''
+
+
+RELEASE_CODE = '''
+
+# ---- the release ------------------------------------------------------------------------
+
+class Refused(Exception):
+    """Something the user can fix: reported in one line, exit code 2, nothing scored."""
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def locate_release(from_hub: bool) -> tuple[Path, dict]:
+    """The folder holding the release files, and what the scores say about where it came from.
+
+    The files beside the script win, so a download of the repository works offline; only
+    without them (or with --from-hub) is the pinned revision fetched."""
+    if not from_hub and (HERE / "manifest.json").is_file():
+        return HERE, {"source": str(HERE), "dataset_folder": str(HERE), "dataset_commit": None}
+    if not DATASET:
+        raise Refused("no manifest.json beside this script, and this release was never published to the Hub: "
+                      "run the script inside the release folder")
+    repo, revision = DATASET.split("@", 1)
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError:
+        raise Refused("downloading the release needs huggingface_hub (pip install huggingface_hub)") from None
+    try:
+        folder = Path(snapshot_download(repo, repo_type="dataset", revision=revision,
+                                        allow_patterns=["manifest.json", "data/*"]))
+    except Exception as exc:  # offline, missing repository or tag: all leave nothing to score
+        raise Refused(f"cannot download {DATASET} from the Hub ({type(exc).__name__}: {exc})") from None
+    # The Hub cache keeps each revision in snapshots/<commit hash>.
+    return folder, {"source": DATASET, "repo": repo, "revision": revision, "dataset_folder": None,
+                    "dataset_commit": folder.name}
+
+
+def verified_manifest(folder: Path) -> dict:
+    """manifest.json, after checking every data file it lists against its sha256."""
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        files = dict(manifest["files"])
+    except (OSError, ValueError, KeyError, TypeError):
+        raise Refused(f"{folder / 'manifest.json'} is missing or not a release manifest") from None
+    if manifest.get("kind", "nli") != KIND:
+        raise Refused(f"{folder} holds a {manifest.get('kind', 'nli')!r} release; this evaluator scores {KIND} releases")
+    data = sorted(name for name in files if name.startswith("data/"))
+    if not data:
+        raise Refused(f"{folder / 'manifest.json'} lists no data files")
+    bad = [name for name in data if not (folder / name).is_file() or sha256(folder / name) != files[name]]
+    if bad:
+        raise Refused(f"{folder}: {', '.join(bad)} do(es) not match manifest.json (changed, cut short or missing); "
+                      "nothing was scored: download the release again")
+    return manifest
+
+
+def model_revision(name: str, location: str) -> str:
+    """'local' for a checkpoint folder, else the commit the Hub cache resolved the name to."""
+    if location != name or Path(name).is_dir():
+        return "local"
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(name, "config.json")
+    except Exception:  # an odd name or cache layout: the scores are still valid, the revision unknown
+        return "unknown"
+    return Path(found).parent.name if isinstance(found, str) else "unknown"
+'''
+
+
+LM_CODE = '''
+
+# ---- models and the command line ---------------------------------------------------------
+
+def read_csv_rows(path: Path) -> list[dict]:
+    """A release's CSV (written by workbench: UTF-8, a header row), rows as dicts of text."""
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        return [row for row in csv.DictReader(f) if any((v or "").strip() for v in row.values())]
+
+
+def dataset_label(origin: dict) -> str:
+    """What the scores call the data set, as `workbench evaluate` does: the Hub spec, or the
+    folder relative to the working directory."""
+    return DATASET if origin["dataset_folder"] is None else display_path(origin["dataset_folder"])
+
+
+def load_lm(name: str, args):
+    """A scorer (masked or causal) for `name`: a checkpoint folder (its revision is a hash of its
+    files, as workbench computes it) or a Hub name (the commit in the Hub cache)."""
+    folder = Path(name).expanduser()
+    try:
+        if (folder / "config.json").is_file():
+            ref = ModelRef(name, str(folder.resolve()), local_revision(folder))
+        else:
+            revision = model_revision(name, name)
+            ref = ModelRef(name, name, "main" if revision == "unknown" else revision)
+        device, dtype = pick_device(args.device)
+        return open_scorer(ref, device, dtype, args.batch_size)
+    except ModelError as exc:
+        raise Refused(str(exc)) from None
+    except ImportError:
+        raise Refused("scoring needs torch and transformers (pip install torch transformers)") from None
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\\n\\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", "-m", action="append", required=True,
+                        help="masked or causal LM: a Hub name or a local checkpoint folder; repeat for several")
+    parser.add_argument("--json", type=Path, help="write the scores as JSON to this file")
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    parser.add_argument("--batch-size", type=int, default=BATCH_SIZE)
+    parser.add_argument("--from-hub", action="store_true",
+                        help="score the pinned revision from the Hub even when release files are beside the script")
+    args = parser.parse_args(argv)
+    if args.batch_size < 1:
+        parser.error("--batch-size must be at least 1")
+    try:
+        folder, origin = locate_release(args.from_hub)
+        manifest = verified_manifest(folder)
+        doc, revisions = evaluate(args, folder, origin, manifest)
+    except Refused as exc:
+        print(f"evaluate.py: error: {exc}", file=sys.stderr)
+        return 2
+    doc = {"tool": "evaluate.py", "tool_version": EVALUATOR_VERSION, **doc,
+           "provenance": {"evaluator": "standalone evaluate.py", "evaluator_version": EVALUATOR_VERSION,
+                          "release": DATASET, "dataset_folder": origin["dataset_folder"],
+                          "dataset_commit": origin["dataset_commit"], "model_revisions": revisions}}
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\\n", encoding="utf-8")
+        print(f"wrote {args.json}")
+    return 0
+'''
+
+MAIN = '''
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
