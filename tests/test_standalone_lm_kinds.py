@@ -1,10 +1,14 @@
 """The standalone evaluate.py of the language-model kinds' releases: run without workbench and
 offline, its JSON equals `workbench evaluate`'s on the same release and models, for a masked
-and a causal LM; a cut data file is refused. (The NLI kind's: test_standalone_evaluator.py.)"""
+and a causal LM; a cut data file is refused. (The NLI kind's: test_standalone_evaluator.py.)
+
+A kind may test its own in tests/test_standalone_<kind>.py with `build_release` and
+`alone_and_workbench` from here."""
 from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 from conftest import invoke
@@ -21,66 +25,79 @@ LM_KINDS = {
 }
 
 
+def build_release(kind: str, folder) -> "Path":
+    """A release of the kind's example project, every unit labelled, built as 1.0.0."""
+    from typer.testing import CliRunner
+
+    from workbench.kinds.authoring import write_example_labels
+
+    project = example_project(kind, folder / "project")
+    runner = CliRunner()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(project)
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        mp.setenv("WORKBENCH_PROGRESS", "0")
+        assert invoke(runner, "run").exit_code == 0
+        labels = write_example_labels(project)
+        assert invoke(runner, "annotate", "-a", "ann", "--labels-from", str(labels)).exit_code == 0
+        result = invoke(runner, "build", "--version", "1.0.0")
+        assert result.exit_code == 0, result.output
+    return next((project / "exports").iterdir()) / "1.0.0"
+
+
 @pytest.fixture(scope="module")
-def releases(tmp_path_factory) -> dict:
-    """kind -> release folder, built lazily from the kind's example project with every unit labelled."""
+def releases(tmp_path_factory):
+    """kind -> release folder, built once per kind when first asked for."""
     built: dict = {}
 
     def release(kind: str):
         if kind not in built:
-            from typer.testing import CliRunner
-
-            from workbench.kinds.authoring import write_example_labels
-
-            project = example_project(kind, tmp_path_factory.mktemp(kind.replace("-", "_")) / "project")
-            runner = CliRunner()
-            with pytest.MonkeyPatch.context() as mp:
-                mp.chdir(project)
-                mp.setenv("HF_HUB_OFFLINE", "1")
-                mp.setenv("WORKBENCH_PROGRESS", "0")
-                assert invoke(runner, "run").exit_code == 0
-                labels = write_example_labels(project)
-                assert invoke(runner, "annotate", "-a", "ann", "--labels-from", str(labels)).exit_code == 0
-                result = invoke(runner, "build", "--version", "1.0.0")
-                assert result.exit_code == 0, result.output
-            built[kind] = next((project / "exports").iterdir()) / "1.0.0"
+            built[kind] = build_release(kind, tmp_path_factory.mktemp(kind.replace("-", "_")))
         return built[kind]
 
     return release
 
 
-def test_every_lm_kind_with_a_standalone_evaluator_is_tested_here():
-    assert set(standalone.KINDS) - {"nli"} == set(LM_KINDS)
+def alone_and_workbench(release, args: list[str], tmp_path, monkeypatch):
+    """(the standalone's JSON, workbench evaluate's JSON, the standalone's run) for the same
+    options, from the same working directory; the standalone without workbench and offline."""
+    from typer.testing import CliRunner
+
+    script = (release / "evaluate.py").read_text(encoding="utf-8")
+    assert "import workbench" not in script and "verbatim from workbench" in script
+    where = tmp_path / "download"
+    shutil.copytree(release, where / "release")
+    ran = run_standalone(where / "release" / "evaluate.py", [*args, "--json", "alone.json"], cwd=where)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    alone = json.loads((where / "alone.json").read_text(encoding="utf-8"))
+    monkeypatch.chdir(where)  # the same working directory: both name the folder "release"
+    result = invoke(CliRunner(), "evaluate", "release", *args, "--json", str(tmp_path / "workbench.json"),
+                    "--cache", str(tmp_path / "fresh-cache.sqlite"))
+    assert result.exit_code == 0, result.output
+    return alone, json.loads((tmp_path / "workbench.json").read_text(encoding="utf-8")), ran
+
+
+def test_every_kind_with_a_standalone_evaluator_is_tested():
+    tests = Path(__file__).parent
+    untested = [kind for kind in standalone.KINDS if kind not in LM_KINDS and kind != "nli"
+                and not (tests / f"test_standalone_{kind.replace('-', '_')}.py").is_file()]
+    assert not untested
 
 
 @pytest.mark.parametrize("kind", sorted(LM_KINDS))
 def test_standalone_json_equals_workbench_evaluate_without_workbench_offline(kind, releases, fixture_models,
                                                                              tmp_path, monkeypatch):
     release = releases(kind)
-    script = (release / "evaluate.py").read_text(encoding="utf-8")
-    assert "import workbench" not in script and "verbatim from workbench" in script
     models = [str(fixture_models[name]) for name in LM_KINDS[kind][0]]
-    where = tmp_path / "download"
-    shutil.copytree(release, where / "release")
-    args = [a for m in models for a in ("--model", m)]
-    ran = run_standalone(where / "release" / "evaluate.py", [*args, "--json", "alone.json"], cwd=where)
-    assert ran.returncode == 0, ran.stderr[-3000:]
-    alone = json.loads((where / "alone.json").read_text(encoding="utf-8"))
-
-    from typer.testing import CliRunner
-
-    monkeypatch.chdir(where)  # the same working directory: both name the folder "release"
-    result = invoke(CliRunner(), "evaluate", "release", *args, "--json", str(tmp_path / "workbench.json"),
-                    "--cache", str(tmp_path / "fresh-cache.sqlite"))
-    assert result.exit_code == 0, result.output
-    workbench_doc = json.loads((tmp_path / "workbench.json").read_text(encoding="utf-8"))
+    alone, workbench_doc, ran = alone_and_workbench(release, [a for m in models for a in ("--model", m)], tmp_path,
+                                                    monkeypatch)
 
     assert without_tool_fields(alone) == without_tool_fields(workbench_doc)
     assert alone["kind"] == kind and set(alone["models"]) == set(models)
     rules = {entry["score_rule"] for entry in alone["models"].values()}
     assert len(rules) == 2  # a masked and a causal LM, each by its own rule
     provenance = alone["provenance"]
-    assert provenance["dataset_folder"] == str((where / "release").resolve()) and provenance["dataset_commit"] is None
+    assert provenance["dataset_folder"] == str((tmp_path / "download" / "release").resolve()) and provenance["dataset_commit"] is None
     assert provenance["evaluator_version"] == alone["tool_version"] and alone["tool_version"].startswith(__version__ + "+")
     assert all(rev.startswith("sha256:") for rev in provenance["model_revisions"].values())
     assert provenance["model_revisions"] == {m: alone["models"][m]["revision"] for m in models}

@@ -23,12 +23,18 @@ from pathlib import Path
 
 from ... import __version__
 
-# kind -> module with MEASURE_MODULES, HEADER and BODY; kinds not listed keep the shim
-KINDS = {
-    "nli": "workbench.release.standalone.nli",
-    "crows-pairs": "workbench.release.standalone.crows_pairs",
-    "sos": "workbench.release.standalone.sos",
-}
+
+
+def _kinds() -> dict[str, str]:
+    """kind -> module with MEASURE_MODULES, HEADER and BODY: every module of this package but
+    `common` (crows_pairs.py is kind crows-pairs). Kinds without one keep the shim."""
+    import pkgutil
+
+    return {info.name.replace("_", "-"): f"{__name__}.{info.name}" for info in pkgutil.iter_modules(__path__)
+            if info.name != "common"}
+
+
+KINDS = _kinds()
 # Besides the standard library: what the script's users install (torch, transformers and what
 # transformers itself needs).
 ALLOWED_IMPORTS = {"numpy", "torch", "transformers", "safetensors", "huggingface_hub"}
