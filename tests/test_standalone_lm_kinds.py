@@ -93,6 +93,10 @@ def test_standalone_json_equals_workbench_evaluate_without_workbench_offline(kin
                                                     monkeypatch)
 
     assert without_tool_fields(alone) == without_tool_fields(workbench_doc)
+    # The card's words are what was run (with a model and an output file of the test's).
+    card = (release / "README.md").read_text(encoding="utf-8")
+    assert "without workbench, from a download of this repository (pip install torch transformers numpy)" in card
+    assert "\npython evaluate.py --model MODEL --json scores.json\n" in card
     assert alone["kind"] == kind and set(alone["models"]) == set(models)
     rules = {entry["score_rule"] for entry in alone["models"].values()}
     assert len(rules) == 2  # a masked and a causal LM, each by its own rule

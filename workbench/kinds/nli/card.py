@@ -12,6 +12,7 @@ from collections import Counter, defaultdict
 from ... import DISTRIBUTION
 from ...core.config import Config
 from ...core.workspace import Workspace
+from ...release.standalone import card_lines
 
 LIMITATIONS = [
     "Hypotheses come from templates written for a few domains and group pairs; they do not cover all groups or stereotypes.",
@@ -149,8 +150,7 @@ def dataset_card(config: Config, ws: Workspace, version: str, rows: list[dict], 
         "```bash",
         f"pip install {DISTRIBUTION}   # not `workbench`: that name on PyPI is another project",
         f"workbench evaluate {repo}@v{version} --model MODEL --json scores.json --plots plots/",
-        "# or, without workbench, from a download of this repository (pip install torch transformers numpy pyarrow):",
-        "python evaluate.py --model MODEL --json scores.json",
+        *card_lines("nli"),
         "```",
         "",
         "## Fields",

@@ -44,6 +44,18 @@ def has_standalone(kind: str) -> bool:
     return kind in KINDS
 
 
+def card_lines(kind: str) -> list[str]:
+    """What a release card says about running its evaluate.py without workbench (nothing for a
+    kind without a standalone evaluator): what to install, then the command. A kind's module
+    may set REQUIREMENTS and COMMAND; the command is run word for word by the tests."""
+    if kind not in KINDS:
+        return []
+    template = importlib.import_module(KINDS[kind])
+    requirements = getattr(template, "REQUIREMENTS", "torch transformers numpy")
+    command = getattr(template, "COMMAND", "python evaluate.py --model MODEL --json scores.json")
+    return [f"# or, without workbench, from a download of this repository (pip install {requirements}):", command]
+
+
 def module_path(name: str) -> Path:
     """The file of a measure module, found without importing it."""
     spec = importlib.util.find_spec(name)

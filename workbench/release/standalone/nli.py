@@ -8,6 +8,10 @@ of 32 with padding, softmax in float32, bfloat16/float16 on a GPU, float32 on th
 """
 from __future__ import annotations
 
+from .common import RELEASE_CODE
+
+REQUIREMENTS = "torch transformers numpy pyarrow"  # what the card tells users to install
+
 # Order matters: a module may use the names of the ones before it.
 MEASURE_MODULES = (
     "workbench.models.nli_labels",
@@ -50,71 +54,16 @@ import json
 import sys
 from pathlib import Path
 
+KIND = "nli"
 DATASET = @@DATASET@@  # ORG/NAME@vX.Y.Z on the Hub, or None when the release was not published
 EVALUATOR_VERSION = "@@EVALUATOR_VERSION@@"  # workbench version + hash of this script's code
 HERE = Path(__file__).resolve().parent
 BATCH_SIZE = 32  # as `workbench evaluate`: same batches, same padding, same numbers
 '''
 
-BODY = '''
+BODY = RELEASE_CODE + '''
 
 # ---- the evaluator ----------------------------------------------------------------------
-
-class Refused(Exception):
-    """Something the user can fix: reported in one line, exit code 2, nothing scored."""
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def locate_release(from_hub: bool) -> tuple[Path, dict]:
-    """The folder holding the release files, and what the scores say about where it came from.
-
-    The files beside the script win, so a download of the repository works offline; only
-    without them (or with --from-hub) is the pinned revision fetched."""
-    if not from_hub and (HERE / "manifest.json").is_file():
-        return HERE, {"source": str(HERE), "dataset_folder": str(HERE), "dataset_commit": None}
-    if not DATASET:
-        raise Refused("no manifest.json beside this script, and this release was never published to the Hub: "
-                      "run the script inside the release folder")
-    repo, revision = DATASET.split("@", 1)
-    try:
-        from huggingface_hub import snapshot_download
-    except ImportError:
-        raise Refused("downloading the release needs huggingface_hub (pip install huggingface_hub)") from None
-    try:
-        folder = Path(snapshot_download(repo, repo_type="dataset", revision=revision,
-                                        allow_patterns=["manifest.json", "data/*"]))
-    except Exception as exc:  # offline, missing repository or tag: all leave nothing to score
-        raise Refused(f"cannot download {DATASET} from the Hub ({type(exc).__name__}: {exc})") from None
-    # The Hub cache keeps each revision in snapshots/<commit hash>.
-    return folder, {"source": DATASET, "repo": repo, "revision": revision, "dataset_folder": None,
-                    "dataset_commit": folder.name}
-
-
-def verified_manifest(folder: Path) -> dict:
-    """manifest.json, after checking every data file it lists against its sha256."""
-    try:
-        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-        files = dict(manifest["files"])
-    except (OSError, ValueError, KeyError, TypeError):
-        raise Refused(f"{folder / 'manifest.json'} is missing or not a release manifest") from None
-    if manifest.get("kind", "nli") != "nli":
-        raise Refused(f"{folder} holds a {manifest.get('kind')!r} release; this evaluator scores NLI releases")
-    data = sorted(name for name in files if name.startswith("data/"))
-    if not data:
-        raise Refused(f"{folder / 'manifest.json'} lists no data files")
-    bad = [name for name in data if not (folder / name).is_file() or sha256(folder / name) != files[name]]
-    if bad:
-        raise Refused(f"{folder}: {', '.join(bad)} do(es) not match manifest.json (changed, cut short or missing); "
-                      "nothing was scored: download the release again")
-    return manifest
-
 
 def read_rows(folder: Path, manifest: dict) -> list[dict]:
     """The samples, from data/all.parquet (or every data file when there is none)."""
@@ -139,19 +88,6 @@ def pick_device(preference: str):
             raise Refused("--device cuda was asked for but no CUDA GPU is available")
         return torch.device("cuda"), torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
     return torch.device("cpu"), torch.float32
-
-
-def model_revision(name: str, location: str) -> str:
-    """'local' for a checkpoint folder, else the commit the Hub cache resolved the name to."""
-    if location != name or Path(name).is_dir():
-        return "local"
-    try:
-        from huggingface_hub import try_to_load_from_cache
-
-        found = try_to_load_from_cache(name, "config.json")
-    except Exception:  # an odd name or cache layout: the scores are still valid, the revision unknown
-        return "unknown"
-    return Path(found).parent.name if isinstance(found, str) else "unknown"
 
 
 def load_model(name: str, device_preference: str, labels_option: str | None):
