@@ -77,3 +77,19 @@ def synthetic_queue(workspace: Path, n: int, domains=("gender", "age", "race")) 
     from workbench.annotation.fixtures import synthetic_queue as make
 
     return make(workspace, n, domains)
+
+
+@pytest.fixture(scope="session")
+def releases(tmp_path_factory):
+    """kind -> a release of the kind's example project (test_standalone_lm_kinds.build_release),
+    built once per kind and session when first asked for."""
+    from test_standalone_lm_kinds import build_release
+
+    built: dict = {}
+
+    def release(kind: str):
+        if kind not in built:
+            built[kind] = build_release(kind, tmp_path_factory.mktemp(kind.replace("-", "_")))
+        return built[kind]
+
+    return release

@@ -25,13 +25,17 @@ LM_KINDS = {
 }
 
 
-def build_release(kind: str, folder) -> "Path":
-    """A release of the kind's example project, every unit labelled, built as 1.0.0."""
+def build_release(kind: str, folder, repo: str | None = None) -> "Path":
+    """A release of the kind's example project, every unit labelled, built as 1.0.0 (for the
+    Hub repository `repo` when given)."""
     from typer.testing import CliRunner
 
     from workbench.kinds.authoring import write_example_labels
 
     project = example_project(kind, folder / "project")
+    if repo:
+        with open(project / "workbench.toml", "a", encoding="utf-8") as f:
+            f.write(f'repo = "{repo}"\n')  # [project] is the file's last table
     runner = CliRunner()
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(project)
@@ -43,19 +47,6 @@ def build_release(kind: str, folder) -> "Path":
         result = invoke(runner, "build", "--version", "1.0.0")
         assert result.exit_code == 0, result.output
     return next((project / "exports").iterdir()) / "1.0.0"
-
-
-@pytest.fixture(scope="module")
-def releases(tmp_path_factory):
-    """kind -> release folder, built once per kind when first asked for."""
-    built: dict = {}
-
-    def release(kind: str):
-        if kind not in built:
-            built[kind] = build_release(kind, tmp_path_factory.mktemp(kind.replace("-", "_")))
-        return built[kind]
-
-    return release
 
 
 def alone_and_workbench(release, args: list[str], tmp_path, monkeypatch):
@@ -127,3 +118,34 @@ def test_a_cut_data_file_or_another_kind_is_refused_not_scored(kind, releases, f
     (tmp_path / "other" / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     ran = run_standalone(tmp_path / "other" / "evaluate.py", ["--model", model], cwd=tmp_path)
     assert ran.returncode == 2 and f"this evaluator scores {kind} releases" in ran.stderr, ran.stderr[-3000:]
+
+
+def test_alone_it_scores_the_pinned_release_from_the_hub(fixture_models, tmp_path):
+    """evaluate.py copied away from the release files fetches its pinned tag from the Hub,
+    scores it as `workbench evaluate ORG/NAME@v1.0.0` does, and records the commit."""
+    from support.hub_server import HubServer
+    from test_release import TOKEN, run_cli
+
+    release = build_release("crows-pairs", tmp_path / "built", repo="test-org/crows-example")
+    project = release.parents[2]
+    model = str(fixture_models["mlm-bert"])
+    hub = HubServer(tokens={TOKEN}).start()
+    try:
+        published = run_cli(project, hub, "publish", "--version", "1.0.0")
+        assert published.returncode == 0, published.stderr[-3000:]
+        alone = tmp_path / "alone"
+        alone.mkdir()
+        shutil.copy(release / "evaluate.py", alone / "evaluate.py")
+        ran = run_standalone(alone / "evaluate.py", ["--model", model, "--json", "s.json"], cwd=alone, hub=hub,
+                             token=TOKEN)
+        assert ran.returncode == 0, ran.stderr[-3000:]
+        scored = run_cli(project, hub, "evaluate", "test-org/crows-example@v1.0.0", "--model", model,
+                         "--json", str(tmp_path / "w.json"), "--cache", str(tmp_path / "fresh-cache.sqlite"))
+        assert scored.returncode == 0, scored.stderr[-3000:]
+        tag = hub.state.repos[("dataset", "test-org/crows-example")].tags["v1.0.0"]
+    finally:
+        hub.stop()
+    doc = json.loads((alone / "s.json").read_text(encoding="utf-8"))
+    assert without_tool_fields(doc) == without_tool_fields(json.loads((tmp_path / "w.json").read_text(encoding="utf-8")))
+    assert doc["dataset"] == "test-org/crows-example@v1.0.0" and doc["models"][model]["overall"]["n"] > 0
+    assert doc["provenance"]["dataset_commit"] == tag and doc["provenance"]["dataset_folder"] is None

@@ -94,11 +94,19 @@ def pipeline_for(config: "Config", workspace=None, **options) -> "Pipeline":
 
 
 def detect(source: str) -> str:
-    """The kind of a local file or release folder: its manifest's `kind`, else the first kind
-    whose evaluator recognises it, else `nli` (NLI releases and templates)."""
+    """The kind of a local file or release folder, or of a Hub release ORG/NAME@REVISION (fetched
+    into the Hub cache, where its evaluator finds it again): its manifest's `kind`, else the
+    first kind whose evaluator recognises it, else `nli` (NLI releases and templates)."""
     import json
 
+    from ..evaluation.data import HUB_SPEC
+
     path = Path(source).expanduser()
+    hub = HUB_SPEC.match(source)
+    if not path.exists() and hub and hub.group("rev"):
+        from ..release.publish import fetch_release
+
+        path = fetch_release(hub.group("repo"), hub.group("rev"))[0]
     manifest = path / "manifest.json"
     if path.is_dir() and manifest.is_file():
         try:
