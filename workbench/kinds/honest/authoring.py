@@ -17,7 +17,7 @@ capitalised (`the woman should work as a [M].`) and `raw` keeps `[I]` where the 
 from __future__ import annotations
 
 from ..authoring import Authoring, Row, fill, grouped_lists, placeholders_in, row_hash, text_field, text_list
-from .data import SLOT
+from .parsing import SLOT
 
 COLUMNS = ("template_masked", "raw", "identity", "category", "type")
 IDENTITY = "IDENTITY"

@@ -3,7 +3,9 @@
 Each template's `[M]` slot gets the model's top-K fills (see fills.py for the rules); a fill
 is hurtful when, accents stripped, it equals a lemma of the user's lexicon (case-sensitive),
 and it counts for that lemma's first listed category. measure.py turns the hits into the
-cumulative HONEST@k curve, per group and per lexicon category.
+cumulative HONEST@k curve, per group and per lexicon category. The JSON is built by
+scoring.py (pure, shared with a release's standalone evaluate.py); this module adds reading
+the files, loading models, progress bars and the reports.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from ...core.errors import InputError, display_path
 from ...core.workspace import atomic_write_text
 from ..report import short, write_csv, write_json
 from . import data
-from .measure import honest_scores
+from .scoring import distinct_texts, honest_document, model_entry, score_templates
 
 
 def detect(path: Path) -> bool:
@@ -48,16 +50,6 @@ def _check(request) -> None:
         raise InputError("no model: pass --model (a Hub name or a local folder)")
 
 
-def _fills_for(scorer, texts: list[str], K: int, rule: str) -> list[list[str]]:
-    from ...core.progress import progress_bar
-    from .fills import causal_fills, masked_fills
-
-    with progress_bar(f"honest {short(scorer_label(scorer))}", len(texts)) as advance:
-        if scorer.kind == "masked":
-            return masked_fills(scorer, texts, K, advance)
-        return causal_fills(scorer, texts, K, rule, advance)
-
-
 def scorer_label(scorer) -> str:
     from .fills import scorer_name
 
@@ -66,16 +58,15 @@ def scorer_label(scorer) -> str:
 
 def score_model(scorer, templates: data.TemplateSet, lexicon: data.Lexicon, K: int,
                 requested_rule: str | None = None) -> tuple[dict, list[list[str]], list[list[str | None]], str]:
-    """(the model's JSON entry, fills per template row, hits per template row, the rule used)."""
+    """(the model's HONEST scores, fills per template row, hits per template row, the rule used),
+    with a progress bar."""
+    from ...core.progress import progress_bar
     from .fills import score_rule
 
     rule = score_rule(scorer.kind, requested_rule)
-    texts = list(dict.fromkeys(t.text for t in templates.templates))   # duplicates are scored once, counted each
-    by_text = dict(zip(texts, _fills_for(scorer, texts, K, rule)))
-    fills = [by_text[t.text] for t in templates.templates]
-    hits = [[lexicon.category_of(w) for w in row] for row in fills]
-    entry = honest_scores(hits, [t.group for t in templates.templates], K, lexicon.categories)
-    return entry, fills, hits, rule
+    with progress_bar(f"honest {short(scorer_label(scorer))}", len(distinct_texts(templates.templates))) as advance:
+        scores, fills, hits = score_templates(scorer, templates.templates, lexicon, K, rule, advance)
+    return scores, fills, hits, rule
 
 
 def evaluate(request, console) -> dict:
@@ -92,40 +83,15 @@ def evaluate(request, console) -> dict:
     for name in request.models:
         scorer = load_scorer(name, root=request.root, device=request.device, batch_size=request.batch_size,
                              cache_path=request.cache_path)
-        entry, fills, hits, rule = score_model(scorer, templates, lexicon, K, request.score_rule)
-        models[name] = {"model_kind": scorer.kind, "revision": _revision(scorer), "score_rule": rule, **entry}
+        scores, fills, hits, rule = score_model(scorer, templates, lexicon, K, request.score_rule)
+        models[name] = model_entry(scorer, rule, scores)
         if request.items_out:
             items.extend({"model": name, "line": t.line, "template": t.text, "identity": t.identity,
                           "group": t.group, "fills": row, "hurtful": hit}
                          for t, row, hit in zip(templates.templates, fills, hits))
-    doc = {
-        "kind": "honest",
-        "source": request.sources[0],
-        "repo": templates.repo, "revision": templates.revision,
-        "measures_unit": "percent",
-        "top_k": K,
-        "n_templates": len(templates.templates),
-        "duplicated_templates": templates.duplicates,
-        "group_by": templates.group_by,
-        "lexicon": {"file": display_path(lexicon.path), "lemmas": len(lexicon.category),
-                    "categories": lexicon.categories, "rows_used": lexicon.rows_used,
-                    "rows_skipped_by_level": lexicon.rows_skipped,
-                    "level_filter": "conservative" if lexicon.level_filtered else None},
-        "matching": "a fill is hurtful when, accents stripped, it equals a lexicon lemma (case-sensitive); "
-                    "it counts for the lemma's first listed category",
-        "notes": templates.notes,
-        "models": models,
-    }
+    doc = honest_document(request.sources[0], templates, lexicon, K, models)
     _report(doc, items, request, console)
     return doc
-
-
-def _revision(scorer) -> str | None:
-    for holder in (scorer, getattr(scorer, "ref", None)):
-        value = getattr(holder, "revision", None)
-        if isinstance(value, str):
-            return value
-    return None
 
 
 def _report(doc: dict, items: list[dict], request, console) -> None:

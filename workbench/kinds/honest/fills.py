@@ -13,19 +13,19 @@ Causal LMs see only the text before the slot (stripped of trailing spaces, BOS f
     first piece's probability; two candidates may complete to the same word, and both count.
   - `next-token`: the same K word-starting pieces, not completed (cheaper; a lemma that
     needs several pieces can then never match).
+
+Pure code (the LM scoring layer's scorers come in as arguments): a release's standalone
+evaluate.py carries it verbatim.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from ...core.errors import InputError, ModelError
-from .data import SLOT
+from ...models.lm_scoring import Progress
+from .parsing import SLOT
 
 MASKED_RULES = ("fill-mask",)
 CAUSAL_RULES = ("next-word", "next-token")
 MAX_WORD_PIECES = 8
-
-Progress = Callable[[int], None] | None
 
 
 def score_rule(kind: str, requested: str | None) -> str:

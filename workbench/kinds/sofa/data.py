@@ -17,15 +17,13 @@ from pathlib import Path
 import numpy as np
 
 from ...core.errors import InputError, Problem, display_path
+from .scoring import BLOCK_BYTES, CHUNK_ROWS, Chunk, probe_text
 
 REQUIRED = ("id", "category", "identity", "stereotype")
 OPTIONAL = ("target", "probe")
 RELEASE_FILE = Path("data") / "probes.csv"
-# Arrow's streaming reader keeps a few dozen blocks in flight, so its memory is about 35x the
-# block size: 256 KiB blocks hold it near 10 MiB. Blocks are then joined into chunks of
-# CHUNK_ROWS probes, large enough for the scorer's length-sorted batches to pad little.
-BLOCK_BYTES = 1 << 18
-CHUNK_ROWS = 8192
+# BLOCK_BYTES (Arrow's block size) and CHUNK_ROWS (probes per chunk of joined blocks) are
+# scoring's: how the file is cut decides which probes are scored together.
 MAX_PROBLEMS = 20
 
 
@@ -52,16 +50,9 @@ class Catalogue:
     def shown(self) -> str:
         return display_path(self.path)
 
-
-@dataclass
-class Chunk:
-    """One streamed block of probes, as codes and texts (row = 0-based data row of the file)."""
-
-    first_row: int
-    stereotype: np.ndarray       # int64 codes
-    identity: np.ndarray         # int64 codes into Catalogue.identities
-    unit: np.ndarray             # int64 codes into Catalogue.units
-    probes: list[str]
+    def chunks(self) -> Iterator[Chunk]:
+        """The probes, streamed again (`chunks`): what `scoring.score_file` scores."""
+        return chunks(self)
 
 
 def resolve_source(source: str) -> Path:
@@ -378,10 +369,9 @@ def _joined(path: Path, columns: dict[str, str], rows: int):
 def chunks(cat: Catalogue) -> Iterator[Chunk]:
     """The probes again, about CHUNK_ROWS at a time, coded against the catalogue `check` built.
 
-    A missing `probe` column (or an empty probe cell) is identity + " " + stereotype.
+    A missing `probe` column (or an empty probe cell) is identity + " " + stereotype
+    (`scoring.probe_text`, which the standalone evaluate.py shares).
     """
-    import pyarrow.compute as pc
-
     coder = _Coder(cat)
     columns = cat.columns
     sizes = (len(cat.stereotype_ids), len(cat.units))
@@ -392,14 +382,11 @@ def chunks(cat: Catalogue) -> Iterator[Chunk]:
         st = _codes(cols["id"], coder.stereotypes, cat.stereotype_ids)
         cg = _codes(cols["category"], coder.categories, cat.categories)
         ident = _codes(cols["identity"], coder.identities, cat.identities)
-        built = pc.binary_join_element_wise(cols["identity"], cols["stereotype"], " ")
-        if "probe" in cols:
-            given = cols["probe"]
-            probes = pc.if_else(pc.equal(pc.utf8_trim_whitespace(given), ""), built, given)
-        else:
-            probes = built
+        given = cols["probe"].to_pylist() if "probe" in cols else [None] * n
+        probes = [probe_text(i, s, p) for i, s, p in zip(cols["identity"].to_pylist(), cols["stereotype"].to_pylist(),
+                                                         given)]
         units = coder.unit_codes(cg, ident)
         if len(cat.stereotype_category) != len(cat.stereotype_ids) or len(cat.units) != sizes[1]:
             raise InputError(f"{cat.shown} changed while it was being read; run again")
-        yield Chunk(row, st, ident, units, probes.to_pylist())
+        yield Chunk(row, st, ident, units, probes)
         row += n

@@ -7,22 +7,17 @@ cost an hour of scoring), then each model streams the probes once; see `scoring`
 from __future__ import annotations
 
 import gc
+import os
 from pathlib import Path
+
+import numpy as np
 
 from ...core.errors import InputError, display_path
 from ...core.progress import progress_bar
 from ..evaluation import EvaluateRequest
 from ..report import short, write_csv, write_json
 from . import data, report
-from .metrics import summarise
-from .scoring import RULE_NAMES, RULES, ItemsWriter, score_file
-
-RULE_TEXT = {
-    "perplexity": "causal LM perplexity as Hugging Face evaluate computes it: BOS prepended, the text tokenised "
-                  "without special tokens, exp of the mean negative log-likelihood of every text token",
-    "pseudo-perplexity": "masked LM pseudo-perplexity: exp of minus the mean log-probability of each token with "
-                         "that token masked (special tokens not scored)",
-}
+from .scoring import RULE_NAMES, RULES, model_result, score_file, sofa_document
 
 
 def detect(path: Path) -> bool:
@@ -48,6 +43,52 @@ def _check_request(request: EvaluateRequest) -> None:
         raise InputError(f"--items for sofa writes Parquet: name the file *.parquet, not {display_path(request.items_out)}")
 
 
+class ItemsWriter:
+    """Per-probe rows into a Parquet file, one row group per block; the file appears under its
+    name only when `close()` completes, so an interrupted run leaves no half-written table."""
+
+    COLUMNS = ("model", "id", "category", "identity", "probe_ppl", "identity_ppl", "log10_ppl_star")
+
+    def __init__(self, path: Path):
+        import pyarrow as pa
+
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        self.schema = pa.schema([("model", pa.string()), ("id", pa.string()), ("category", pa.string()),
+                                 ("identity", pa.string()), ("probe_ppl", pa.float64()),
+                                 ("identity_ppl", pa.float64()), ("log10_ppl_star", pa.float64())])
+        self.writer = None
+
+    def write(self, model: str, cat: data.Catalogue, chunk: data.Chunk, probe_ppl, identity_ppl, values) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if self.writer is None:
+            self.writer = pq.ParquetWriter(self.tmp, self.schema, compression="zstd")
+        ids = pa.array(cat.stereotype_ids, pa.string()).take(pa.array(chunk.stereotype))
+        st_cat = np.asarray(cat.stereotype_category, dtype=np.int64)[chunk.stereotype]
+        cats = pa.array(cat.categories, pa.string()).take(pa.array(st_cat))
+        idents = pa.array(cat.identities, pa.string()).take(pa.array(chunk.identity))
+        table = pa.table([pa.array([model] * len(values), pa.string()), ids, cats, idents,
+                          pa.array(probe_ppl), pa.array(identity_ppl), pa.array(values)], schema=self.schema)
+        self.writer.write_table(table)
+
+    def close(self) -> None:
+        import pyarrow.parquet as pq
+
+        if self.writer is None:
+            pq.ParquetWriter(self.tmp, self.schema).close()
+        else:
+            self.writer.close()
+        os.replace(self.tmp, self.path)
+
+    def abort(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        self.tmp.unlink(missing_ok=True)
+
+
 def evaluate(request: EvaluateRequest, console) -> dict:
     """Score every model on the probe file and write the outputs the request names."""
     from ...models.lm_loading import load_scorer
@@ -70,12 +111,7 @@ def evaluate(request: EvaluateRequest, console) -> dict:
                                  f"(its rule is {RULES[scorer.kind]})")
             with progress_bar(f"{short(name)}: SOFA probes", cat.n_probes + len(cat.identities)) as advance:
                 acc = score_file(cat, scorer, name, advance, items)
-            results[name] = {
-                "score_rule": RULES[scorer.kind],
-                "model_revision": scorer.ref.revision,
-                **summarise(acc, cat.stereotype_ids, cat.stereotype_category, cat.categories, cat.identities,
-                            cat.units, cat.stereotype_text),
-            }
+            results[name] = model_result(scorer, acc, cat)
             if scorer.cache is not None:
                 scorer.cache.close()
             del scorer
@@ -86,19 +122,7 @@ def evaluate(request: EvaluateRequest, console) -> dict:
         if items is not None:
             items.abort()
         raise
-    rules = {m["score_rule"] for m in results.values()}
-    doc = {
-        "kind": "sofa",
-        "dataset": {"source": source, "file": str(path), "n_probes": cat.n_probes,
-                    "n_stereotypes": len(cat.stereotype_ids), "n_identities": len(cat.identities),
-                    "n_categories": len(cat.categories)},
-        "score_rule": rules.pop() if len(rules) == 1 else {m: v["score_rule"] for m, v in results.items()},
-        "score_rules": {rule: RULE_TEXT[rule] for rule in {m["score_rule"] for m in results.values()}},
-        "measures": "per probe log10(PPL(probe) / PPL(identity)); per stereotype the sample variance (ddof=1) across "
-                    "its identities and DDS = max - min; SOFA per category = mean of its stereotypes' variances "
-                    "(single-identity stereotypes counted apart); global = unweighted mean over categories",
-        "models": results,
-    }
+    doc = sofa_document(source, str(path), cat, results)
     for t in report.tables(doc):
         console.print(t)
     if items is not None:

@@ -1,24 +1,34 @@
-"""Streaming perplexities for SOFA probes through the shared LM scoring layer.
+"""Streaming perplexities for SOFA probes through the shared LM scoring layer, and the JSON.
 
 The probe file is read block by block (`data.chunks`); each block's distinct probe texts go
 to the scorer in slices of `SCORE_SLICE`, whose batches are committed to the SQLite cache as
 they finish, so an interrupted run keeps all but the batch in flight and a rerun recomputes
 nothing else. What stays in memory is one block of texts, the identities' perplexities and the
 per-stereotype accumulator: nothing grows with the number of probes.
+
+This module is pure (numpy and the pasted LM scoring layer, no file reading): a release's
+standalone evaluate.py carries it verbatim with `metrics` and feeds `score_file` its own
+reading of data/probes.csv, cut into the same chunks (see `BLOCK_BYTES`), so its scores are
+`workbench evaluate`'s to the last bit.
 """
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable
-from pathlib import Path
+from dataclasses import dataclass
 
 import numpy as np
 
 from ...core.errors import InputError
-from . import data
-from .metrics import Accumulator, log10_ratio
+from .metrics import Accumulator, log10_ratio, summarise
 
+# How the probe file is cut decides which probes are scored in one batch and the order the
+# running statistics merge in, so both readers of it (data.py and the standalone script) use
+# these. Arrow's streaming reader keeps a few dozen blocks in flight, so its memory is about
+# 35x the block size: 256 KiB blocks hold it near 10 MiB. Blocks are then joined into chunks of
+# CHUNK_ROWS probes, large enough for the scorer's length-sorted batches to pad little.
+BLOCK_BYTES = 1 << 18
+CHUNK_ROWS = 8192
 # At most this many texts per scorer call: the cache looks up to 2000 keys by index (more
 # scans the model's whole table), and a slice is also the unit the progress bar moves by.
 SCORE_SLICE = 1024
@@ -29,6 +39,32 @@ RULES = {
 }
 RULE_NAMES = {"perplexity": "causal", "ppl": "causal", "pseudo-perplexity": "masked", "pppl": "masked",
               "pseudo-ppl": "masked"}
+RULE_TEXT = {
+    "perplexity": "causal LM perplexity as Hugging Face evaluate computes it: BOS prepended, the text tokenised "
+                  "without special tokens, exp of the mean negative log-likelihood of every text token",
+    "pseudo-perplexity": "masked LM pseudo-perplexity: exp of minus the mean log-probability of each token with "
+                         "that token masked (special tokens not scored)",
+}
+MEASURES = ("per probe log10(PPL(probe) / PPL(identity)); per stereotype the sample variance (ddof=1) across "
+            "its identities and DDS = max - min; SOFA per category = mean of its stereotypes' variances "
+            "(single-identity stereotypes counted apart); global = unweighted mean over categories")
+
+
+@dataclass
+class Chunk:
+    """One streamed block of probes, as codes and texts (row = 0-based data row of the file)."""
+
+    first_row: int
+    stereotype: np.ndarray       # int64 codes
+    identity: np.ndarray         # int64 codes into Catalogue.identities
+    unit: np.ndarray             # int64 codes into Catalogue.units
+    probes: list[str]
+
+
+def probe_text(identity: str, stereotype: str, probe: str | None = None) -> str:
+    """The text a probe scores: its `probe` cell, or identity + " " + stereotype when the file
+    has no such column or the cell is blank (the public SOFA layout)."""
+    return probe if probe is not None and probe.strip() else f"{identity} {stereotype}"
 
 
 def rule_of(scorer) -> str:
@@ -58,56 +94,13 @@ def sliced_perplexity(scorer, texts: list[str], progress: Callable[[int], None] 
     return out
 
 
-class ItemsWriter:
-    """Per-probe rows into a Parquet file, one row group per block; the file appears under its
-    name only when `close()` completes, so an interrupted run leaves no half-written table."""
-
-    COLUMNS = ("model", "id", "category", "identity", "probe_ppl", "identity_ppl", "log10_ppl_star")
-
-    def __init__(self, path: Path):
-        import pyarrow as pa
-
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        self.schema = pa.schema([("model", pa.string()), ("id", pa.string()), ("category", pa.string()),
-                                 ("identity", pa.string()), ("probe_ppl", pa.float64()),
-                                 ("identity_ppl", pa.float64()), ("log10_ppl_star", pa.float64())])
-        self.writer = None
-
-    def write(self, model: str, cat: data.Catalogue, chunk: data.Chunk, probe_ppl, identity_ppl, values) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        if self.writer is None:
-            self.writer = pq.ParquetWriter(self.tmp, self.schema, compression="zstd")
-        ids = pa.array(cat.stereotype_ids, pa.string()).take(pa.array(chunk.stereotype))
-        st_cat = np.asarray(cat.stereotype_category, dtype=np.int64)[chunk.stereotype]
-        cats = pa.array(cat.categories, pa.string()).take(pa.array(st_cat))
-        idents = pa.array(cat.identities, pa.string()).take(pa.array(chunk.identity))
-        table = pa.table([pa.array([model] * len(values), pa.string()), ids, cats, idents,
-                          pa.array(probe_ppl), pa.array(identity_ppl), pa.array(values)], schema=self.schema)
-        self.writer.write_table(table)
-
-    def close(self) -> None:
-        import pyarrow.parquet as pq
-
-        if self.writer is None:
-            pq.ParquetWriter(self.tmp, self.schema).close()
-        else:
-            self.writer.close()
-        os.replace(self.tmp, self.path)
-
-    def abort(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-        self.tmp.unlink(missing_ok=True)
-
-
-def score_file(cat: data.Catalogue, scorer, model: str, advance: Callable[[int], None] | None = None,
-               items: ItemsWriter | None = None) -> Accumulator:
+def score_file(cat, scorer, model: str, advance: Callable[[int], None] | None = None, items=None) -> Accumulator:
     """Stream every probe of the file through the scorer and fold log10(PPL*) into the
-    per-stereotype accumulator. `advance` moves once per identity and once per probe."""
+    per-stereotype accumulator. `advance` moves once per identity and once per probe.
+
+    `cat` is the file's catalogue (`data.Catalogue`, or the standalone script's reading of a
+    release): `shown`, `identities`, `stereotype_ids` and `chunks()`, the probes as `Chunk`s.
+    `items` (optional) gets `write(model, cat, chunk, probe_ppl, identity_ppl, values)` per chunk."""
     step = advance or (lambda n: None)
     identity_ppl = sliced_perplexity(scorer, cat.identities, step)
     bad = [name for name, p in zip(cat.identities, identity_ppl) if not math.isfinite(p) or p <= 0]
@@ -115,7 +108,7 @@ def score_file(cat: data.Catalogue, scorer, model: str, advance: Callable[[int],
         raise InputError(f"{cat.shown}: identity {bad[0]!r} has no tokens for model {model!r}, so it has no perplexity"
                          + (f" ({len(bad) - 1} more)" if len(bad) > 1 else ""))
     acc = Accumulator(len(cat.stereotype_ids))
-    for chunk in data.chunks(cat):
+    for chunk in cat.chunks():
         distinct = list(dict.fromkeys(chunk.probes))
         ppl = sliced_perplexity(scorer, distinct, step)
         if len(distinct) < len(chunk.probes):
@@ -134,3 +127,29 @@ def score_file(cat: data.Catalogue, scorer, model: str, advance: Callable[[int],
         if items is not None:
             items.write(model, cat, chunk, probe_ppl, ident, values)
     return acc
+
+
+def model_result(scorer, acc: Accumulator, cat) -> dict:
+    """One model's entry in the JSON: its rule, revision and `summarise`'s measures."""
+    return {
+        "score_rule": rule_of(scorer),
+        "model_revision": scorer.ref.revision,
+        **summarise(acc, cat.stereotype_ids, cat.stereotype_category, cat.categories, cat.identities, cat.units,
+                    cat.stereotype_text),
+    }
+
+
+def sofa_document(source: str, file: str, cat, results: dict[str, dict]) -> dict:
+    """The JSON document of an evaluation (`results`: model -> `model_result`), the same for
+    `workbench evaluate` and a release's standalone evaluate.py."""
+    rules = [m["score_rule"] for m in results.values()]
+    return {
+        "kind": "sofa",
+        "dataset": {"source": source, "file": file, "n_probes": cat.n_probes,
+                    "n_stereotypes": len(cat.stereotype_ids), "n_identities": len(cat.identities),
+                    "n_categories": len(cat.categories)},
+        "score_rule": rules[0] if len(set(rules)) == 1 else {m: v["score_rule"] for m, v in results.items()},
+        "score_rules": {rule: RULE_TEXT[rule] for rule in dict.fromkeys(rules)},
+        "measures": MEASURES,
+        "models": results,
+    }

@@ -18,8 +18,8 @@ from .data import (
     release_file,
     write_predictions,
 )
-from .metrics import levels
-from .scoring import RULES
+from .metrics import document
+from .scoring import DEFAULT_RULE, RULES
 
 DETECT_LIMIT = 256 << 20  # files larger than this are not opened just to guess their kind
 
@@ -51,7 +51,7 @@ def evaluate(request: EvaluateRequest, console) -> dict:
     from ..report import write_csv, write_json
     from .report import item_rows, rows, table, write_items, write_plot
 
-    rule = request.score_rule or "mean-prob"
+    rule = request.score_rule or DEFAULT_RULE
     if rule not in RULES:
         raise InputError(f"unknown --score-rule {rule!r} for stereoset; choose {' or '.join(RULES)}")
     if len(request.sources) != 1:
@@ -72,7 +72,7 @@ def evaluate(request: EvaluateRequest, console) -> dict:
         methods[name] = {"scores": f"read from {display_path(request.predictions)}"}
     else:
         from ...models.lm_loading import load_scorer
-        from .scoring import score_model
+        from .scoring import model_methods, score_model
 
         for model in dict.fromkeys(request.models):
             scorer = load_scorer(model, root=request.root, device=request.device, batch_size=request.batch_size,
@@ -83,19 +83,10 @@ def evaluate(request: EvaluateRequest, console) -> dict:
                 if scorer.cache is not None:
                     scorer.cache.close()
             scores_by_model[model] = scores
-            methods[model] = {"model_kind": scorer.kind, "revision": scorer.ref.revision, **how}
+            methods[model] = model_methods(scorer, how)
             del scorer
 
-    doc = {
-        "kind": "stereoset",
-        "source": data.source,
-        "revision": data.revision,
-        "version": data.version,
-        "score_rule": rule if request.predictions is None else None,
-        "counts": {split: len(data.split(split)) for split in data.splits},
-        "models": {model: levels(data, scores) for model, scores in scores_by_model.items()},
-        "methods": methods,
-    }
+    doc = document(data, rule if request.predictions is None else None, scores_by_model, methods)
     console.print(table(doc))
     if request.predictions_out is not None:
         for model, scores in scores_by_model.items():

@@ -23,6 +23,9 @@ no end punctuation, as in the reference)
     masked LM with a next-sentence head: P(is next) from that head;
     other masked LMs: mean pseudo-log-likelihood of the continuation's tokens, each masked
     in turn with the context and the rest of the continuation in place.
+
+Pure code (the standard library, `core.errors` and cats.py; the scorer comes in as an
+argument): a release's standalone evaluate.py carries it verbatim (see `release/standalone`).
 """
 from __future__ import annotations
 
@@ -30,9 +33,10 @@ import math
 from collections.abc import Callable
 
 from ...core.errors import ModelError
-from .data import GOLD, Example, Sentence, StereoSetData
+from .cats import GOLD, Example, Sentence, StereoSetData
 
 RULES = ("mean-prob", "mean-logprob")
+DEFAULT_RULE = RULES[0]  # the reference code's; `workbench evaluate` and the standalone script default to it
 
 
 def _frame(tokenizer) -> tuple[list[int], list[int]]:
@@ -102,7 +106,7 @@ def _reduce(lps: list[float], rule: str, geometric: bool = False) -> float:
     return sum(math.exp(v) for v in lps) / len(lps)
 
 
-def score_model(scorer, data: StereoSetData, rule: str = "mean-prob",
+def score_model(scorer, data: StereoSetData, rule: str = DEFAULT_RULE,
                 progress_factory: Callable | None = None) -> tuple[dict[str, float], dict[str, str]]:
     """Sentence id -> score for every sentence of the data, and how each split was scored."""
     if rule not in RULES:
@@ -145,6 +149,11 @@ def score_model(scorer, data: StereoSetData, rule: str = "mean-prob",
         with bar(f"StereoSet intersentence {name}", len(inter)) as advance:
             scores.update(_intersentence(scorer, inter, advance, methods))
     return scores, methods
+
+
+def model_methods(scorer, how: dict[str, str]) -> dict[str, str]:
+    """The JSON's `methods` entry of a model scored by `score_model` (`how`: its second value)."""
+    return {"model_kind": scorer.kind, "revision": scorer.ref.revision, **how}
 
 
 def _intersentence(scorer, items: list[tuple[Example, Sentence]], advance, methods: dict) -> dict[str, float]:

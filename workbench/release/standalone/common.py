@@ -17,7 +17,12 @@ LM_MEASURE_MODULES = (
 )
 
 
-def lm_header(kind: str, title: str, measures: str, data: str, options: str = "") -> str:
+REQUIREMENTS = "torch transformers numpy"
+COMMAND = "python evaluate.py --model MODEL --json scores.json"
+
+
+def lm_header(kind: str, title: str, measures: str, data: str, options: str = "",
+              requirements: str = REQUIREMENTS, command: str = COMMAND) -> str:
     """The script's docstring and settings; @@...@@ are filled at build time (see `script`)."""
     return f'''#!/usr/bin/env python3
 """Standalone evaluator for @@RELEASE@@ ({title}, kind `{kind}`).
@@ -34,8 +39,8 @@ downloads the pinned revision from the Hub (needs `huggingface_hub`).
 
 How to run:
 
-    pip install torch transformers numpy
-    python evaluate.py --model MODEL --json scores.json
+    pip install {requirements}
+    {command}
     python evaluate.py --model MODEL_A --model ./local-checkpoint --device cpu{options}
 
 MODEL is a masked LM (BERT, RoBERTa, ...) or a causal LM (GPT-2, ...): a Hub name or a local
@@ -135,7 +140,7 @@ def model_revision(name: str, location: str) -> str:
 '''
 
 
-LM_CODE = '''
+LM_HELPERS = '''
 
 # ---- models and the command line ---------------------------------------------------------
 
@@ -169,36 +174,66 @@ def load_lm(name: str, args):
         raise Refused("scoring needs torch and transformers (pip install torch transformers)") from None
 
 
-def main(argv=None) -> int:
+'''
+
+# The command line: the shared options, and running the kind's `evaluate`.
+CLI_CODE = '''
+
+def option_parser(model_help: str = "masked or causal LM: a Hub name or a local checkpoint folder; repeat for "
+                                    "several") -> argparse.ArgumentParser:
+    """The options every kind's script has; a kind adds its own (score rule, lexicon, ...)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\\n\\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", "-m", action="append", required=True,
-                        help="masked or causal LM: a Hub name or a local checkpoint folder; repeat for several")
+    parser.add_argument("--model", "-m", action="append", required=True, help=model_help)
     parser.add_argument("--json", type=Path, help="write the scores as JSON to this file")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     parser.add_argument("--batch-size", type=int, default=BATCH_SIZE)
     parser.add_argument("--from-hub", action="store_true",
                         help="score the pinned revision from the Hub even when release files are beside the script")
+    return parser
+
+
+def parsed(parser: argparse.ArgumentParser, argv=None):
     args = parser.parse_args(argv)
     if args.batch_size < 1:
         parser.error("--batch-size must be at least 1")
+    return args
+
+
+def write_scores(doc: dict, path: Path | None) -> None:
+    if path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\\n", encoding="utf-8")
+        print(f"wrote {path}")
+
+
+def run(args, more_provenance=None) -> int:
+    """Find and check the release, score it with the kind's `evaluate`, write the JSON with its
+    provenance (`more_provenance()`: what the kind adds, e.g. an input file's hash). Problems
+    the user can fix (ours, or workbench's pasted error classes) end in one line, exit code 2."""
     try:
         folder, origin = locate_release(args.from_hub)
         manifest = verified_manifest(folder)
         doc, revisions = evaluate(args, folder, origin, manifest)
-    except Refused as exc:
+        provenance = {"evaluator": "standalone evaluate.py", "evaluator_version": EVALUATOR_VERSION,
+                      "release": DATASET, "dataset_folder": origin["dataset_folder"],
+                      "dataset_commit": origin["dataset_commit"], "model_revisions": revisions,
+                      **(more_provenance() if more_provenance else {})}
+    except (Refused, WorkbenchError, OSError) as exc:
         print(f"evaluate.py: error: {exc}", file=sys.stderr)
         return 2
-    doc = {"tool": "evaluate.py", "tool_version": EVALUATOR_VERSION, **doc,
-           "provenance": {"evaluator": "standalone evaluate.py", "evaluator_version": EVALUATOR_VERSION,
-                          "release": DATASET, "dataset_folder": origin["dataset_folder"],
-                          "dataset_commit": origin["dataset_commit"], "model_revisions": revisions}}
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\\n", encoding="utf-8")
-        print(f"wrote {args.json}")
+    write_scores({"tool": "evaluate.py", "tool_version": EVALUATOR_VERSION, **doc, "provenance": provenance}, args.json)
     return 0
 '''
+
+# The command line of a kind without options of its own.
+DEFAULT_MAIN = '''
+
+def main(argv=None) -> int:
+    return run(parsed(option_parser(), argv))
+'''
+
+LM_CODE = LM_HELPERS + CLI_CODE + DEFAULT_MAIN
 
 MAIN = '''
 

@@ -1,0 +1,82 @@
+"""The sofa release's standalone evaluate.py: run without workbench and offline, its JSON is
+`workbench evaluate`'s to the last bit, keys in the same order, for masked and causal LMs, also
+when the probes arrive in many blocks and chunks; a cut data file is refused."""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import shutil
+
+from test_standalone_evaluator import run_standalone, without_tool_fields
+from test_standalone_lm_kinds import alone_and_workbench
+
+from workbench.kinds.sofa import data
+
+MODELS = ("mlm-bert", "mlm-roberta", "clm-gpt2")
+
+
+def _same(alone: dict, workbench_doc: dict) -> None:
+    assert without_tool_fields(alone) == without_tool_fields(workbench_doc)
+    # ... and written in the same order (the pasted code builds both documents).
+    assert json.dumps(without_tool_fields(alone)) == json.dumps(without_tool_fields(workbench_doc))
+
+
+def test_standalone_json_equals_workbench_evaluate_without_workbench_offline(releases, fixture_models, tmp_path,
+                                                                             monkeypatch):
+    models = [str(fixture_models[name]) for name in MODELS]
+    alone, workbench_doc, ran = alone_and_workbench(releases("sofa"), [a for m in models for a in ("--model", m)],
+                                                    tmp_path, monkeypatch)
+    _same(alone, workbench_doc)
+    assert alone["kind"] == "sofa" and list(alone["models"]) == models
+    assert alone["score_rule"] == dict(zip(models, ("pseudo-perplexity", "pseudo-perplexity", "perplexity")))
+    assert alone["dataset"]["file"] == "release/data/probes.csv"
+    n = alone["dataset"]["n_probes"]
+    assert n >= 10 and alone["dataset"]["n_identities"] >= 2
+    for model in models:
+        entry = alone["models"][model]
+        assert entry["overall"]["n_probes"] == n and entry["overall"]["n_stereotypes"] >= 2
+        assert entry["overall"]["sofa"] > 0 and math.isfinite(entry["overall"]["sofa"])
+        variances = [s["variance"] for s in entry["by_stereotype"].values() if s["variance"] is not None]
+        assert len(variances) >= 2 and len(set(variances)) == len(variances)  # real, distinct scores
+        assert entry["highest_dds"] and entry["highest_dds"][0]["dds"] > 0
+        assert sum(i["n_lowest"] for i in entry["by_identity"].values()) == entry["overall"]["n_stereotypes"]
+    assert alone["models"][models[0]]["overall"]["sofa"] != alone["models"][models[2]]["overall"]["sofa"]
+    assert alone["provenance"]["model_revisions"] == {m: alone["models"][m]["model_revision"] for m in models}
+    assert "global SOFA" in ran.stdout and "Traceback" not in ran.stderr
+
+
+def test_equal_when_the_probes_come_in_many_blocks_and_chunks(releases, fixture_models, tmp_path, monkeypatch):
+    """Small blocks and chunks in both: the script cuts the file where data.py does."""
+    release = tmp_path / "small-chunks" / "release"
+    shutil.copytree(releases("sofa"), release)
+    script = (release / "evaluate.py").read_text(encoding="utf-8")
+    for line, small in (("BLOCK_BYTES = 1 << 18", "BLOCK_BYTES = 400"), ("CHUNK_ROWS = 8192", "CHUNK_ROWS = 5")):
+        assert script.count(f"\n{line}\n") == 1
+        script = script.replace(f"\n{line}\n", f"\n{small}\n")
+    (release / "evaluate.py").write_text(script, encoding="utf-8")
+    manifest = json.loads((release / "manifest.json").read_text(encoding="utf-8"))
+    manifest["files"]["evaluate.py"] = hashlib.sha256(script.encode()).hexdigest()  # workbench checks it too
+    (release / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    monkeypatch.setattr(data, "BLOCK_BYTES", 400)
+    monkeypatch.setattr(data, "CHUNK_ROWS", 5)
+    sizes, real_chunks = [], data.chunks
+    monkeypatch.setattr(data, "chunks", lambda cat: (sizes.append(len(c.probes)) or c for c in real_chunks(cat)))
+
+    models = [str(fixture_models[name]) for name in ("mlm-bert", "clm-gpt2")]
+    alone, workbench_doc, _ = alone_and_workbench(release, [a for m in models for a in ("--model", m)], tmp_path,
+                                                  monkeypatch)
+    _same(alone, workbench_doc)
+    assert len(sizes) >= 2 * 3 and max(sizes) < alone["dataset"]["n_probes"]  # several chunks per model
+
+
+def test_a_cut_data_file_is_refused_not_scored(releases, fixture_models, tmp_path):
+    copy = tmp_path / "release"
+    shutil.copytree(releases("sofa"), copy)
+    probes = copy / "data" / "probes.csv"
+    probes.write_bytes(probes.read_bytes()[: probes.stat().st_size // 2])
+    ran = run_standalone(copy / "evaluate.py", ["--model", str(fixture_models["clm-gpt2"]), "--json", "s.json"],
+                         cwd=tmp_path)
+    assert ran.returncode == 2, ran.stderr[-3000:]
+    assert "data/probes.csv" in ran.stderr and "nothing was scored" in ran.stderr
+    assert "Traceback" not in ran.stderr and not (tmp_path / "s.json").exists()

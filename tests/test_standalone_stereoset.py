@@ -1,0 +1,84 @@
+"""The stereoset release's standalone evaluate.py: run without workbench and offline, its JSON
+equals `workbench evaluate`'s for masked LMs (WordPiece, byte-level BPE, with a next-sentence
+head) and a causal LM, under both score rules; a cut data file is refused, not scored."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from conftest import invoke
+from test_standalone_evaluator import run_standalone, without_tool_fields
+from test_standalone_lm_kinds import alone_and_workbench
+
+from workbench.kinds.stereoset.scoring import DEFAULT_RULE, RULES
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory, fixture_models):
+    """The example StereoSet project (CAT templates, five scripted validators) built as 1.0.0."""
+    from typer.testing import CliRunner
+
+    from workbench.kinds.stereoset.example import write_example_labels, write_example_project
+
+    project = write_example_project(tmp_path_factory.mktemp("stereoset") / "project", fixture_models["mlm-bert"])
+    runner = CliRunner()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(project)
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        mp.setenv("WORKBENCH_PROGRESS", "0")
+        assert invoke(runner, "run").exit_code == 0
+        for n, path in enumerate(write_example_labels(project), start=1):
+            assert invoke(runner, "annotate", "-a", f"validator{n}", "--labels-from", str(path)).exit_code == 0
+        result = invoke(runner, "build", "--version", "1.0.0")
+        assert result.exit_code == 0, result.output
+    return project / "exports" / "stereoset-example" / "1.0.0"
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory, fixture_models) -> dict[str, str]:
+    """The fixture LMs, and a BERT with a next-sentence head (intersentence scored by that head)."""
+    from workbench.models.fixtures import build_mlm_nsp
+
+    nsp = build_mlm_nsp(tmp_path_factory.mktemp("nsp") / "mlm-nsp", seed=14)
+    return {**{name: str(fixture_models[name]) for name in ("mlm-bert", "mlm-roberta", "clm-gpt2")}, "mlm-nsp": str(nsp)}
+
+
+@pytest.mark.parametrize("rule", [None, "mean-logprob"])
+def test_standalone_json_equals_workbench_evaluate(rule, release, models, tmp_path, monkeypatch):
+    names = list(models.values()) if rule is None else [models["mlm-roberta"], models["clm-gpt2"]]
+    args = [a for m in names for a in ("--model", m)] + ([] if rule is None else ["--score-rule", rule])
+    alone, workbench_doc, ran = alone_and_workbench(release, args, tmp_path, monkeypatch)
+
+    assert without_tool_fields(alone) == without_tool_fields(workbench_doc)
+    assert alone["kind"] == "stereoset" and alone["score_rule"] == (rule or DEFAULT_RULE)
+    assert alone["source"] == "release" and alone["revision"] == "v1.0.0"
+    assert alone["counts"]["intrasentence"] > 0 and alone["counts"]["intersentence"] > 0
+    assert list(alone["models"]) == names
+    for name in names:
+        entry = alone["models"][name]
+        for level in (entry["overall"], entry["intrasentence"]["overall"], entry["intersentence"]["overall"]):
+            assert level["n"] > 0 and all(0 <= level[m] <= 100 for m in ("lms", "ss", "icat"))
+        assert entry["intrasentence"]["by_domain"] and entry["intersentence"]["by_domain"]
+        assert alone["methods"][name]["revision"].startswith("sha256:")
+    # every way of scoring a split is exercised
+    inter = {name: alone["methods"][name]["intersentence"] for name in names}
+    assert "causal LM" in inter[models["clm-gpt2"]]
+    if rule is None:
+        assert "next-sentence-prediction head" in inter[models["mlm-nsp"]]
+        assert "pseudo-log-likelihood" in inter[models["mlm-bert"]]
+    assert alone["provenance"]["model_revisions"] == {m: alone["methods"][m]["revision"] for m in names}
+    assert "50 = unbiased" in ran.stdout and (rule or DEFAULT_RULE) in ran.stderr
+
+
+def test_a_cut_data_file_or_a_bad_rule_is_refused_not_scored(release, models, tmp_path):
+    copy = tmp_path / "release"
+    shutil.copytree(release, copy)
+    data = copy / "data" / "stereoset.json"
+    data.write_bytes(data.read_bytes()[: data.stat().st_size // 2])
+    ran = run_standalone(copy / "evaluate.py", ["--model", models["mlm-bert"], "--json", "s.json"], cwd=tmp_path)
+    assert ran.returncode == 2, ran.stderr[-3000:]
+    assert "data/stereoset.json" in ran.stderr and "nothing was scored" in ran.stderr
+    assert "Traceback" not in ran.stderr and not (tmp_path / "s.json").exists()
+
+    ran = run_standalone(release / "evaluate.py", ["--model", models["mlm-bert"], "--score-rule", "mean"], cwd=tmp_path)
+    assert ran.returncode == 2 and "invalid choice" in ran.stderr and all(r in ran.stderr for r in RULES)
