@@ -1,12 +1,12 @@
 """Data-parallel runs under torchrun on CPU (gloo): the same outputs as one process, and a
 rank that dies fails the run without hanging; the rerun resumes from what rank 0 committed to
-the cache. (torchrun's elastic restart, --max-restarts, is not tested here: on this CPU its
-gloo re-initialisation failed in one of three tries — see docs/scale.md.)"""
+the cache; with --max-restarts, torchrun's elastic restart does the same by itself."""
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -17,25 +17,30 @@ from conftest import ROOT
 
 pytestmark = pytest.mark.timeout(900)
 
-# Makes rank 1 die in its second round of batches, as a crashed or killed process would.
+# Makes rank 1 die in its second round of batches, as a crashed or killed process would
+# (batching imports all_gather by name: the name is replaced there and in distributed).
 CRASH = """
 import os, sys
 from workbench.core import distributed
+from workbench.models import batching
 
 real_gather = distributed.all_gather
 rounds = {"n": 0}
 
 def gather(obj):
     rounds["n"] += 1
-    if distributed.rank() == 1 and rounds["n"] == 2:
+    if distributed.rank() == 1 and rounds["n"] == 2 and ONLY_FIRST_ATTEMPT:
         os._exit(13)
     return real_gather(obj)
 
-distributed.all_gather = gather
+distributed.all_gather = batching.all_gather = gather
 from workbench.cli.main import main
 sys.argv = ["workbench", *sys.argv[1:]]
 main()
 """
+CRASH_ALWAYS = CRASH.replace("ONLY_FIRST_ATTEMPT", "True")
+# ... only in torchrun's first attempt: the restarted worker group runs normally.
+CRASH_ONCE = CRASH.replace("ONLY_FIRST_ATTEMPT", 'os.environ["TORCHELASTIC_RESTART_COUNT"] == "0"')
 
 
 def env() -> dict:
@@ -50,11 +55,23 @@ def single(folder: Path, *args: str) -> subprocess.CompletedProcess:
                           text=True, timeout=600)
 
 
-def torchrun(folder: Path, *args: str, script: Path | None = None) -> subprocess.CompletedProcess:
-    launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
+def torchrun(folder: Path, *args: str, script: Path | None = None, restarts: int = 0,
+             timeout: float = 600) -> subprocess.CompletedProcess:
+    """torchrun on 2 processes, in a session of its own: past `timeout` the agent and its
+    workers are all killed (a plain subprocess timeout would kill the agent alone)."""
+    launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+                "--max-restarts", str(restarts)]
     target = [str(script)] if script else ["-m", "workbench"]
-    return subprocess.run([*launcher, *target, *args], cwd=folder, env=env(), capture_output=True, text=True,
-                          timeout=600)
+    cmd = [*launcher, *target, *args]
+    with subprocess.Popen(cmd, cwd=folder, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+            pytest.fail(f"torchrun did not finish within {timeout} s:\n{err[-3000:]}")
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 @pytest.fixture
@@ -124,7 +141,7 @@ def test_a_rank_that_dies_fails_the_run_and_the_rerun_resumes(projects, tmp_path
     one, two = projects
     assert single(one, "generate").returncode == 0 and single(two, "generate").returncode == 0
     script = tmp_path / "crash.py"
-    script.write_text(CRASH)
+    script.write_text(CRASH_ALWAYS)
     crashed = torchrun(two, "filter", script=script)
     assert crashed.returncode != 0
     assert "exitcode  : 13" in crashed.stderr or "exit code 13" in crashed.stderr.lower(), crashed.stderr[-3000:]
@@ -138,11 +155,30 @@ def test_a_rank_that_dies_fails_the_run_and_the_rerun_resumes(projects, tmp_path
     assert 0 < sum(computed["computed_pairs"].values()) < 2 * computed["unique_pairs"], computed
 
 
+def test_an_elastic_restart_after_a_crash_completes_the_run(projects, tmp_path):
+    """torchrun --max-restarts 1: rank 1 dies in the first attempt; the restarted worker group
+    resumes from what rank 0 committed and writes what one process writes. (torchrun keeps one
+    store across restarts; distributed._group() must not read the dead attempt's addresses.)"""
+    one, two = projects
+    assert single(one, "generate").returncode == 0
+    shutil.copytree(one / ".workbench", two / ".workbench")  # the same generate output and cache
+    script = tmp_path / "crash_once.py"
+    script.write_text(CRASH_ONCE)
+    run = torchrun(two, "filter", script=script, restarts=1, timeout=240)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "(exitcode: 13) local_rank: 1" in run.stderr, run.stderr[-3000:]  # it did crash, then restart
+    assert run.stdout.count("filter:") == 1
+    assert single(one, "filter").returncode == 0
+    same_up_to_batching(tables(two), tables(one))
+    # The restarted group computed only what the first attempt had not committed.
+    computed = json.loads((two / ".workbench" / "filter" / "manifest.json").read_text())["counts"]
+    assert 0 < sum(computed["computed_pairs"].values()) < 2 * computed["unique_pairs"], computed
+
+
 def test_each_rank_computes_every_nth_batch_and_halves_its_own_on_out_of_memory(monkeypatch):
     """In-process, as rank 0 of 2 (the other rank's results faked): rank 0 computes batches 0, 2,
     4 … of the length-sorted order; an out-of-memory error halves only its own batches; every
     batch reaches on_batch in batch order."""
-    from workbench.core import distributed
     from workbench.models import batching
 
     monkeypatch.setenv("WORLD_SIZE", "2")
@@ -155,7 +191,7 @@ def test_each_rank_computes_every_nth_batch_and_halves_its_own_on_out_of_memory(
         theirs = other.pop(first, [])
         return [mine, theirs]
 
-    monkeypatch.setattr(distributed, "all_gather", fake_gather)
+    monkeypatch.setattr(batching, "all_gather", fake_gather)  # batching imports it by name
     lengths = list(range(40))                     # sorted order = 0..39; batches of 8: 5 batches
     batches = [list(range(b, b + 8)) for b in range(0, 40, 8)]
     for round_start in range(0, 5, 2):
