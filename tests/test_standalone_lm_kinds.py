@@ -119,6 +119,10 @@ def test_a_cut_data_file_or_another_kind_is_refused_not_scored(kind, releases, f
     ran = run_standalone(tmp_path / "other" / "evaluate.py", ["--model", model], cwd=tmp_path)
     assert ran.returncode == 2 and f"this evaluator scores {kind} releases" in ran.stderr, ran.stderr[-3000:]
 
+    ran = run_standalone(release / "evaluate.py", ["--model", "./no-such-model"], cwd=tmp_path)
+    assert ran.returncode == 2 and "'./no-such-model': no such folder" in ran.stderr, ran.stderr[-3000:]
+    assert "Traceback" not in ran.stderr
+
 
 def test_alone_it_scores_the_pinned_release_from_the_hub(fixture_models, tmp_path):
     """evaluate.py copied away from the release files fetches its pinned tag from the Hub,

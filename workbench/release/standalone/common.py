@@ -163,6 +163,9 @@ def load_lm(name: str, args):
     try:
         if (folder / "config.json").is_file():
             ref = ModelRef(name, str(folder.resolve()), local_revision(folder))
+        elif is_path_like(name) or folder.is_dir():
+            raise Refused(f"model {name!r}: {'a folder without config.json' if folder.is_dir() else 'no such folder'}; "
+                          "give a checkpoint folder (one with config.json) or a Hub model name")
         else:
             revision = model_revision(name, name)
             ref = ModelRef(name, name, "main" if revision == "unknown" else revision)
