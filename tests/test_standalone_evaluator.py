@@ -102,7 +102,7 @@ def test_pasted_measure_modules_import_nothing_from_workbench(kind):
     # What the script's users install: numpy for NLI's measures, plus torch and transformers
     # (and what they bring) for the language-model kinds, whose scoring layer is pasted too.
     allowed = {"numpy", "__future__"} | (set() if kind == "nli" else {"torch", "transformers", "safetensors",
-                                                                     "huggingface_hub"})
+                                                                     "huggingface_hub", "pyarrow"})
     for name in modules:
         tree = ast.parse(_module_file(name).read_text(encoding="utf-8"))
         package = name.rsplit(".", 1)[0]

@@ -55,28 +55,6 @@ class Catalogue:
         return chunks(self)
 
 
-def resolve_source(source: str) -> Path:
-    """The probe CSV of a source: a CSV file, a release folder (data/probes.csv), or
-    ORG/NAME[@REVISION] of a release on the Hub."""
-    path = Path(source).expanduser()
-    if path.is_dir():
-        probe_file = path / RELEASE_FILE
-        if probe_file.is_file():
-            return probe_file
-        raise InputError(f"{display_path(path)}: not a SOFA release (expected {RELEASE_FILE}) and not a probe CSV")
-    if path.is_file():
-        return path
-    from ...evaluation.data import HUB_SPEC
-
-    m = HUB_SPEC.match(source)
-    if not m or source.startswith((".", "/", "~")) or source.lower().endswith(".csv"):
-        raise InputError(f"probe file not found: {display_path(path)}")
-    from ...release.publish import fetch_release
-
-    folder, _ = fetch_release(m.group("repo"), m.group("rev"))
-    return resolve_source(folder)
-
-
 def read_header(path: Path) -> list[str]:
     """The header row (BOM tolerated); a file that is not UTF-8 fails here or in the scan."""
     try:

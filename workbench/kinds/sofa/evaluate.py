@@ -89,13 +89,35 @@ class ItemsWriter:
         self.tmp.unlink(missing_ok=True)
 
 
+def probe_file(source: str) -> Path:
+    """The probe CSV of a source: a CSV file, a release folder (data/probes.csv), or
+    ORG/NAME[@REVISION] of a release on the Hub."""
+    path = Path(source).expanduser()
+    if path.is_dir():
+        found = path / data.RELEASE_FILE
+        if found.is_file():
+            return found
+        raise InputError(f"{display_path(path)}: not a SOFA release (expected {data.RELEASE_FILE}) and not a probe CSV")
+    if path.is_file():
+        return path
+    from ...evaluation.data import HUB_SPEC
+
+    m = HUB_SPEC.match(source)
+    if not m or source.startswith((".", "/", "~")) or source.lower().endswith(".csv"):
+        raise InputError(f"probe file not found: {display_path(path)}")
+    from ...release.publish import fetch_release
+
+    folder, _ = fetch_release(m.group("repo"), m.group("rev"))
+    return probe_file(folder)
+
+
 def evaluate(request: EvaluateRequest, console) -> dict:
     """Score every model on the probe file and write the outputs the request names."""
     from ...models.lm_loading import load_scorer
 
     _check_request(request)
     source = request.sources[0]
-    path = data.resolve_source(source)
+    path = probe_file(source)
     cat = data.check(path)
     console.print(f"{cat.shown}: {cat.n_probes:,} probes, {len(cat.stereotype_ids):,} stereotypes, "
                   f"{len(cat.identities):,} identities, {len(cat.categories)} categories")

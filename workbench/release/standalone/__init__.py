@@ -36,8 +36,8 @@ def _kinds() -> dict[str, str]:
 
 KINDS = _kinds()
 # Besides the standard library: what the script's users install (torch, transformers and what
-# transformers itself needs).
-ALLOWED_IMPORTS = {"numpy", "torch", "transformers", "safetensors", "huggingface_hub"}
+# transformers itself needs; pyarrow where a kind reads its data with it, as REQUIREMENTS says).
+ALLOWED_IMPORTS = {"numpy", "torch", "transformers", "safetensors", "huggingface_hub", "pyarrow"}
 
 
 def has_standalone(kind: str) -> bool:
