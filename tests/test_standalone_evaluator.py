@@ -255,3 +255,26 @@ def test_alone_it_scores_the_pinned_revision_from_the_hub_and_records_its_commit
     assert without_tool_fields(doc) == without_tool_fields(json.loads((tmp_path / "w.json").read_text(encoding="utf-8")))
     assert doc["dataset"]["dataset"] == "test-org/demo-bias@v1.0.0"
     assert doc["provenance"]["dataset_commit"] == tag and doc["provenance"]["dataset_folder"] is None
+
+
+@pytest.mark.parametrize("kind", sorted(standalone.KINDS))
+def test_the_whole_script_needs_only_what_its_card_says_to_install(kind, tmp_path):
+    """Every import in the generated script (the pasted modules and the script's own code) is the
+    standard library or a package of the card's pip line (or one transformers itself installs),
+    and `--help` runs without workbench."""
+    text = standalone.script(kind, "org/name@v1.0.0")
+    requirements = standalone.card_lines(kind)[0].split("pip install ")[1].rstrip("):").split()
+    allowed = set(requirements) | {"safetensors", "huggingface_hub", "__future__"}  # transformers' own
+    tops = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            tops.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"relative import at line {node.lineno}"
+            tops.add(node.module.split(".")[0])
+    assert not tops - set(sys.stdlib_module_names) - allowed, sorted(tops - set(sys.stdlib_module_names) - allowed)
+    assert "torch" in tops or kind == "nli"  # the LM kinds run their models themselves
+    script = tmp_path / "evaluate.py"
+    script.write_text(text, encoding="utf-8")
+    ran = run_standalone(script, ["--help"], cwd=tmp_path)
+    assert ran.returncode == 0 and "--model" in ran.stdout and "Standalone evaluator" in ran.stdout, ran.stderr
