@@ -37,7 +37,7 @@ from .errors import WorkbenchError
 
 TIMEOUT_ENV = "WORKBENCH_DIST_TIMEOUT"     # seconds a collective waits for the other ranks
 DEFAULT_TIMEOUT = 600
-STORE_KEY = "workbench/process-group-store"  # in torchrun's store: "<port> <token>" of rank 0's own store
+STORE_KEY = "workbench/process-group-store"  # in torchrun's store: "<port> <token> <host>" of rank 0's own store
 TOKEN_KEY = "workbench/token"                # in rank 0's own store
 
 _state: dict = {"initialised": False, "store": None}
@@ -110,15 +110,18 @@ def _fresh_store(timeout: timedelta):
         own = dist.TCPStore(host, 0, world_size(), is_master=True, timeout=timeout, wait_for_workers=False)
         token = secrets.token_hex(8)
         own.set(TOKEN_KEY, token)
-        agent.set(STORE_KEY, f"{own.port} {token}")
+        # Where the others find it: MASTER_ADDR (torchrun's store is normally on rank 0's node),
+        # else this host's name, for launches where rank 0 runs elsewhere.
+        agent.set(STORE_KEY, f"{own.port} {token} {socket.gethostname()}")
         return own
     deadline = time.monotonic() + timeout.total_seconds()
     while True:
         # Blocks until rank 0 of some attempt has published; may be a dead attempt's address.
-        own_port, token = agent.get(STORE_KEY).decode().split()
-        own = _connect(dist, host, int(own_port), token, timeout)
-        if own is not None:
-            return own
+        own_port, token, rank0_host = agent.get(STORE_KEY).decode().split()
+        for candidate in dict.fromkeys((host, rank0_host)):
+            own = _connect(dist, candidate, int(own_port), token, timeout)
+            if own is not None:
+                return own
         if time.monotonic() > deadline:
             raise DistributedError(TimeoutError(f"rank 0's store at {host} did not answer"))
         time.sleep(0.2)
