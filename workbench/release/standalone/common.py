@@ -179,8 +179,8 @@ def load_lm(name: str, args):
 
 '''
 
-# The command line: the shared options, and running the kind's `evaluate`.
-CLI_CODE = '''
+# The command line: the shared options (every kind's script, NLI's too) ...
+OPTIONS_CODE = '''
 
 def option_parser(model_help: str = "masked or causal LM: a Hub name or a local checkpoint folder; repeat for "
                                     "several") -> argparse.ArgumentParser:
@@ -208,7 +208,10 @@ def write_scores(doc: dict, path: Path | None) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\\n", encoding="utf-8")
         print(f"wrote {path}")
+'''
 
+# ... and running a language-model kind's `evaluate(args, folder, origin, manifest)`.
+RUN_CODE = '''
 
 def run(args, more_provenance=None) -> int:
     """Find and check the release, score it with the kind's `evaluate`, write the JSON with its
@@ -236,6 +239,7 @@ def main(argv=None) -> int:
     return run(parsed(option_parser(), argv))
 '''
 
+CLI_CODE = OPTIONS_CODE + RUN_CODE
 LM_CODE = LM_HELPERS + CLI_CODE + DEFAULT_MAIN
 
 MAIN = '''

@@ -8,7 +8,7 @@ of 32 with padding, softmax in float32, bfloat16/float16 on a GPU, float32 on th
 """
 from __future__ import annotations
 
-from .common import RELEASE_CODE
+from .common import OPTIONS_CODE, RELEASE_CODE
 
 REQUIREMENTS = "torch transformers numpy pyarrow"  # what the card tells users to install
 
@@ -61,7 +61,7 @@ HERE = Path(__file__).resolve().parent
 BATCH_SIZE = 32  # as `workbench evaluate`: same batches, same padding, same numbers
 '''
 
-BODY = RELEASE_CODE + '''
+BODY = RELEASE_CODE + OPTIONS_CODE + '''
 
 # ---- the evaluator ----------------------------------------------------------------------
 
@@ -199,29 +199,16 @@ def evaluate(args) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\\n\\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", "-m", action="append", required=True,
-                        help="NLI model: a Hub name or a local checkpoint folder; repeat for several")
-    parser.add_argument("--json", type=Path, help="write the scores as JSON to this file")
-    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
-    parser.add_argument("--batch-size", type=int, default=BATCH_SIZE)
+    parser = option_parser("NLI model: a Hub name or a local checkpoint folder; repeat for several")
     parser.add_argument("--labels", help="the model's labels in output order, e.g. entailment,neutral,contradiction "
                                          "(when its config names them LABEL_0, ...)")
-    parser.add_argument("--from-hub", action="store_true",
-                        help="score the pinned revision from the Hub even when release files are beside the script")
-    args = parser.parse_args(argv)
-    if args.batch_size < 1:
-        parser.error("--batch-size must be at least 1")
+    args = parsed(parser, argv)
     try:
         doc = evaluate(args)
     except Refused as exc:
         print(f"evaluate.py: error: {exc}", file=sys.stderr)
         return 2
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\\n", encoding="utf-8")
-        print(f"wrote {args.json}")
+    write_scores(doc, args.json)
     return 0
 
 
