@@ -4,7 +4,6 @@ options that change the measures; a cut data file or a bad lexicon is refused, n
 from __future__ import annotations
 
 import hashlib
-import json
 import inspect
 import re
 import shutil
@@ -101,31 +100,15 @@ def test_a_cut_data_file_or_a_bad_lexicon_is_refused_not_scored(releases, fixtur
 def test_alone_it_scores_the_pinned_release_from_the_hub(fixture_models, tmp_path):
     """Away from the release files, evaluate.py fetches its pinned tag and names the data set,
     repository and revision as `workbench evaluate ORG/NAME@v1.0.0` does."""
-    from support.hub_server import HubServer
-    from test_release import TOKEN, run_cli
-    from test_standalone_lm_kinds import build_release
+    from test_standalone_lm_kinds import alone_from_the_hub, build_release
 
     release = build_release("honest", tmp_path / "built", repo="test-org/honest-example")
-    project = release.parents[2]
     lexicon = lexicon_in(tmp_path / "lexicon")  # outside both working directories: shown absolute by both
     model = str(fixture_models["clm-gpt2"])
     args = ["--model", model, "--lexicon", str(lexicon), "--top-k", "4"]
-    hub = HubServer(tokens={TOKEN}).start()
-    try:
-        published = run_cli(project, hub, "publish", "--version", "1.0.0")
-        assert published.returncode == 0, published.stderr[-3000:]
-        alone = tmp_path / "alone"
-        alone.mkdir()
-        shutil.copy(release / "evaluate.py", alone / "evaluate.py")
-        ran = run_standalone(alone / "evaluate.py", [*args, "--json", "s.json"], cwd=alone, hub=hub, token=TOKEN)
-        assert ran.returncode == 0, ran.stderr[-3000:]
-        scored = run_cli(project, hub, "evaluate", "test-org/honest-example@v1.0.0", *args,
-                         "--json", str(tmp_path / "w.json"), "--cache", str(tmp_path / "fresh-cache.sqlite"))
-        assert scored.returncode == 0, scored.stderr[-3000:]
-    finally:
-        hub.stop()
-    doc = json.loads((alone / "s.json").read_text(encoding="utf-8"))
-    assert without_tool_fields(doc) == without_tool_fields(json.loads((tmp_path / "w.json").read_text(encoding="utf-8")))
+    doc, workbench_doc, tag = alone_from_the_hub(release.parents[2], release, "test-org/honest-example@v1.0.0", args,
+                                                 tmp_path)
+    assert without_tool_fields(doc) == without_tool_fields(workbench_doc)
     assert doc["source"] == "test-org/honest-example@v1.0.0" and doc["repo"] == "test-org/honest-example"
     assert doc["revision"] == "v1.0.0" and doc["models"][model]["overall"]["n_templates"] > 0
-    assert doc["provenance"]["dataset_folder"] is None and doc["provenance"]["dataset_commit"]
+    assert doc["provenance"]["dataset_folder"] is None and doc["provenance"]["dataset_commit"] == tag

@@ -124,15 +124,13 @@ def test_a_cut_data_file_or_another_kind_is_refused_not_scored(kind, releases, f
     assert "Traceback" not in ran.stderr
 
 
-def test_alone_it_scores_the_pinned_release_from_the_hub(fixture_models, tmp_path):
-    """evaluate.py copied away from the release files fetches its pinned tag from the Hub,
-    scores it as `workbench evaluate ORG/NAME@v1.0.0` does, and records the commit."""
+def alone_from_the_hub(project, release, spec: str, args: list[str], tmp_path) -> tuple[dict, dict, str]:
+    """Publish the project's release 1.0.0 to a test Hub, run its evaluate.py copied alone (so it
+    fetches the pinned tag) and `workbench evaluate SPEC` with the same options; returns (the
+    script's JSON, workbench's JSON, the tag's commit)."""
     from support.hub_server import HubServer
     from test_release import TOKEN, run_cli
 
-    release = build_release("crows-pairs", tmp_path / "built", repo="test-org/crows-example")
-    project = release.parents[2]
-    model = str(fixture_models["mlm-bert"])
     hub = HubServer(tokens={TOKEN}).start()
     try:
         published = run_cli(project, hub, "publish", "--version", "1.0.0")
@@ -140,16 +138,25 @@ def test_alone_it_scores_the_pinned_release_from_the_hub(fixture_models, tmp_pat
         alone = tmp_path / "alone"
         alone.mkdir()
         shutil.copy(release / "evaluate.py", alone / "evaluate.py")
-        ran = run_standalone(alone / "evaluate.py", ["--model", model, "--json", "s.json"], cwd=alone, hub=hub,
-                             token=TOKEN)
+        ran = run_standalone(alone / "evaluate.py", [*args, "--json", "s.json"], cwd=alone, hub=hub, token=TOKEN)
         assert ran.returncode == 0, ran.stderr[-3000:]
-        scored = run_cli(project, hub, "evaluate", "test-org/crows-example@v1.0.0", "--model", model,
-                         "--json", str(tmp_path / "w.json"), "--cache", str(tmp_path / "fresh-cache.sqlite"))
+        scored = run_cli(project, hub, "evaluate", spec, *args, "--json", str(tmp_path / "w.json"),
+                         "--cache", str(tmp_path / "fresh-cache.sqlite"))
         assert scored.returncode == 0, scored.stderr[-3000:]
-        tag = hub.state.repos[("dataset", "test-org/crows-example")].tags["v1.0.0"]
+        tag = hub.state.repos[("dataset", spec.split("@")[0])].tags["v1.0.0"]
     finally:
         hub.stop()
-    doc = json.loads((alone / "s.json").read_text(encoding="utf-8"))
-    assert without_tool_fields(doc) == without_tool_fields(json.loads((tmp_path / "w.json").read_text(encoding="utf-8")))
+    return (json.loads((alone / "s.json").read_text(encoding="utf-8")),
+            json.loads((tmp_path / "w.json").read_text(encoding="utf-8")), tag)
+
+
+def test_alone_it_scores_the_pinned_release_from_the_hub(fixture_models, tmp_path):
+    """evaluate.py copied away from the release files fetches its pinned tag from the Hub,
+    scores it as `workbench evaluate ORG/NAME@v1.0.0` does, and records the commit."""
+    release = build_release("crows-pairs", tmp_path / "built", repo="test-org/crows-example")
+    model = str(fixture_models["mlm-bert"])
+    doc, workbench_doc, tag = alone_from_the_hub(release.parents[2], release, "test-org/crows-example@v1.0.0",
+                                                 ["--model", model], tmp_path)
+    assert without_tool_fields(doc) == without_tool_fields(workbench_doc)
     assert doc["dataset"] == "test-org/crows-example@v1.0.0" and doc["models"][model]["overall"]["n"] > 0
     assert doc["provenance"]["dataset_commit"] == tag and doc["provenance"]["dataset_folder"] is None
