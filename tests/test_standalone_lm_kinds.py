@@ -25,28 +25,35 @@ LM_KINDS = {
 }
 
 
-def build_release(kind: str, folder, repo: str | None = None) -> "Path":
-    """A release of the kind's example project, every unit labelled, built as 1.0.0 (for the
-    Hub repository `repo` when given)."""
+def released(project, write_labels) -> "Path":
+    """Run the project, import the labels `write_labels(project)` writes (one file, or a list
+    of files, one per annotator) and build 1.0.0; returns the release folder."""
     from typer.testing import CliRunner
 
-    from workbench.kinds.authoring import write_example_labels
-
-    project = example_project(kind, folder / "project")
-    if repo:
-        with open(project / "workbench.toml", "a", encoding="utf-8") as f:
-            f.write(f'repo = "{repo}"\n')  # [project] is the file's last table
     runner = CliRunner()
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(project)
         mp.setenv("HF_HUB_OFFLINE", "1")
         mp.setenv("WORKBENCH_PROGRESS", "0")
         assert invoke(runner, "run").exit_code == 0
-        labels = write_example_labels(project)
-        assert invoke(runner, "annotate", "-a", "ann", "--labels-from", str(labels)).exit_code == 0
+        labels = write_labels(project)
+        for n, path in enumerate(labels if isinstance(labels, list) else [labels], start=1):
+            assert invoke(runner, "annotate", "-a", f"annotator{n}", "--labels-from", str(path)).exit_code == 0
         result = invoke(runner, "build", "--version", "1.0.0")
         assert result.exit_code == 0, result.output
     return next((project / "exports").iterdir()) / "1.0.0"
+
+
+def build_release(kind: str, folder, repo: str | None = None) -> "Path":
+    """A release of the kind's example project, every unit labelled, built as 1.0.0 (for the
+    Hub repository `repo` when given)."""
+    from workbench.kinds.authoring import write_example_labels
+
+    project = example_project(kind, folder / "project")
+    if repo:
+        with open(project / "workbench.toml", "a", encoding="utf-8") as f:
+            f.write(f'repo = "{repo}"\n')  # [project] is the file's last table
+    return released(project, write_example_labels)
 
 
 def alone_and_workbench(release, args: list[str], tmp_path, monkeypatch):

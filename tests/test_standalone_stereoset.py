@@ -6,9 +6,8 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import invoke
 from test_standalone_evaluator import run_standalone, without_tool_fields
-from test_standalone_lm_kinds import alone_and_workbench
+from test_standalone_lm_kinds import alone_and_workbench, released
 
 from workbench.kinds.stereoset.scoring import DEFAULT_RULE, RULES
 
@@ -16,22 +15,10 @@ from workbench.kinds.stereoset.scoring import DEFAULT_RULE, RULES
 @pytest.fixture(scope="module")
 def release(tmp_path_factory, fixture_models):
     """The example StereoSet project (CAT templates, five scripted validators) built as 1.0.0."""
-    from typer.testing import CliRunner
-
     from workbench.kinds.stereoset.example import write_example_labels, write_example_project
 
     project = write_example_project(tmp_path_factory.mktemp("stereoset") / "project", fixture_models["mlm-bert"])
-    runner = CliRunner()
-    with pytest.MonkeyPatch.context() as mp:
-        mp.chdir(project)
-        mp.setenv("HF_HUB_OFFLINE", "1")
-        mp.setenv("WORKBENCH_PROGRESS", "0")
-        assert invoke(runner, "run").exit_code == 0
-        for n, path in enumerate(write_example_labels(project), start=1):
-            assert invoke(runner, "annotate", "-a", f"validator{n}", "--labels-from", str(path)).exit_code == 0
-        result = invoke(runner, "build", "--version", "1.0.0")
-        assert result.exit_code == 0, result.output
-    return project / "exports" / "stereoset-example" / "1.0.0"
+    return released(project, lambda project: list(write_example_labels(project)))
 
 
 @pytest.fixture(scope="module")
