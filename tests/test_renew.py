@@ -209,7 +209,16 @@ def test_bad_imports_get_a_message_not_a_traceback(tmp_path, runner):
     again = invoke(runner, "import", str(good), "--kind", "crows-pairs", "--out", str(tmp_path / "q"))
     assert again.exit_code == 2 and "import into a new folder" in str(again.exception)
     other = invoke(runner, "import", str(good), "--kind", "nli", "--out", str(tmp_path / "h"))
-    assert other.exit_code == 2 and "declares no audit" in str(other.exception)
+    assert other.exit_code == 2 and "no BBNLI JSON file" in str(other.exception) and not (tmp_path / "h").exists()
+    # a kind that declares no audit (a plugin may not) cannot import
+    import dataclasses
+
+    from workbench import kinds
+    from workbench.authoring.renew import import_project
+    from workbench.core.errors import InputError
+
+    with pytest.raises(InputError, match="declares no audit"):
+        import_project(dataclasses.replace(kinds.get("sos"), audit=None), good, tmp_path / "n", name="n", origin={})
 
 
 def test_build_original_is_for_renewal_projects_only(tmp_path, monkeypatch, runner):

@@ -406,7 +406,9 @@ class Session:
         details = dict(item.details)
         out = []
         for column, source in self.fix_fields:
-            text = item.hypothesis if source == TEXT else details.get(source, "")
+            if source != TEXT and source not in details:
+                continue   # a line this item does not have (a hypothesis without a question form)
+            text = item.hypothesis if source == TEXT else details[source]
             out.append((column, text, own.get(column, text)))
         return out
 

@@ -181,6 +181,17 @@ def _toml(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)   # a JSON string is a valid TOML basic string
 
 
+def fingerprint(path: Path) -> str:
+    """The sha256 of an imported file; of a folder (BBNLI publishes one file per subtopic), that of
+    its files' relative paths and contents, so the same folder anywhere gives the same value."""
+    if path.is_file():
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = hashlib.sha256()
+    for f in sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")):
+        digest.update(f"{f.relative_to(path).as_posix()}\0{hashlib.sha256(f.read_bytes()).hexdigest()}\n".encode())
+    return digest.hexdigest()
+
+
 def import_project(kind, file: Path, out: Path, *, name: str, origin: dict) -> dict:
     """Write the renewal project of `file` (a `kind`'s published layout) into `out`: its template
     files (from the kind's importer) and workbench.toml with `[origin]`. Refuses a folder that
@@ -190,12 +201,14 @@ def import_project(kind, file: Path, out: Path, *, name: str, origin: dict) -> d
     out = Path(out)
     if (out / "workbench.toml").exists():
         raise InputError(f"{out / 'workbench.toml'} exists: import into a new folder")
+    if not Path(file).exists():
+        raise InputError(f"{file}: no such file or folder")
     files, notes = kind.audit.importer(Path(file))
     (out / "templates").mkdir(parents=True, exist_ok=True)
     for fname, text in files.items():
+        (out / "templates" / fname).parent.mkdir(parents=True, exist_ok=True)
         (out / "templates" / fname).write_text(text, encoding="utf-8")
-    origin = {"file": Path(file).name, "sha256": hashlib.sha256(Path(file).read_bytes()).hexdigest(),
-              **{k: v for k, v in origin.items() if v}}
+    origin = {"file": Path(file).name, "sha256": fingerprint(Path(file)), **{k: v for k, v in origin.items() if v}}
     lines = [f"# The renewal of {origin['name']} (docs/renewing.md): written by `workbench import`.",
              "[project]", f"name = {_toml(name)}", f"kind = {_toml(kind.name)}"]
     if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9.+_-]*", origin.get("license") or ""):
@@ -206,3 +219,57 @@ def import_project(kind, file: Path, out: Path, *, name: str, origin: dict) -> d
     lines += [f"{k} = {_toml(v)}" for k, v in origin.items()]
     (out / "workbench.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return {"files": sorted(files), "notes": notes, "folder": out}
+
+
+# -- the changelog of a renewal, per audit item ----------------------------------------------------------------
+def unit_of(layout):
+    """The audit item a released row belongs to (the layout's `unit`, else the row's unit or item id)."""
+    return getattr(layout, "unit", None) or (lambda r: r.get("unit_id", r.get("item_id")))
+
+
+def audit_changes(kind, items: list, labels, previous_rows: list[dict], rows: list[dict]) -> list[str]:
+    """Markdown lines of a renewal's changelog naming the audit items themselves, for kinds where an
+    item stands for several released rows (a BBNLI hypothesis's samples, a SOFA statement's probes,
+    a StereoSet CAT's sentences): each item dropped since the previous version with its reason and
+    rows, each item fixed with the word diff of its text, and the counts per decision and group.
+    Empty where every item is one row (its rows' list says it all)."""
+    from collections import Counter
+
+    from ..annotation.display import word_diff
+    from ..kinds.base import TEXT
+    from ..release.generic import markdown_table
+
+    unit, identity = unit_of(kind.release), kind.release.identity
+    before: dict[str, set] = {}
+    after: dict[str, set] = {}
+    for found, source in ((before, previous_rows), (after, rows)):
+        for r in source:
+            found.setdefault(unit(r), set()).add(identity(r)[0])
+    if max(map(len, [*before.values(), *after.values()]), default=1) <= 1:
+        return []
+    columns = dict(kind.audit.fix_fields)
+    dropped, fixed, per = [], [], Counter()
+    for item in items:
+        final = labels.finals.get(item.id)
+        if final is None or not final.category or before.get(item.id) == after.get(item.id):
+            continue
+        why = kind.scheme.choice(final.category).title
+        if item.id in before and item.id not in after:
+            dropped.append(f"- `{item.id}` {item.hypothesis} ({why}; {len(before[item.id])} rows)")
+            per[("dropped", why, item.domain)] += 1
+        elif final.category == kind.audit.fix_choice:
+            shown = {**dict(item.details), TEXT: item.hypothesis}
+            fix = chosen_fix(labels, item.id) or {}
+            diffs = [f"{column}: {word_diff(shown.get(columns.get(column), ''), text)}" for column, text in sorted(fix.items())]
+            fixed.append(f"- `{item.id}` ({why}; {len(before.get(item.id, ()))} → {len(after.get(item.id, ()))} rows): "
+                         + "; ".join(diffs))
+            per[("fixed", why, item.domain)] += 1
+    if not per:
+        return []
+    groups = sorted({g for _, _, g in per})
+    reasons = sorted({(d, w) for d, w, _ in per})
+    table = [[d, w, *(per[(d, w, g)] for g in groups), sum(per[(d, w, g)] for g in groups)] for d, w in reasons]
+    return ["Audit items (each stands for several released rows; every row's change is in `changes.csv`):", "",
+            markdown_table(["decision", "reason", *groups, "total"], table), "",
+            *(["Dropped items:", "", *dropped, ""] if dropped else []),
+            *(["Fixed items:", "", *fixed, ""] if fixed else [])]

@@ -130,7 +130,7 @@ class OriginSection(_Section):
     citation: str | None = Field(None, description="How to cite the original (a BibTeX entry or a reference).")
     url: str | None = Field(None, description="Where the original is published.")
     file: str | None = Field(None, description="The file imported (its name, never a local path).")
-    sha256: str | None = Field(None, description="The imported file's sha256, to tell which file it was.")
+    sha256: str | None = Field(None, description="The imported file's sha256 (of a folder: of its files' paths and contents), to tell which it was.")
 
 
 class Config(BaseModel):

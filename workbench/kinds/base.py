@@ -49,7 +49,8 @@ class ReleaseLayout(Protocol):
         A layout may also define `edit(row) -> (entry, reason) | None`: the entry of its source the
         row comes from (stable when its text is edited) and the changelog's reason for an edit
         there when its template file changed ("pair edited"); a removed and an added row of one
-        entry are then one edited row (release/changes.py)."""
+        entry are then one edited row (release/changes.py). And `write_sources(release, staging)`:
+        files a release carries beside its data (a renewed BBNLI's source files)."""
 
 
 class Evaluator(Protocol):
@@ -216,7 +217,8 @@ class Audit:
     label), so the TUI's editor (key e) opens with the texts; stages: the pipeline that applies
     the decisions (used instead of `Kind.stages` in a project with an `[origin]`); fix_choice:
     the scheme's choice a proposed fix is labelled with; original_stage / release_stage: the
-    stages whose rows `build --original` and `build` write (the kind's release layout reads them)."""
+    stages whose rows `build --original` and `build` write (the kind's release layout reads them);
+    words: what auditors read, when the kind's own words describe lines its audit items lack."""
 
     scheme: LabelScheme
     source: str
@@ -228,6 +230,7 @@ class Audit:
     release_stage: str = "released"             # the stage whose rows are the renewed release
     check_templates: Callable[["Config"], tuple[int, list["Problem"]]] | None = None   # `validate` (default: the kind's)
     fix_choice: str = "fix"
+    words: AnnotatorWords | None = None
 
 
 @dataclass(frozen=True)
@@ -289,8 +292,9 @@ class Kind:
         if self.audit is None:
             raise ConfigError(f"kind {self.name!r} cannot renew a published benchmark (it declares no audit)")
         a = self.audit
-        words = None if self.words is None else dataclasses.replace(
-            self.words, question=a.question or a.scheme.question, per_item=None, choices=(), edit=a.fix_fields)
+        own = a.words or self.words
+        words = None if own is None else dataclasses.replace(
+            own, question=a.question or a.scheme.question, per_item=None, choices=(), edit=a.fix_fields)
         return dataclasses.replace(self, scheme=a.scheme, words=words, stages=a.stages,
                                    release_stage=a.release_stage, renewing=True,
                                    check_templates=a.check_templates or self.check_templates)

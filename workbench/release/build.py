@@ -125,6 +125,7 @@ def build(config: Config, version: str, *, force: bool = False, allow_unlabelled
     from .. import kinds
     from ..annotation.session import items_from_table
     from ..annotation.summary import final_labels_for, summarise
+    from ..authoring.renew import audit_changes
 
     parse_version(version)
     kind = kinds.of_config(config)
@@ -171,6 +172,9 @@ def build(config: Config, version: str, *, force: bool = False, allow_unlabelled
                                     if config.path("exports").is_dir() else None))
     try:
         release.domains = layout.write_release(rows, staging)
+        sources = getattr(layout, "write_sources", None)
+        if sources is not None:
+            sources(release, staging)
         released = layout.read_release(staging)
         if found and not force and changes.same_data(found, released, layout.identity):
             raise InputError(f"nothing changed in the data since {found.version} ({found.where}): a new version would "
@@ -186,7 +190,9 @@ def build(config: Config, version: str, *, force: bool = False, allow_unlabelled
         (staging / "README.md").write_text(card, encoding="utf-8")
         write_evaluator(kind.name, dataset, staging)
         lmeval.write_tasks(kind.name, lmeval.task_name(config.project.name, version), dataset, staging)
-        (staging / "CHANGELOG.md").write_text(changes.changelog(version, found, diff, release.domains, notes),
+        audit = audit_changes(kind, items, labels, found.rows, released) \
+            if found and config.origin is not None and kind.audit is not None else []
+        (staging / "CHANGELOG.md").write_text(changes.changelog(version, found, diff, release.domains, notes, audit),
                                               encoding="utf-8")
         manifest = {
             "name": config.project.name,
@@ -229,9 +235,11 @@ def _decisions(config: Config, kind, labels, previous, rows: list[dict]) -> dict
     both versions, so the changelog gives each dropped or fixed row its reason."""
     if config.origin is None or kind.audit is None:
         return {}
+    from ..authoring.renew import unit_of
+
     why = {i: kind.scheme.choice(f.category).title for i, f in labels.finals.items() if f.category}
-    unit_of = getattr(kind.release, "unit", None) or (lambda r: r.get("unit_id", r.get("item_id")))
-    return {kind.release.identity(r)[0]: why[unit] for r in [*previous.rows, *rows] if (unit := unit_of(r)) in why}
+    unit = unit_of(kind.release)
+    return {kind.release.identity(r)[0]: why[u] for r in [*previous.rows, *rows] if (u := unit(r)) in why}
 
 
 def _absolute_paths(values) -> dict[str, str]:

@@ -232,13 +232,14 @@ def removals(changes: list[Change], limit: int) -> list[str]:
 
 
 def changelog(version: str, previous: Previous | None, changes: list[Change], groups: list[str],
-              notes: str = "") -> str:
+              notes: str = "", audit: list[str] = ()) -> str:
     """This version's entry on top of the previous release's changelog (earlier entries kept):
     the maintainer's notes, the counts and reasons, the edited rows before and after, and the
-    rows an audit dropped with their reasons."""
+    rows an audit dropped with their reasons; or, where a renewal's audit items each stand for
+    several rows, `audit`: the items dropped and fixed (renew.audit_changes)."""
     entry = [f"## {version}", ""] + ([notes.strip(), ""] if notes.strip() else [])
-    entry += ["First release.", ""] if previous is None else summary(changes, previous, groups) + edits(
-        changes, SHOWN_IN_CHANGELOG) + removals(changes, SHOWN_IN_CHANGELOG)
+    rows = edits(changes, SHOWN_IN_CHANGELOG) + removals(changes, SHOWN_IN_CHANGELOG)
+    entry += ["First release.", ""] if previous is None else summary(changes, previous, groups) + (list(audit) or rows)
     earlier = ""
     if previous is not None and previous.changelog.startswith("# Changelog"):
         earlier = previous.changelog.split("\n", 1)[1].strip("\n")

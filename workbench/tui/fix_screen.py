@@ -23,7 +23,7 @@ class FixScreen(ModalScreen[dict | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static("Fix: correct the text (the pair is then labelled fix)", classes="dialog-title")
+            yield Static("Fix: correct the text (the item is then labelled fix)", classes="dialog-title")
             for i, (column, _, start) in enumerate(self.texts):
                 yield Static(column, classes="fix-caption")
                 yield Input(value=start, id=f"fix-{i}")

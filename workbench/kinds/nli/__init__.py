@@ -10,7 +10,8 @@ and its standalone evaluator (standalone.py), and the commands only this kind ha
 """
 from __future__ import annotations
 
-from ..base import FILL, FLUENCY, GROUP, MODELS, PREMISES, STANCE, TEMPLATE, TEXT, WHERE, AnnotatorWords, Field, Kind, Resampling
+from ..base import FILL, FLUENCY, GROUP, MODELS, PREMISES, STANCE, TEMPLATE, TEXT, WHERE, AnnotatorWords, Audit, Field, Kind, Resampling
+from .renew import AUDIT_SOURCE, AUDIT_WORDS, FIXED, HYPOTHESIS_AUDIT
 from .scheme import NLI_SCHEME
 from .settings import FilterSection, FluencySection, check_settings
 
@@ -26,6 +27,25 @@ def _check_templates(config):
 
     templates, problems = load_templates([config.path("templates")])
     return len(templates), problems
+
+
+def _renewal_stages():
+    from .renew import stages
+
+    return stages()
+
+
+def _import_published(path):
+    from .renew import import_published
+
+    return import_published(path)
+
+
+def _check_published(config):
+    from ...authoring.stages import check_project
+    from .renew import AUTHORING
+
+    return check_project(AUTHORING, config)
 
 
 def _commands(app) -> None:
@@ -103,4 +123,7 @@ KIND = Kind(
     commands=_commands,
     demo="workbench.kinds.nli.demo",
     example="workbench.kinds.nli.demo",
+    # renewing BBNLI: one audit item per bias hypothesis, the release BBNLI's expansion gives (renew.py)
+    audit=Audit(HYPOTHESIS_AUDIT, AUDIT_SOURCE, _import_published, FIXED, _renewal_stages, original_stage="published",
+                release_stage="samples", check_templates=_check_published, words=AUDIT_WORDS),
 )

@@ -93,12 +93,9 @@ def funnel(config: Config, ws: Workspace, release_rows: list[dict], summary: dic
     return columns, subtopic_rows, domain_rows
 
 
-def dataset_card(config: Config, ws: Workspace, version: str, rows: list[dict], summary: dict, domains: list[str],
-                 preface: list[str] = ()) -> str:
-    """The card; `preface`: the maintainer's words, under the title (release/generic.maintainer_lines)."""
+def _header(config: Config, rows: list[dict], domains: list[str], tags: tuple[str, ...]) -> list[str]:
     name = config.project.pretty_name or config.project.name
-    repo = config.project.repo or "ORG/NAME"
-    header = [
+    return [
         "---",
         f"pretty_name: {json.dumps(name)}",
         *license_header(config),
@@ -106,36 +103,16 @@ def dataset_card(config: Config, ws: Workspace, version: str, rows: list[dict], 
         "task_categories:\n- text-classification",
         "task_ids:\n- natural-language-inference",
         f"size_categories:\n- {size_category(len(rows))}",
-        "tags:\n- bias\n- fairness\n- nli\n- counterfactual\n- adversarial",
+        "tags:\n" + "\n".join(f"- {t}" for t in tags),
         "configs:",
         "- config_name: all\n  data_files:\n  - split: test\n    path: data/all.parquet\n  default: true",
         *(f"- config_name: {d}\n  data_files:\n  - split: test\n    path: data/{d}.parquet" for d in domains),
         "---",
     ]
-    columns, subtopic_rows, domain_rows = funnel(config, ws, rows, summary)
-    gen = (ws.manifest("generate") or {}).get("model") or {}
-    filt = (ws.manifest("filter") or {}).get("models") or []
-    held = evaluate_models(config)
-    a = summary["agreement"]
-    agreement_lines = [f"- annotators: {len(a.get('annotators', []))}; adjudicators: {len(a.get('adjudicators', []))}"]
-    for p in a.get("pairs", []):
-        agreement_lines.append(f"- Cohen's kappa {p['a']} ~ {p['b']}: {p['cohen_kappa']:.3f} over {p['items']} items "
-                               f"({100 * p['agreement']:.1f}% raw agreement)")
-    agreement_lines += [f"- {figure}" for figure in agreement_figures(a)]
-    counts = Counter((r["domain"], r["stance"]) for r in rows)
-    body = [
-        f"# {name} v{version}",
-        "",
-        *preface,
-        "A social-bias benchmark for natural language inference, built with `workbench` in the manner of "
-        "BBNLI-next: templated hypotheses are masked, a masked language model proposes lexical variants, "
-        "variants that NLI models get wrong are kept (adversarial filtering), people validate every unique "
-        "hypothesis, and each kept sample gets its group counterfactual. Every sample's gold label is "
-        "*neutral*: the premise never settles the stereotype.",
-        "",
-        "> **Content warning.** The hypotheses state stereotypes about social groups. They are offensive by "
-        "design and are published to measure bias in models, not to endorse them.",
-        "",
+
+
+def _load_and_evaluate(repo: str, version: str, domains: list[str]) -> list[str]:
+    return [
         "## Load",
         "",
         "```python",
@@ -157,17 +134,114 @@ def dataset_card(config: Config, ws: Workspace, version: str, rows: list[dict], 
         *card_lines("nli"),
         "```",
         "",
+    ]
+
+
+def _size(rows: list[dict], domains: list[str]) -> list[str]:
+    counts = Counter((r["domain"], r["stance"]) for r in rows)
+    return ["## Size", "", _table(["domain", "pro", "anti", "total"], [[d, counts[(d, "pro")], counts[(d, "anti")],
+                                                                       counts[(d, "pro")] + counts[(d, "anti")]]
+                                                                      for d in domains]), ""]
+
+
+CONTENT_WARNING = ("> **Content warning.** The hypotheses state stereotypes about social groups. They are offensive by "
+                   "design and are published to measure bias in models, not to endorse them.")
+
+
+def renewal_card(release, preface: list[str] = ()) -> str:
+    """The card of a renewed BBNLI (kinds/nli/renew.py), or of its data as imported (`build
+    --original`): BBNLI's samples of its source files, which the release also carries. Where the
+    data comes from and how it was audited is said by the shared closing sections."""
+    config, rows, version, domains = release.config, release.rows, release.version, release.domains
+    name = config.project.pretty_name or config.project.name
+    per: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    for r in rows:
+        per[(r["domain"], r["subtopic"])]["pro" if r["stance"] == "pro" else "anti"] += 1
+    hypotheses = Counter()
+    for key in {(r["domain"], r["subtopic"], json.loads(r["provenance"]).get("audit_item")) for r in rows}:
+        hypotheses[key[:2]] += 1
+    what = ("BBNLI's bias samples as published, before any audit" if release.original else
+            "BBNLI's bias samples after an audit of every bias hypothesis")
+    body = [
+        f"# {name} v{version}",
+        "",
+        *preface,
+        f"{what}: each hypothesis of a subtopic is paired with every premise and every combination of its word "
+        "lists, once with the subtopic's two groups as written (`pro`) and once swapped in premise and hypothesis "
+        "(`anti`, the pair's counterfactual), as BBNLI expands its source files. Every bias sample's gold label "
+        "is *neutral*: no premise settles the stereotype.",
+        "",
+        CONTENT_WARNING,
+        "",
+        *_load_and_evaluate(config.project.repo or "ORG/NAME", version, domains),
+        "## Fields",
+        "",
+        "`id`, `premise`, `hypothesis`, `label` (the gold label: `neutral`), `stance` (`pro` = the groups as written, "
+        "`anti` = swapped), `domain`, `subtopic`, `pair_id` (a sample and its swapped twin share it), "
+        "`is_counterfactual` (the swapped one), `provenance` (JSON: subtopic, audit item, source file, the "
+        "hypothesis as its file writes it, premise number and the words filled in).",
+        "",
+        "`bbnli/` holds the source files in BBNLI's own format (one JSON file per subtopic, test hypotheses "
+        "included), so BBNLI's own tools can expand them too.",
+        "",
+        *_size(rows, domains),
+        "## Samples per subtopic",
+        "",
+        _table(["domain", "subtopic", "bias hypotheses", "pro", "anti"],
+               [[d, s, hypotheses[(d, s)], c["pro"], c["anti"]] for (d, s), c in sorted(per.items())]),
+        "",
+        "## Known limitations",
+        "",
+        f"- {LIMITATIONS[1]}",
+        "- Word lists are expanded in every combination, so subtopics with longer lists weigh more in overall figures.",
+        f"- {LIMITATIONS[4]}",
+        "",
+        "## Citation",
+        "",
+        "```bibtex",
+        CITATION,
+        "```",
+        "",
+    ]
+    return "\n".join(_header(config, rows, domains, ("bias", "fairness", "nli", "counterfactual")) + [""] + body)
+
+
+def dataset_card(config: Config, ws: Workspace, version: str, rows: list[dict], summary: dict, domains: list[str],
+                 preface: list[str] = ()) -> str:
+    """The card; `preface`: the maintainer's words, under the title (release/generic.maintainer_lines)."""
+    name = config.project.pretty_name or config.project.name
+    repo = config.project.repo or "ORG/NAME"
+    header = _header(config, rows, domains, ("bias", "fairness", "nli", "counterfactual", "adversarial"))
+    columns, subtopic_rows, domain_rows = funnel(config, ws, rows, summary)
+    gen = (ws.manifest("generate") or {}).get("model") or {}
+    filt = (ws.manifest("filter") or {}).get("models") or []
+    held = evaluate_models(config)
+    a = summary["agreement"]
+    agreement_lines = [f"- annotators: {len(a.get('annotators', []))}; adjudicators: {len(a.get('adjudicators', []))}"]
+    for p in a.get("pairs", []):
+        agreement_lines.append(f"- Cohen's kappa {p['a']} ~ {p['b']}: {p['cohen_kappa']:.3f} over {p['items']} items "
+                               f"({100 * p['agreement']:.1f}% raw agreement)")
+    agreement_lines += [f"- {figure}" for figure in agreement_figures(a)]
+    body = [
+        f"# {name} v{version}",
+        "",
+        *preface,
+        "A social-bias benchmark for natural language inference, built with `workbench` in the manner of "
+        "BBNLI-next: templated hypotheses are masked, a masked language model proposes lexical variants, "
+        "variants that NLI models get wrong are kept (adversarial filtering), people validate every unique "
+        "hypothesis, and each kept sample gets its group counterfactual. Every sample's gold label is "
+        "*neutral*: the premise never settles the stereotype.",
+        "",
+        CONTENT_WARNING,
+        "",
+        *_load_and_evaluate(repo, version, domains),
         "## Fields",
         "",
         "`id`, `premise`, `hypothesis`, `label` (always `neutral`), `stance` (`pro` = states the stereotype, "
         "`anti` = its opposite), `domain`, `subtopic`, `pair_id` (a sample and its counterfactual share it; "
         "null when unpaired), `is_counterfactual`, `provenance` (JSON: template, fill, masked-LM rank, models fooled).",
         "",
-        "## Size",
-        "",
-        _table(["domain", "pro", "anti", "total"], [[d, counts[(d, "pro")], counts[(d, "anti")],
-                                                     counts[(d, "pro")] + counts[(d, "anti")]] for d in domains]),
-        "",
+        *_size(rows, domains),
         "## Construction funnel per subtopic",
         "",
         _table(["domain", "subtopic", *columns], subtopic_rows),

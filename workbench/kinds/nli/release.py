@@ -40,8 +40,10 @@ def read_release(folder: Path) -> list[dict]:
 
 def card(release) -> str:
     from ...release.generic import maintainer_lines
-    from .card import dataset_card
+    from .card import dataset_card, renewal_card
 
+    if release.config.origin is not None:   # a renewed BBNLI (renew.py): its audit is in the closing sections
+        return renewal_card(release, maintainer_lines(release))
     return dataset_card(release.config, release.workspace, release.version, release.rows, release.summary,
                         release.domains, maintainer_lines(release))
 
@@ -53,6 +55,24 @@ def identity(r: dict) -> tuple[str, str, str, str]:
 
 def edit(r: dict) -> tuple[str, str]:
     """A sample is one entry per template, premise, hypothesis and side (original or counterfactual):
-    a new stance for it is an edit of that sample (changes.compare)."""
-    template = json.loads(r["provenance"] or "{}").get("template_id", r["subtopic"])
+    a new stance for it is an edit of that sample (changes.compare). A renewed BBNLI's sample is one
+    entry per audit item, premise, words and side: a fixed hypothesis is an edit of its samples."""
+    provenance = json.loads(r["provenance"] or "{}")
+    if provenance.get("audit_item"):
+        return json.dumps([provenance["audit_item"], provenance["premise_index"], provenance["bindings"],
+                           r["is_counterfactual"]], sort_keys=True), "hypothesis fixed"
+    template = provenance.get("template_id", r["subtopic"])
     return json.dumps([template, r["premise"], r["hypothesis"], r["is_counterfactual"]]), "template changed"
+
+
+def unit(r: dict) -> str | None:
+    """The audit item a renewed BBNLI's sample comes from (its bias hypothesis)."""
+    return json.loads(r["provenance"] or "{}").get("audit_item")
+
+
+def write_sources(release, staging: Path) -> None:
+    """A renewed BBNLI's release carries its source files in BBNLI's format (renew.py)."""
+    if release.config.origin is not None:
+        from .renew import write_sources as write
+
+        write(release, staging)

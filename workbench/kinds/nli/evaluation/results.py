@@ -65,7 +65,8 @@ def read_export(folder: Path, source: str) -> EvalSet:
 
 def template_of(provenance) -> str | None:
     """The masked template a release sample's fill came from (its provenance), the cluster its
-    lexical variants share; None when the row does not say."""
+    lexical variants share (a renewed BBNLI's: the audit item, the hypothesis its word combinations
+    share); None when the row does not say."""
     import json
 
     try:
@@ -74,6 +75,8 @@ def template_of(provenance) -> str | None:
         return None
     if not isinstance(found, dict) or found.get("template_id") is None:
         return None
+    if found.get("audit_item"):   # a renewed BBNLI (kinds/nli/renew.py): its hypothesis, the same when fixed
+        return found["audit_item"]
     return f"{found['template_id']}|{found.get('masked_template') or ''}"
 
 

@@ -293,6 +293,6 @@ def check_template(raw: RawFile) -> tuple[Template | None, list[Problem]]:
         premises=premises, hypotheses=hypotheses,
         category=data.get("category"), phenomenon=data.get("phenomenon"),
         identities=identities, source=data.get("source") or {}, path=raw.path,
-        sha256=file_sha256(raw.path),
+        sha256=file_sha256(raw.path) if raw.path.is_file() else "",   # "": a document held in a table, not a file
     )
     return template, problems

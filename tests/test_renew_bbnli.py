@@ -1,0 +1,223 @@
+"""Renewing BBNLI (issue 32, docs/renewing.md): the real source files of ../shared/bbnli imported as
+a project, built back as published (the same source files, and the samples BBNLI's expansion
+gives), audited (drops, a fix of a hypothesis and its question, a dispute an adjudicator decides),
+built again and evaluated against the original.
+
+The expected samples are computed here from the JSON files by BBNLI's rule, apart from the
+workbench's own expansion; no sentence of BBNLI is written into the project."""
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import re
+from pathlib import Path
+
+import pyarrow.parquet as pq
+from conftest import invoke
+
+SUBTOPIC = "gender/man_is_to_breadwinner.json"
+
+
+def bbnli_samples(files: list[Path], base: Path) -> set[tuple]:
+    """BBNLI's bias samples of its source files: every premise x word combination x bias hypothesis,
+    with the groups as written (pro) and swapped in premise and hypothesis (anti); repeats dropped."""
+    def render(text: str, values: dict) -> str:
+        return re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: values.get(m.group(1), m.group(0)), text)
+
+    out = set()
+    for f in files:
+        d = json.loads(f.read_text(encoding="utf-8"))
+        keys = list(d["data"])
+        for premise in d["premise"]:
+            for combo in itertools.product(*(d["data"][k] for k in keys)):
+                for swapped in (False, True):
+                    groups = (d["GROUP2"][0], d["GROUP1"][0]) if swapped else (d["GROUP1"][0], d["GROUP2"][0])
+                    values = {**dict(zip(keys, combo)), "GROUP1": groups[0], "GROUP2": groups[1]}
+                    for h in d["bias_hypothesis_stereotypical"]:
+                        out.add((render(premise, values), render(h[0], values), "anti" if swapped else "pro",
+                                 d["domain"], f.stem))
+    return out
+
+
+def _labels(path: Path, rows: list[dict]) -> str:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return str(path)
+
+
+def _import(runner, source: Path, out: Path, monkeypatch) -> None:
+    r = invoke(runner, "import", str(source), "--kind", "nli", "--out", str(out), "--origin-name", "BBNLI",
+               "--origin-license", "mit", "--origin-url", "https://example.org/bbnli")
+    assert r.exit_code == 0, r.output + str(r.exception)
+    monkeypatch.chdir(out)
+    r = invoke(runner, "run")
+    assert r.exit_code == 0, r.output + str(r.exception)
+
+
+def test_the_bbnli_folder_imports_and_builds_back_as_published(bbnli_dir, tmp_path, runner, monkeypatch):
+    project = tmp_path / "bbnli-next"
+    _import(runner, bbnli_dir, project, monkeypatch)
+    files = sorted(bbnli_dir.rglob("*.json"))
+    # one template file per subtopic, in the folder's layout; one audit item per bias hypothesis
+    assert sorted(p.relative_to(project / "templates").with_suffix(".json") for p in (project / "templates").rglob("*.yaml")) \
+        == [f.relative_to(bbnli_dir) for f in files]
+    n_hypotheses = sum(len(json.loads(f.read_text())["bias_hypothesis_stereotypical"]) for f in files)
+    from workbench import kinds
+    from workbench.annotation.session import items_from_table
+    from workbench.core.config import load_config
+
+    config = load_config(project / "workbench.toml")
+    items = items_from_table(kinds.of_config(config).pipeline(config).table("queue"))
+    assert len(items) == n_hypotheses and all(re.fullmatch(r"[a-z_]+/bias/\d+", i.id) for i in items)
+    r = invoke(runner, "build", "--version", "1.0.0", "--original")
+    assert r.exit_code == 0, r.output + str(r.exception)
+    release = project / "exports" / "bbnli-next" / "1.0.0"
+    # the source files, as BBNLI writes them, equal the imported ones field by field
+    for f in files:
+        assert json.loads((release / "bbnli" / f.relative_to(bbnli_dir)).read_text()) == json.loads(f.read_text()), f
+    # the samples are BBNLI's expansion of them, each with its swapped twin
+    rows = pq.read_table(release / "data" / "all.parquet").to_pylist()
+    got = [(r["premise"], r["hypothesis"], r["stance"], r["domain"], r["subtopic"]) for r in rows]
+    assert len(got) == len(set(got)) and set(got) == bbnli_samples(files, bbnli_dir)
+    assert len({r["id"] for r in rows}) == len(rows) and {r["label"] for r in rows} == {"neutral"}
+    pairs: dict[str, list[dict]] = {}
+    for r in rows:
+        pairs.setdefault(r["pair_id"], []).append(r)
+    assert {tuple(sorted((x["stance"], x["is_counterfactual"]) for x in p)) for p in pairs.values()} == \
+        {(("anti", True), ("pro", False))}
+    card = (release / "README.md").read_text(encoding="utf-8")
+    assert "This is **BBNLI** as published" in card and "`bbnli/` holds the source files" in card
+    toml = (project / "workbench.toml").read_text()
+    assert 'file = "bbnli"' in toml and str(tmp_path) not in toml
+
+
+def test_an_audited_subtopic_drops_fixes_and_compares_with_the_original(bbnli_dir, tmp_path, runner, monkeypatch,
+                                                                        fixture_models):
+    source = bbnli_dir / SUBTOPIC
+    original = json.loads(source.read_text())
+    project = tmp_path / "renewed"
+    _import(runner, source, project, monkeypatch)
+    assert invoke(runner, "build", "--version", "1.0.0", "--original").exit_code == 0
+    stem = source.stem
+    items = [f"{stem}/bias/{n}" for n in range(len(original["bias_hypothesis_stereotypical"]))]
+    before = original["bias_hypothesis_stereotypical"][1][0]
+    fixed = {"hypothesis": before.replace("to be the", "to be their family's", 1),
+             "question": original["bias_question_stereotypical"][1][0].replace("to be the", "to be their family's", 1)}
+    assert fixed["hypothesis"] != before
+    alice = [{"item_id": items[0], "label": "not-neutral", "note": "a premise says so"},
+             {"item_id": items[1], "label": "fix", "fix": fixed}, {"item_id": items[2], "label": "unnatural"},
+             *({"item_id": i, "label": "keep"} for i in items[3:])]
+    bob = [*alice[:2], {"item_id": items[2], "label": "keep"}, *alice[3:]]
+    for name, rows in (("alice", alice), ("bob", bob)):
+        r = invoke(runner, "annotate", "--annotator", name, "--labels-from", _labels(tmp_path / f"{name}.jsonl", rows))
+        assert r.exit_code == 0, r.output
+    r = invoke(runner, "build", "--version", "1.1.0")
+    assert r.exit_code == 2 and "disagreement" in r.output + str(r.exception)
+    r = invoke(runner, "annotate", "--annotator", "carol", "--adjudicate", "--labels-from",
+               _labels(tmp_path / "carol.jsonl", [{"item_id": items[2], "label": "swap-fails"}]))
+    assert r.exit_code == 0, r.output
+    r = invoke(runner, "build", "--version", "1.1.0")
+    assert r.exit_code == 0, r.output + str(r.exception)
+    release = project / "exports" / "renewed" / "1.1.0"
+    # the source file: the two dropped hypotheses and their questions gone, the fix in both forms
+    renewed = json.loads((release / "bbnli" / source.name).read_text())
+    kept = [original["bias_hypothesis_stereotypical"][k] for k in range(1, len(items)) if k != 2]
+    assert renewed["bias_hypothesis_stereotypical"] == [[fixed["hypothesis"], *kept[0][1:]], *kept[1:]]
+    assert renewed["bias_question_stereotypical"][0][0] == fixed["question"]
+    assert len(renewed["bias_question_stereotypical"]) == len(kept)
+    assert {k: v for k, v in renewed.items() if not k.startswith("bias_")} == \
+        {k: v for k, v in original.items() if not k.startswith("bias_")}      # premises, test items, words kept
+    # the samples: BBNLI's expansion of the renewed file
+    (tmp_path / "expected").mkdir()
+    expected_file = tmp_path / "expected" / source.name
+    expected_file.write_text(json.dumps(renewed))
+    rows = pq.read_table(release / "data" / "all.parquet").to_pylist()
+    assert {(r["premise"], r["hypothesis"], r["stance"], r["domain"], r["subtopic"]) for r in rows} == \
+        bbnli_samples([expected_file], tmp_path / "expected")
+    assert {json.loads(r["provenance"])["audit_item"] for r in rows} == set(items) - {items[0], items[2]}
+    # the changelog names the audit items: the two dropped with their reasons, the fixed one with its diff
+    log = (release / "CHANGELOG.md").read_text(encoding="utf-8").split("## 1.0.0")[0]
+    dropped = log.split("Dropped items:")[1].split("Fixed items:")[0]
+    assert dropped.count("- `") == 2 and f"`{items[0]}`" in dropped and f"`{items[2]}`" in dropped
+    assert "a premise entails or contradicts it" in dropped and "not the stereotype's opposite" in dropped
+    fixed_lines = log.split("Fixed items:")[1]
+    assert f"`{items[1]}`" in fixed_lines and "[-the-] {+their family's+}" in fixed_lines
+    with open(release / "changes.csv", encoding="utf-8", newline="") as f:
+        changes = list(csv.DictReader(f))
+    assert {c["change"] for c in changes} == {"edited", "removed"}
+    assert all(c["reason"].startswith("fix:") for c in changes if c["change"] == "edited")
+    card = (release / "README.md").read_text(encoding="utf-8")
+    assert "renewed version of **BBNLI**" in card and "Annotators: 2; adjudicators: 1" in card
+    # both versions side by side: the fixed hypothesis is compared with itself, the dropped two are named
+    r = invoke(runner, "evaluate", str(project / "exports" / "renewed" / "1.0.0"), str(release), "--model",
+               str(fixture_models["nli-a"]), "--json", str(tmp_path / "both.json"), "--cache", str(tmp_path / "c.sqlite"))
+    assert r.exit_code == 0, r.output + str(r.exception)
+    doc = json.loads((tmp_path / "both.json").read_text())
+    compared = doc["datasets"][1]["uncertainty"]["versions"][0]
+    assert (compared["shared"], compared["dropped"], compared["added"]) == (len(items) - 2, 2, 0)
+
+
+def test_a_fix_with_a_placeholder_the_subtopic_lacks_is_refused_at_the_build(bbnli_dir, tmp_path, runner,
+                                                                            monkeypatch):
+    source = bbnli_dir / SUBTOPIC
+    n = len(json.loads(source.read_text())["bias_hypothesis_stereotypical"])
+    _import(runner, source, tmp_path / "renewed", monkeypatch)
+    rows = [{"item_id": f"{source.stem}/bias/{k}", "label": "keep"} for k in range(n)]
+    rows[0] = {**rows[0], "label": "fix", "fix": {"hypothesis": "{{GROUP1}} are the {{JOB}}."}}
+    for name in ("alice", "bob"):
+        assert invoke(runner, "annotate", "--annotator", name, "--labels-from",
+                      _labels(tmp_path / f"{name}.jsonl", rows)).exit_code == 0
+    r = invoke(runner, "build", "--version", "1.1.0")
+    message = " ".join(str(r.exception).split())
+    assert r.exit_code == 2 and f"{source.stem}/bias/0" in message and "{{JOB}}" in message and "{{WORD1}}" in message
+
+
+def test_what_is_not_bbnli_is_refused_with_its_file(tmp_path, runner):
+    (tmp_path / "empty").mkdir()
+    r = invoke(runner, "import", str(tmp_path / "empty"), "--kind", "nli", "--out", str(tmp_path / "a"))
+    assert r.exit_code == 2 and "no BBNLI JSON file" in str(r.exception)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.json").write_text(json.dumps({"premise": ["x"]}))
+    r = invoke(runner, "import", str(tmp_path / "other"), "--kind", "nli", "--out", str(tmp_path / "b"))
+    message = str(r.exception)
+    assert r.exit_code == 2 and "notes.json" in message and "not a BBNLI file" in message
+    assert not (tmp_path / "b" / "workbench.toml").exists()
+
+
+def test_the_audit_editor_opens_with_the_hypothesis_and_its_question(bbnli_dir, tmp_path, runner, monkeypatch):
+    import asyncio
+
+    import workbench.cli.main  # noqa: F401  (the CLI's consoles are made at import: not inside a running app)
+    from test_renew import audit_app
+    from workbench import kinds
+    from workbench.core.config import load_config
+
+    _import(runner, bbnli_dir / SUBTOPIC, tmp_path / "renewed", monkeypatch)
+    config = load_config(Path("workbench.toml"))
+    kind = kinds.of_config(config)
+    store, session, app = audit_app(config, kind)
+    item = session.current
+    texts = session.fix_texts()
+    assert [(c, t) for c, t, _ in texts] == [("hypothesis", item.hypothesis), ("question", dict(item.details)["question"])]
+    assert "{{GROUP" in item.hypothesis and "as written" in dict(item.details)
+
+    async def run():
+        from textual.widgets import Input
+
+        async with app.run_test(size=(120, 60)) as pilot:   # the whole item, its four premises too, on screen
+            await pilot.pause()
+            await pilot.press("e")
+            await pilot.pause()
+            assert app.screen.query_one("#fix-0", Input).value == item.hypothesis
+            assert app.screen.query_one("#fix-1", Input).value == dict(item.details)["question"]
+            app.screen.query_one("#fix-0", Input).value = item.hypothesis.rstrip(".") + " today."
+            await pilot.pause()
+            await pilot.press("enter")          # to the question
+            await pilot.press("enter")          # saved
+            await pilot.pause()
+            await pilot.press("q")
+
+    asyncio.run(run())
+    assert store.states[item.id].label == "fix"
+    assert store.states[item.id].fix == {"hypothesis": item.hypothesis.rstrip(".") + " today."}
+    store.close()
