@@ -182,7 +182,7 @@ def _toml(value: str) -> str:
 
 
 def fingerprint(path: Path) -> str:
-    """The sha256 of an imported file; of a folder (BBNLI publishes one file per subtopic), that of
+    """The sha256 of an imported file; of a folder (a benchmark published as one file per subtopic), that of
     its files' relative paths and contents, so the same folder anywhere gives the same value."""
     if path.is_file():
         return hashlib.sha256(path.read_bytes()).hexdigest()
@@ -229,8 +229,8 @@ def unit_of(layout):
 
 def audit_changes(kind, items: list, labels, previous_rows: list[dict], rows: list[dict]) -> list[str]:
     """Markdown lines of a renewal's changelog naming the audit items themselves, for kinds where an
-    item stands for several released rows (a BBNLI hypothesis's samples, a SOFA statement's probes,
-    a StereoSet CAT's sentences): each item dropped since the previous version with its reason and
+    item stands for several released rows (a templated hypothesis's samples, a statement's probes,
+    a context's sentences): each item dropped since the previous version with its reason and
     rows, each item fixed with the word diff of its text, and the counts per decision and group.
     Empty where every item is one row (its rows' list says it all)."""
     from collections import Counter

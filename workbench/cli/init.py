@@ -130,7 +130,7 @@ def register(app: typer.Typer) -> None:
 
 def import_(
     file: Path = typer.Argument(..., help="The benchmark's published file, in its kind's layout (docs/fidelity.md); "
-                                          "for BBNLI (--kind nli), its folder of subtopic JSON files, or one of them."),
+                                          "or, for a kind published as one file per subtopic, their folder."),
     kind_name: str = typer.Option(..., "--kind", "-k", help="The kind of the file (`workbench kinds`; one that "
                                                             "declares an audit)."),
     out: Path = typer.Option(..., "--out", help="The new project's folder (must not hold a project yet)."),
