@@ -30,6 +30,16 @@ def _data(path):
     return json.loads(path.read_text(encoding="utf-8"))["data"]
 
 
+def _audits(release) -> dict:
+    """CAT id -> the `audit` column of a release's Parquet (one value per CAT, else the test fails)."""
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(release / "data" / "stereoset.parquet").to_pylist()
+    audits = {r["cat_id"]: r["audit"] for r in rows}
+    assert all(audits[r["cat_id"]] == r["audit"] for r in rows) and len(rows) == 3 * len(audits)
+    return audits
+
+
 def _labels(path, rows):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return str(path)
@@ -97,7 +107,14 @@ def test_a_published_stereoset_file_imports_audits_and_builds_back(tmp_path, mon
     assert changes == [*[("edited", "fix: sound once its text is corrected")] * 4,
                        *[("removed", "drop: the stereotype and anti-stereotype sentences differ in more than what "
                                      "they contrast")] * 3]
-    assert "Blodgett" in (release / "1.1.0" / "README.md").read_text(encoding="utf-8")
+    card = (release / "1.1.0" / "README.md").read_text(encoding="utf-8")
+    assert "Blodgett" in card and "`audit` (in a renewed release" in card
+    # the audit's decision per CAT is a column of the Parquet only: the JSON's `labels` stay the published votes
+    assert _audits(release / "1.1.0") == {c: "fix" if c in (intra["id"], inter["id"]) else "keep"
+                                          for c in cats if c != dropped}
+    assert set(_audits(release / "1.0.0").values()) == {"keep"} and set(_audits(release / "0.9.0").values()) == {None}
+    published = {s["id"]: s["labels"] for split in doc["data"].values() for c in split for s in c["sentences"]}
+    assert all(s["labels"] == published[s["id"]] for split in renewed.values() for c in split for s in c["sentences"])
 
 
 def test_a_fixed_intrasentence_context_without_blank_is_refused(tmp_path, monkeypatch, runner):
