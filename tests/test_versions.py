@@ -94,3 +94,27 @@ def test_an_unreadable_changes_file_is_named_not_a_traceback(tmp_path):
     (release / "changes.csv").write_bytes(b"change,id\nremoved,caf\xe9\n")   # Latin-1, not UTF-8
     with pytest.raises(InputError, match="changes.csv: cannot read"):
         without_dropped(str(tmp_path / "original.csv"), str(release), tmp_path)
+
+
+def test_no_drop_edit_split_when_the_changes_are_since_another_release(tmp_path):
+    """1.0.0 against 1.2.0 whose changes.csv is since 1.1.0: what 1.1.0 dropped is not listed,
+    so a split would count it as editing; there is none, and the reason names both versions."""
+    from workbench.evaluation.versions import changes_not_since, without_dropped
+
+    def release(version, previous=None):
+        folder = tmp_path / version
+        folder.mkdir()
+        (folder / "manifest.json").write_text(json.dumps({"version": version, "previous_version": previous}))
+        (folder / "changes.csv").write_text("change,id\nremoved,7\n")
+        return str(folder)
+
+    first, since_first, since_other = release("1.0.0"), release("1.1.0", "1.0.0"), release("1.2.0", "1.1.0")
+    written = []
+
+    def without(source, removed, folder):
+        written.append(removed)
+        return Path(source), 1
+
+    assert without_dropped(first, since_first, tmp_path, without) == (Path(first), 1) and written == [{"7"}]
+    assert "since 1.1.0, not since 1.0.0" in changes_not_since(first, since_other)
+    assert without_dropped(first, since_other, tmp_path, without) is None and len(written) == 1

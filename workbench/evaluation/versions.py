@@ -107,6 +107,28 @@ def removed_ids(last: str) -> set[str]:
         raise InputError(f"{display_path(changes)}: cannot read the release's changes ({exc})") from None
 
 
+def _manifest(folder: Path) -> dict:
+    try:
+        found = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def changes_not_since(first: str, last: str) -> str | None:
+    """Why the last release's changes.csv cannot split the move from the first source: it lists
+    what changed since another release (items an intermediate release dropped are not in it, so
+    their drop would be counted as editing). None when nothing says so (a file as the first
+    source is taken to be what the renewal imported)."""
+    if not Path(first).is_dir():
+        return None
+    since, version = _manifest(Path(last)).get("previous_version"), _manifest(Path(first)).get("version")
+    if since and version and str(since) != str(version):
+        return (f"{display_path(Path(last) / 'changes.csv')} lists what changed since {since}, not since {version}: "
+                f"no split into dropping and editing (evaluate {since} against it for one)")
+    return None
+
+
 def without_dropped(first: str, last: str, folder: Path, without_removed=None) -> tuple[Path, int] | None:
     """A renewal's middle step (docs/renewing.md): the first source without the items the last
     source (a release folder) lists as removed in its changes.csv, written into `folder`;
@@ -116,7 +138,7 @@ def without_dropped(first: str, last: str, folder: Path, without_removed=None) -
     the two sources are not an original and a renewed release of it with removed items, or when
     none of the removed items is found in the original (a release that lists rows by ids of its own)."""
     removed = removed_ids(last)
-    if not removed:
+    if not removed or changes_not_since(first, last):
         return None
     if without_removed is not None:
         return without_removed(first, removed, Path(folder))
@@ -189,6 +211,9 @@ def evaluate_versions(module, request, console, kind_name: str) -> dict:
     if len(request.sources) == 2:
         import tempfile
 
+        why_not = changes_not_since(request.sources[0], request.sources[1])
+        if why_not:
+            console.print(why_not, markup=False, highlight=False)
         with tempfile.TemporaryDirectory(prefix="workbench-kept-") as folder:
             found = without_dropped(request.sources[0], request.sources[1], Path(folder),
                                     getattr(module, "without_removed", None))
