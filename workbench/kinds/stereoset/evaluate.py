@@ -158,7 +158,7 @@ def without_removed(source: str, removed: set[str], folder: Path) -> tuple[Path,
         ids = [cat.get("id"), *(s.get("id") for s in cat.get("sentences") or [] if isinstance(s, dict))]
         return any(str(i) in removed for i in ids if i is not None)
 
-    data = {split: cats for split, cats in doc["data"].items()}
+    data = doc["data"]
     dropped = sum(gone(c) for cats in data.values() if isinstance(cats, list) for c in cats)
     if not dropped:
         return None
