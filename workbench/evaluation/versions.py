@@ -212,7 +212,7 @@ def evaluate_versions(module, request, console, kind_name: str) -> dict:
         import tempfile
 
         why_not = changes_not_since(request.sources[0], request.sources[1])
-        if why_not:
+        if why_not and removed_ids(request.sources[1]):   # only where a split would have been made
             console.print(why_not, markup=False, highlight=False)
         with tempfile.TemporaryDirectory(prefix="workbench-kept-") as folder:
             found = without_dropped(request.sources[0], request.sources[1], Path(folder),
