@@ -22,6 +22,14 @@ def test_side_by_side_pairs_rows_by_key_and_shows_what_a_version_lacks():
     assert rows[2]["score 1.0.0"] is None and rows[2]["n 1.1.0"] == 3
 
 
+def test_a_kind_with_several_scores_shows_how_each_moved():
+    compared = Compared(keys=("model",), measures=("ss", "lms", "n"), changed=("lms",))
+    rows = side_by_side(["a", "b"], [[{"model": "m", "ss": 60.0, "lms": 80.0, "n": 4}],
+                                     [{"model": "m", "ss": 55.0, "lms": 90.5, "n": 3}]], compared)
+    assert rows[0]["change ss a→b"] == -5.0 and rows[0]["change lms a→b"] == 10.5
+    assert "change n a→b" not in rows[0]   # a count is shown per version, not as a move
+
+
 def test_version_tags_read_a_release_version_and_stay_unique(tmp_path):
     release = tmp_path / "exports" / "x" / "1.1.0"
     release.mkdir(parents=True)
@@ -75,3 +83,38 @@ def test_two_versions_of_a_file_are_compared_side_by_side(kind, fixture_models, 
     assert all((tmp_path / "plots" / t).is_dir() for t in tags)
     assert (tmp_path / "out.csv").read_text().splitlines()[0].startswith(",".join(doc["keys"]))
     assert f"{kind}: {tags[0]} vs {tags[1]}" in " ".join(both.output.split())
+
+
+def test_an_unreadable_changes_file_is_named_not_a_traceback(tmp_path):
+    from workbench.core.errors import InputError
+    from workbench.evaluation.versions import without_dropped
+
+    release = tmp_path / "1.1.0"
+    release.mkdir()
+    (release / "changes.csv").write_bytes(b"change,id\nremoved,caf\xe9\n")   # Latin-1, not UTF-8
+    with pytest.raises(InputError, match="changes.csv: cannot read"):
+        without_dropped(str(tmp_path / "original.csv"), str(release), tmp_path)
+
+
+def test_no_drop_edit_split_when_the_changes_are_since_another_release(tmp_path):
+    """1.0.0 against 1.2.0 whose changes.csv is since 1.1.0: what 1.1.0 dropped is not listed,
+    so a split would count it as editing; there is none, and the reason names both versions."""
+    from workbench.evaluation.versions import changes_not_since, without_dropped
+
+    def release(version, previous=None):
+        folder = tmp_path / version
+        folder.mkdir()
+        (folder / "manifest.json").write_text(json.dumps({"version": version, "previous_version": previous}))
+        (folder / "changes.csv").write_text("change,id\nremoved,7\n")
+        return str(folder)
+
+    first, since_first, since_other = release("1.0.0"), release("1.1.0", "1.0.0"), release("1.2.0", "1.1.0")
+    written = []
+
+    def without(source, removed, folder):
+        written.append(removed)
+        return Path(source), 1
+
+    assert without_dropped(first, since_first, tmp_path, without) == (Path(first), 1) and written == [{"7"}]
+    assert "since 1.1.0, not since 1.0.0" in changes_not_since(first, since_other)
+    assert without_dropped(first, since_other, tmp_path, without) is None and len(written) == 1

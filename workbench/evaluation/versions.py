@@ -6,6 +6,10 @@ An evaluator takes part by naming, in `COMPARED`, the columns of its measure row
 (`measure_rows(doc)`, the rows of its CSV) that identify a row and the measures shown beside
 each other; the first measure is the headline charted per version, and counts (units, ties)
 belong in the measures so a reader sees how many items each figure rests on.
+
+A renewal's move is split into dropping and editing (docs/renewing.md) for a CSV file of rows
+with the changelog's ids; a kind whose source is laid out otherwise declares
+`without_removed(source, removed_ids, folder) -> (file, units dropped) | None` in its evaluator.
 """
 from __future__ import annotations
 
@@ -22,6 +26,8 @@ from ..core.errors import InputError, display_path
 class Compared:
     keys: tuple[str, ...]       # the columns that identify a row (model, level, group, ...)
     measures: tuple[str, ...]   # shown per version; the first is the headline (its difference is shown, and charted)
+    changed: tuple[str, ...] = ()   # other measures whose change is shown too (a kind with several scores)
+    unit: str = "item"          # what a dropped item is called (a pair, a CAT)
 
 
 def version_tags(sources: list[str]) -> list[str]:
@@ -53,7 +59,8 @@ def _per_version(path: Path | None, tag: str) -> Path | None:
 
 def side_by_side(tags: list[str], rows_per_version: list[list[dict]], compared: Compared) -> list[dict]:
     """One row per key present in any version: every measure per version (None where the
-    version has no such row), and the headline's change from the first version to each other."""
+    version has no such row), and the change of the headline (and of `changed`) from the first
+    version to each other."""
     headline = compared.measures[0]
     indexed = []
     order: dict[tuple, None] = {}
@@ -72,31 +79,79 @@ def side_by_side(tags: list[str], rows_per_version: list[list[dict]], compared: 
         for measure in compared.measures:
             for tag, found in zip(tags, indexed):
                 row[f"{measure} {tag}"] = found.get(key, {}).get(measure)
-        first = indexed[0].get(key, {}).get(headline)
-        for tag, found in list(zip(tags, indexed))[1:]:
-            value = found.get(key, {}).get(headline)
-            row[f"change {headline} {tags[0]}→{tag}"] = (round(value - first, 4) if isinstance(value, (int, float))
-                                                         and isinstance(first, (int, float)) else None)
+        for measure in (headline, *(m for m in compared.changed if m != headline)):
+            first = indexed[0].get(key, {}).get(measure)
+            for tag, found in list(zip(tags, indexed))[1:]:
+                value = found.get(key, {}).get(measure)
+                row[f"change {measure} {tags[0]}→{tag}"] = (round(value - first, 4) if _number(value)
+                                                            and _number(first) else None)
         out.append(row)
     return out
 
 
-def without_dropped(first: str, last: str, folder: Path) -> tuple[Path, int] | None:
-    """A renewal's middle step (docs/renewing.md): the first source, a CSV file, without the rows
-    the last source (a release folder) lists as removed in its changes.csv, written into `folder`;
-    evaluated apart, it tells how much of the move comes from dropping items and how much from
-    editing them. Rows are matched by the file's `id` column (or an unnamed first column, as some
-    published files have), else by their number from 0, as `workbench import` numbers them. None when
-    the two sources are not an original file and a renewed release of it with removed rows, or when
-    none of the removed rows is found in the file (a release that lists rows by ids of its own)."""
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def removed_ids(last: str) -> set[str]:
+    """The ids a renewed release folder's changes.csv lists as removed (none for anything else)."""
     import csv
 
-    changes, original = Path(last) / "changes.csv", Path(first)
-    if not (changes.is_file() and original.is_file() and original.suffix.lower() == ".csv"):
+    changes = Path(last) / "changes.csv"
+    if not changes.is_file():
+        return set()
+    try:
+        with open(changes, encoding="utf-8", newline="") as f:
+            return {r["id"] for r in csv.DictReader(f) if r.get("change") == "removed" and r.get("id")}
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise InputError(f"{display_path(changes)}: cannot read the release's changes ({exc})") from None
+
+
+def _manifest(folder: Path) -> dict:
+    try:
+        found = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def changes_not_since(first: str, last: str) -> str | None:
+    """Why the last release's changes.csv cannot split the move from the first source: it lists
+    what changed since another release (items an intermediate release dropped are not in it, so
+    their drop would be counted as editing). None when nothing says so (a file as the first
+    source is taken to be what the renewal imported)."""
+    if not Path(first).is_dir():
         return None
-    with open(changes, encoding="utf-8", newline="") as f:
-        removed = {r["id"] for r in csv.DictReader(f) if r.get("change") == "removed"}
-    if not removed:
+    since, version = _manifest(Path(last)).get("previous_version"), _manifest(Path(first)).get("version")
+    if since and version and str(since) != str(version):
+        return (f"{display_path(Path(last) / 'changes.csv')} lists what changed since {since}, not since {version}: "
+                f"no split into dropping and editing (evaluate {since} against it for one)")
+    return None
+
+
+def without_dropped(first: str, last: str, folder: Path, without_removed=None) -> tuple[Path, int] | None:
+    """A renewal's middle step (docs/renewing.md): the first source without the items the last
+    source (a release folder) lists as removed in its changes.csv, written into `folder`;
+    evaluated apart, it tells how much of the move comes from dropping items and how much from
+    editing them. `without_removed(first, removed ids, folder)` is the kind's way to write it
+    (its evaluator's); without one, the first source is a CSV file (see `_csv_without`). None when
+    the two sources are not an original and a renewed release of it with removed items, or when
+    none of the removed items is found in the original (a release that lists rows by ids of its own)."""
+    removed = removed_ids(last)
+    if not removed or changes_not_since(first, last):
+        return None
+    if without_removed is not None:
+        return without_removed(first, removed, Path(folder))
+    return _csv_without(Path(first), removed, Path(folder))
+
+
+def _csv_without(original: Path, removed: set[str], folder: Path) -> tuple[Path, int] | None:
+    """A CSV file without the rows `removed` names: rows are matched by the file's `id` column (or
+    an unnamed first column, as some published files have), else by their number from 0, as
+    `workbench import` numbers them."""
+    import csv
+
+    if not (original.is_file() and original.suffix.lower() == ".csv"):
         return None
     with open(original, encoding="utf-8-sig", newline="") as f:
         rows = list(csv.reader(f))
@@ -156,15 +211,20 @@ def evaluate_versions(module, request, console, kind_name: str) -> dict:
     if len(request.sources) == 2:
         import tempfile
 
+        why_not = changes_not_since(request.sources[0], request.sources[1])
+        if why_not and removed_ids(request.sources[1]):   # only where a split would have been made
+            console.print(why_not, markup=False, highlight=False)
         with tempfile.TemporaryDirectory(prefix="workbench-kept-") as folder:
-            found = without_dropped(request.sources[0], request.sources[1], Path(folder))
+            found = without_dropped(request.sources[0], request.sources[1], Path(folder),
+                                    getattr(module, "without_removed", None))
             if found is not None:
-                console.rule(f"{request.sources[0]} without the {found[1]} item(s) {tags[1]} dropped", style="dim")
+                unit = compared.unit
+                console.rule(f"{request.sources[0]} without the {found[1]} {unit}(s) {tags[1]} dropped", style="dim")
                 one = dataclasses.replace(request, sources=[str(found[0])], json_out=None, csv_out=None,
                                           items_out=None, plots=None)
                 _decompose(rows, module.measure_rows(module.evaluate(one, console)), compared, tags)
-                decomposed = {"dropped": found[1], "measure": compared.measures[0],
-                              "how": f"{tags[0]} without the items {tags[1]} dropped, evaluated apart: dropping "
+                decomposed = {"dropped": found[1], "unit": unit, "measure": compared.measures[0],
+                              "how": f"{tags[0]} without the {unit}s {tags[1]} dropped, evaluated apart: dropping "
                                      f"moved the measure from {tags[0]} to it, editing from it to {tags[1]}"}
     table = Table(title=f"{kind_name}: {' vs '.join(tags)} (each version's own counts beside its figures)")
     columns = list(rows[0]) if rows else list(compared.keys)

@@ -65,7 +65,9 @@ class Evaluator(Protocol):
 
     # Optional: MANY_SOURCES = True when `evaluate` compares several sources itself; otherwise
     # `workbench evaluate A B` evaluates each alone and compares them by COMPARED (an
-    # evaluation.versions.Compared) over `measure_rows(doc) -> list[dict]` (its CSV rows).
+    # evaluation.versions.Compared) over `measure_rows(doc) -> list[dict]` (its CSV rows); and,
+    # when its sources are not CSV files of rows, `without_removed(source, removed_ids, folder)`
+    # writes the original without a renewal's dropped items (the drop/edit split).
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from ...evaluation.request import EvaluateRequest
 from .data import (
     load,
     load_predictions,
+    locate,
     looks_like_stereoset,
     release_file,
     write_predictions,
@@ -125,8 +126,46 @@ def evaluate(request: EvaluateRequest, console) -> dict:
     return doc
 
 
-# `workbench evaluate A B`: each version evaluated alone, then these measures side by side.
-COMPARED = Compared(keys=("model", "split", "domain"), measures=("ss", "lms", "icat", "n"))
+# `workbench evaluate A B`: each version evaluated alone, then these measures side by side, with
+# how ss, lms and icat moved (icat alone can hide a move of both that cancels out).
+COMPARED = Compared(keys=("model", "split", "domain"), measures=("ss", "lms", "icat", "n"),
+                    changed=("lms", "icat"), unit="CAT")
+
+
+def without_removed(source: str, removed: set[str], folder: Path) -> tuple[Path, int] | None:
+    """A renewal's middle step (evaluation/versions.py): the StereoSet source (a file, or a release
+    folder such as `build --original`'s) without the CATs a renewed release removed, as a StereoSet
+    JSON file in `folder`. A release's changes.csv lists sentence ids: a CAT goes when any of its
+    sentences (or its own id) is listed, since a CAT is scored only whole. Returns (file, CATs
+    dropped), or None when the source is not a local StereoSet source or no CAT of it is listed."""
+    from .data import from_hf, hf_records, read_json
+
+    path = Path(source)
+    if not path.exists():
+        return None
+    try:
+        found, _ = locate(source)
+    except InputError:
+        return None
+    records = hf_records(found) if found.suffix.lower() in (".json", ".jsonl") else None
+    doc = from_hf(records) if records is not None else read_json(found, "StereoSet file")
+    if not isinstance(doc, dict) or not isinstance(doc.get("data"), dict):
+        return None
+
+    def gone(cat) -> bool:
+        if not isinstance(cat, dict):
+            return False
+        ids = [cat.get("id"), *(s.get("id") for s in cat.get("sentences") or [] if isinstance(s, dict))]
+        return any(str(i) in removed for i in ids if i is not None)
+
+    data = doc["data"]
+    dropped = sum(gone(c) for cats in data.values() if isinstance(cats, list) for c in cats)
+    if not dropped:
+        return None
+    kept = {split: [c for c in cats if not gone(c)] if isinstance(cats, list) else cats for split, cats in data.items()}
+    target = Path(folder) / f"{found.stem}.json"
+    target.write_text(json.dumps({**doc, "data": kept}, ensure_ascii=False) + "\n", encoding="utf-8")
+    return target, dropped
 
 
 def measure_rows(doc: dict) -> list[dict]:

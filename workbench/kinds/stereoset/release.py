@@ -2,8 +2,9 @@
 
     data/stereoset.json      the released CATs in StereoSet's own format, so the reference
                              evaluator (and `workbench evaluate`) read it as they read the original
-    data/stereoset.parquet   one row per released sentence with its provenance and votes (the
-                             Hub's table view and `datasets` load this one)
+    data/stereoset.parquet   one row per released sentence with its provenance and votes and, in
+                             a renewal, the audit's decision on its CAT (the Hub's table view and
+                             `datasets` load this one)
 
 Validators appear under an opaque id (a hash of their name), as in StereoSet's `human_id`.
 """
@@ -43,7 +44,7 @@ def release_schema():
         ("subtopic", pa.string()), ("template_id", pa.string()), ("target", pa.string()), ("context", pa.string()),
         ("sentence", pa.string()), ("option", pa.string()), ("gold_label", pa.string()), ("source", pa.string()),
         ("mlm_rank", pa.int32()), ("mlm_score", pa.float64()), ("mlm_name", pa.string()), ("mlm_revision", pa.string()),
-        ("votes", pa.list_(vote)), ("agree", pa.int32()),
+        ("votes", pa.list_(vote)), ("agree", pa.int32()), ("audit", pa.string()),
     ])
 
 
@@ -85,7 +86,7 @@ def write_release(rows: list[dict], staging: Path) -> list[str]:
         "template_id": r["template_id"], "target": r["target"], "context": r["context"], "sentence": r["hypothesis"],
         "option": r["option"], "gold_label": r["label"], "source": r["source"], "mlm_rank": r["mlm_rank"],
         "mlm_score": r["mlm_score"], "mlm_name": r["mlm_name"], "mlm_revision": r["mlm_revision"],
-        "votes": _votes(r), "agree": r["agree"],
+        "votes": _votes(r), "agree": r["agree"], "audit": r.get("audit"),
     } for r in rows], schema=release_schema())
     pq.write_table(table, staging / PARQUET_FILE, compression="zstd", write_statistics=False, store_schema=True)
     return sorted({r["domain"] for r in rows})
@@ -110,8 +111,10 @@ FIELDS = """`data/stereoset.json` is StereoSet's own layout (`{"version", "data"
 `data/stereoset.parquet` has one row per sentence: `id`, `cat_id`, `split`, `domain`, `subtopic`,
 `template_id`, `target`, `context`, `sentence`, `option` (the words in place of BLANK, or the
 continuation), `gold_label`, `source` (`writer`, or `mlm` for a masked-LM proposal, with `mlm_rank`,
-`mlm_score`, `mlm_name`, `mlm_revision`), `votes` (each validator's opaque `human_id` and label) and
-`agree` (how many chose the released label)."""
+`mlm_score`, `mlm_name`, `mlm_revision`), `votes` (each validator's opaque `human_id` and label),
+`agree` (how many chose the released label) and `audit` (in a renewed release, the audit's final
+decision on the sentence's CAT, `keep` or `fix`; empty otherwise). The audit's decisions are not
+validators' labels: they appear in `audit` only, never in the JSON's `labels`."""
 
 
 def _counts(workspace, stage: str) -> dict:

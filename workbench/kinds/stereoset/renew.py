@@ -155,7 +155,9 @@ def _option(split: str, context: str, sentence: str) -> str:
 
 
 class Cats(Stage):
-    """Each CAT of `upstream` as its three sentences, the rows the StereoSet release writes."""
+    """Each CAT of `upstream` as its three sentences, the rows the StereoSet release writes; `audit`
+    is the audit's final decision on the CAT (keep or fix) when `upstream` is the renewed stage,
+    kept apart from the published `labels` (the original validators' gold-label votes)."""
 
     def __init__(self, name: str, upstream: str):
         self.name, self.upstream = name, (upstream,)
@@ -170,7 +172,7 @@ class Cats(Stage):
                           ("context", pa.string()), ("hypothesis", pa.string()), ("option", pa.string()),
                           ("label", pa.string()), ("source", pa.string()), ("mlm_rank", pa.int32()),
                           ("mlm_score", pa.float64()), ("mlm_name", pa.string()), ("mlm_revision", pa.string()),
-                          ("votes", pa.list_(vote)), ("agree", pa.int32())])
+                          ("votes", pa.list_(vote)), ("agree", pa.int32()), ("audit", pa.string())])
 
     def compute(self, ctx, inputs, reused) -> Output:
         import pyarrow as pa
@@ -186,7 +188,7 @@ class Cats(Stage):
                              "hypothesis": cat[g], "option": _option(cat["split"], cat["context"], cat[g]),
                              "label": g, "source": "published", "mlm_rank": None, "mlm_score": None,
                              "mlm_name": None, "mlm_revision": None, "votes": s["labels"],
-                             "agree": sum(v.get("label") == g for v in s["labels"])})
+                             "agree": sum(v.get("label") == g for v in s["labels"]), "audit": r.get("label")})
         return Output(pa.Table.from_pylist(rows, schema=self.schema()), {"sentences": len(rows)})
 
     def counts(self, ctx, table, inputs, work):
