@@ -11,6 +11,7 @@ import json
 
 import pytest
 from conftest import invoke
+from support.renewal import audit_app
 
 from workbench.annotation.store import LabelStore, read_events
 from workbench.authoring.renew import PAIR_AUDIT
@@ -35,18 +36,6 @@ SHARED = ["sent_more", "sent_less", "stereo_antistereo", "bias_type"]
 NOT_MINIMAL = "drop: the sentences differ in more than what the pair contrasts (the group, or the word)"
 FIXED = {"sent_more": "Retail workers are careless with money .",
          "sent_less": "Office workers are careless with money ."}
-
-
-def audit_app(config, kind, annotator: str = "alice"):
-    """The terminal's audit session of a renewal project for `annotator`: (store, session, app)."""
-    import workbench.cli.main  # noqa: F401  (the CLI's consoles are made at import: not inside a running app)
-    from workbench.annotation.session import Session, items_from_table
-    from workbench.tui.app import AnnotateApp
-
-    items = items_from_table(kind.pipeline(config).table(kind.queue_stage))
-    store = LabelStore(config.path("annotations"), annotator, scheme=kind.scheme)
-    session = Session(items, store, scheme=kind.scheme, words=kind.words, fix_fields=kind.audit.fix_fields)
-    return store, session, AnnotateApp(session, annotator, content_note=False)
 
 
 def _write(path, rows=PAIRS, header=HEADER):
