@@ -513,3 +513,20 @@ def test_a_statement_or_a_template_is_fixed_in_the_terminal_and_in_label_studio(
     assert store.states[first.id].label == "fix" and store.states[first.id].fix == {"stereotype": first.hypothesis
                                                                                    + " today"}
     store.close()
+
+
+def test_the_guide_shows_every_audit_picture_and_each_one_it_links_exists():
+    """docs/renewing.md's pictures (made by `docs/screenshots.py --renewing`): a link to a missing
+    file, or a picture made but never shown, means the guide and the script have drifted."""
+    import re
+
+    from conftest import ROOT
+
+    guide = (ROOT / "docs" / "renewing.md").read_text(encoding="utf-8")
+    linked = re.findall(r"!\[[^\]]*\]\((images/[^)]+)\)", guide)
+    assert linked, "docs/renewing.md shows no picture"
+    for link in linked:
+        path = ROOT / "docs" / link
+        assert path.is_file() and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", link
+    made = {f"images/renewing/{p.name}" for p in (ROOT / "docs" / "images" / "renewing").glob("*.png")}
+    assert made <= set(linked), f"made but not in the guide: {sorted(made - set(linked))}"
