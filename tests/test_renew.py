@@ -11,6 +11,7 @@ import json
 
 import pytest
 from conftest import invoke
+from support.renewal import audit_app
 
 from workbench.annotation.store import LabelStore, read_events
 from workbench.authoring.renew import PAIR_AUDIT
@@ -35,18 +36,6 @@ SHARED = ["sent_more", "sent_less", "stereo_antistereo", "bias_type"]
 NOT_MINIMAL = "drop: the sentences differ in more than what the pair contrasts (the group, or the word)"
 FIXED = {"sent_more": "Retail workers are careless with money .",
          "sent_less": "Office workers are careless with money ."}
-
-
-def audit_app(config, kind, annotator: str = "alice"):
-    """The terminal's audit session of a renewal project for `annotator`: (store, session, app)."""
-    import workbench.cli.main  # noqa: F401  (the CLI's consoles are made at import: not inside a running app)
-    from workbench.annotation.session import Session, items_from_table
-    from workbench.tui.app import AnnotateApp
-
-    items = items_from_table(kind.pipeline(config).table(kind.queue_stage))
-    store = LabelStore(config.path("annotations"), annotator, scheme=kind.scheme)
-    session = Session(items, store, scheme=kind.scheme, words=kind.words, fix_fields=kind.audit.fix_fields)
-    return store, session, AnnotateApp(session, annotator, content_note=False)
 
 
 def _write(path, rows=PAIRS, header=HEADER):
@@ -533,3 +522,20 @@ def test_a_statement_or_a_template_is_fixed_in_the_terminal_and_in_label_studio(
     assert store.states[first.id].label == "fix" and store.states[first.id].fix == {"stereotype": first.hypothesis
                                                                                    + " today"}
     store.close()
+
+
+def test_the_guide_shows_every_audit_picture_and_each_one_it_links_exists():
+    """docs/renewing.md's pictures (made by `docs/screenshots.py --renewing`): a link to a missing
+    file, or a picture made but never shown, means the guide and the script have drifted."""
+    import re
+
+    from conftest import ROOT
+
+    guide = (ROOT / "docs" / "renewing.md").read_text(encoding="utf-8")
+    linked = re.findall(r"!\[[^\]]*\]\((images/[^)]+)\)", guide)
+    assert linked, "docs/renewing.md shows no picture"
+    for link in linked:
+        path = ROOT / "docs" / link
+        assert path.is_file() and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", link
+    made = {f"images/renewing/{p.name}" for p in (ROOT / "docs" / "images" / "renewing").glob("*.png")}
+    assert made <= set(linked), f"made but not in the guide: {sorted(made - set(linked))}"

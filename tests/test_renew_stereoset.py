@@ -181,7 +181,7 @@ def test_a_cat_is_fixed_in_the_terminal_and_label_studio_has_its_text_areas(tmp_
     page = label_config(kind.scheme, kind.words)
     assert all(f'name="fix_{c}"' in page for c in ("context", "stereotype", "anti-stereotype", "unrelated"))
     assert config_problems(page, kind.scheme, kind.words) == []
-    from test_renew import audit_app
+    from support.renewal import audit_app
 
     store, session, app = audit_app(config, kind)
     first = session.current
