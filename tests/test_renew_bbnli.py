@@ -188,7 +188,7 @@ def test_the_audit_editor_opens_with_the_hypothesis_and_its_question(bbnli_dir, 
     import asyncio
 
     import workbench.cli.main  # noqa: F401  (the CLI's consoles are made at import: not inside a running app)
-    from test_renew import audit_app
+    from support.renewal import audit_app
     from workbench import kinds
     from workbench.core.config import load_config
 
