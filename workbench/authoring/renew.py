@@ -132,6 +132,13 @@ def renewal_stages(authoring, scheme: LabelScheme, fix_fields: tuple[tuple[str, 
     return [Expand(authoring), Queue(), Validated(scheme), Renewed(scheme, authoring.text_column, fix_fields, refresh)]
 
 
+def template_check(authoring):
+    """An Audit's `check_templates` (`workbench validate`) for a renewal whose files `authoring` reads."""
+    from .stages import check_project
+
+    return lambda config: check_project(authoring, config)
+
+
 # -- the import ---------------------------------------------------------------------------------------------------
 def published_entry(table, index: int, id_column: str | None, read: set, entry: dict) -> dict:
     """A published row as a template file's entry: its id (the file's id column, else its number

@@ -11,6 +11,8 @@ and its standalone evaluator (standalone.py), and the commands only this kind ha
 from __future__ import annotations
 
 from ..base import FILL, FLUENCY, GROUP, MODELS, PREMISES, STANCE, TEMPLATE, TEXT, WHERE, AnnotatorWords, Audit, Field, Kind, Resampling
+from . import renew
+from ...authoring.renew import template_check
 from .renew import AUDIT_SOURCE, AUDIT_WORDS, FIXED, HYPOTHESIS_AUDIT
 from .scheme import NLI_SCHEME
 from .settings import FilterSection, FluencySection, check_settings
@@ -27,25 +29,6 @@ def _check_templates(config):
 
     templates, problems = load_templates([config.path("templates")])
     return len(templates), problems
-
-
-def _renewal_stages():
-    from .renew import stages
-
-    return stages()
-
-
-def _import_published(path):
-    from .renew import import_published
-
-    return import_published(path)
-
-
-def _check_published(config):
-    from ...authoring.stages import check_project
-    from .renew import AUTHORING
-
-    return check_project(AUTHORING, config)
 
 
 def _commands(app) -> None:
@@ -124,6 +107,6 @@ KIND = Kind(
     demo="workbench.kinds.nli.demo",
     example="workbench.kinds.nli.demo",
     # renewing BBNLI: one audit item per bias hypothesis, the release BBNLI's expansion gives (renew.py)
-    audit=Audit(HYPOTHESIS_AUDIT, AUDIT_SOURCE, _import_published, FIXED, _renewal_stages, original_stage="published",
-                release_stage="samples", check_templates=_check_published, words=AUDIT_WORDS),
+    audit=Audit(HYPOTHESIS_AUDIT, AUDIT_SOURCE, renew.import_published, FIXED, renew.stages, original_stage="published",
+                release_stage="samples", check_templates=template_check(renew.AUTHORING), words=AUDIT_WORDS),
 )

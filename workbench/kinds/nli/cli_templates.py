@@ -36,27 +36,18 @@ def import_bbnli(
     References, phenomenon, category, questions, the original id/name and answer choices
     are all kept. Files that cannot be read are reported and the others still convert.
     """
-    from .templates.bbnli import convert, dump_yaml, is_bbnli
-    from ...authoring.files import find_template_files, read_file
-    from .templates.schema import check_template
-    from ...authoring.files import RawFile
+    from .templates.bbnli import dump_yaml, read_bbnli
+    from ...authoring.files import find_template_files
 
     files, problems = find_template_files([src])
     files = [f for f in files if f.suffix == ".json"]
     written = skipped = 0
     base = src if src.is_dir() else src.parent
     for f in files:
-        raw, found = read_file(f)
+        data, found = read_bbnli(f)
         problems += found
-        if raw is None:
+        if data is None:
             continue
-        if not is_bbnli(raw.data):
-            problems.append(Problem(display_path(f), None, "", "not a BBNLI file (no test_hypothesis or bias_hypothesis_stereotypical)"))
-            continue
-        data, found = convert(raw)
-        problems += found
-        _, found = check_template(RawFile(raw.path, data, raw.shown, field_map=raw.field_map))
-        problems += found
         target = out / f.relative_to(base).with_suffix(".yaml")
         if target.exists() and not force:
             skipped += 1

@@ -25,7 +25,7 @@ import json
 from pathlib import Path
 
 from ...authoring import text as tt
-from ...authoring.files import RawFile, dump_yaml, find_template_files, read_file
+from ...authoring.files import RawFile, dump_yaml, find_template_files
 from ...authoring.renew import PAIR_AUDIT_SOURCE, audit_scheme
 from ...authoring.stages import Authoring, Row
 from ...core.errors import InputError, Problem, display_path
@@ -74,8 +74,7 @@ AUDIT_WORDS = AnnotatorWords(
 def import_published(path: Path) -> tuple[dict[str, str], list[str]]:
     """BBNLI source files (a folder searched recursively, or one file) -> the project's template files,
     one per subtopic in the same place of the folder, each converted losslessly."""
-    from .templates.bbnli import convert, is_bbnli, to_bbnli
-    from .templates.schema import check_template
+    from .templates.bbnli import read_bbnli, to_bbnli
 
     path = Path(path)
     files, problems = find_template_files([path])
@@ -87,18 +86,10 @@ def import_published(path: Path) -> tuple[dict[str, str], list[str]]:
     out: dict[str, str] = {}
     ids: dict[str, str] = {}
     for f in files:
-        raw, found = read_file(f)
+        data, found = read_bbnli(f)
         problems += found
-        if raw is None:
+        if data is None:
             continue
-        if not is_bbnli(raw.data):
-            problems.append(Problem(display_path(f), None, "", "not a BBNLI file (no bias_hypothesis_stereotypical "
-                                                             "or test_hypothesis)"))
-            continue
-        data, found = convert(raw)
-        problems += found
-        _, found = check_template(RawFile(raw.path, data, raw.shown, field_map=raw.field_map))
-        problems += found
         relative = f.relative_to(base).as_posix()
         data["source"]["file"] = relative
         if data["id"] in ids:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from ..base import Audit, EvaluatorOption, Kind, Resampling
 from .scheme import SCHEME
+from . import renew
+from ...authoring.renew import template_check
 from .renew import AUDIT_SOURCE, CAT_AUDIT, fix_fields
 
 CAT_FIXED = fix_fields()   # a fix may change the context or any of the three sentences
@@ -41,25 +43,6 @@ def _check_templates(config):
     return len(templates), problems
 
 
-def _renewal_stages():
-    from .renew import stages
-
-    return stages()
-
-
-def _import_published(path):
-    from .renew import import_published
-
-    return import_published(path)
-
-
-def _check_published(config):
-    from ...authoring.stages import check_project
-    from .renew import AUTHORING
-
-    return check_project(AUTHORING, config)
-
-
 class _Layout:
     """The release hooks, imported on first use (they pull in pyarrow)."""
 
@@ -88,8 +71,8 @@ KIND = Kind(
     check_templates=_check_templates,
     default_validators=5,
     # renewing a published StereoSet file: one audit item per CAT (renew.py)
-    audit=Audit(CAT_AUDIT, AUDIT_SOURCE, _import_published, CAT_FIXED, _renewal_stages, original_stage="published",
-                release_stage="cats", check_templates=_check_published),   # StereoSet: five validators per sentence (Label Studio's overlap)
+    audit=Audit(CAT_AUDIT, AUDIT_SOURCE, renew.import_published, CAT_FIXED, renew.stages, original_stage="published",
+                release_stage="cats", check_templates=template_check(renew.AUTHORING)),   # StereoSet: five validators per sentence (Label Studio's overlap)
     evaluator_options=(
         EvaluatorOption("--causal-intersentence", "a causal LM's intersentence score: continuation (mean "
                         "log-probability of the sentence given the context, the default) or reference (the "

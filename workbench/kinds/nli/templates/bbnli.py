@@ -116,6 +116,24 @@ def convert(raw: RawFile) -> tuple[dict | None, list[Problem]]:
     return out, problems
 
 
+def read_bbnli(path: Path) -> tuple[dict | None, list[Problem]]:
+    """A BBNLI source file converted into the project's format and checked as a template (None
+    when it cannot be read or is not BBNLI), with every problem found, named in BBNLI's fields."""
+    from ....authoring.files import read_file
+    from ....core.errors import display_path
+    from .schema import check_template
+
+    raw, problems = read_file(path)
+    if raw is None:
+        return None, problems
+    if not is_bbnli(raw.data):
+        return None, problems + [Problem(display_path(path), None, "", "not a BBNLI file (no bias_hypothesis_stereotypical "
+                                                                       "or test_hypothesis)")]
+    data, found = convert(raw)
+    _, checked = check_template(RawFile(raw.path, data, raw.shown, field_map=raw.field_map))
+    return data, problems + found + checked
+
+
 def to_bbnli(template: dict) -> dict:
     """The inverse of `convert`: used to check that an import loses nothing."""
     src = template.get("source") or {}
