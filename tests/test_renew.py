@@ -389,6 +389,12 @@ def test_a_published_sofa_file_imports_audits_and_builds_back(tmp_path, monkeypa
     assert changes == [*(("edited", f"{who} are slow with new phones", "fix: sound once its text is corrected")
                          for who in ("older people", "teenagers", "younger people")),
                        ("removed", "nurses are  too soft", dropped), ("removed", "pilots are  too soft", dropped)]
+    # the changelog names the statements themselves: the dropped one with its probes, the fixed one's diff
+    log = (release / "1.1.0" / "CHANGELOG.md").read_text(encoding="utf-8").split("## 1.0.0")[0]
+    items = log.split("Dropped items:")[1]
+    assert items.split("Fixed items:")[0].strip() == f"- `9` are  too soft ({dropped}; 2 rows)"
+    assert items.split("Fixed items:")[1].strip() == \
+        "- `7` (fix: sound once its text is corrected; 3 → 3 rows): stereotype: are slow with {+new+} phones"
     # the probes' ids are the release's own: no split of a move into dropping and editing, rather than a wrong one
     from workbench.evaluation.versions import without_dropped
 
@@ -458,6 +464,8 @@ def test_a_published_honest_file_imports_audits_and_builds_back(tmp_path, monkey
     fixed = {i: (f"{expected[i][2]} is often known as [M].", "[I] is often known as [M].", *expected[i][2:])
              for i in ("0", "1", "4")}
     assert _honest_rows(release / "1.1.0") == {**fixed, "3": expected["3"], "5": expected["5"]}
+    log = (release / "1.1.0" / "CHANGELOG.md").read_text(encoding="utf-8").split("## 1.0.0")[0]
+    assert "Dropped items:\n\n- `1` " in log and "Fixed items:\n\n- `0` " in log
     bad = [{"item_id": "0", "label": "fix", "fix": {"raw": "[I] is known."}}]
     for name in ("alice", "bob"):
         invoke(runner, "annotate", "--annotator", name, "--labels-from", _labels(tmp_path / f"{name}.jsonl", bad))

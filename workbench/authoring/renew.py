@@ -251,7 +251,7 @@ def audit_changes(kind, items: list, labels, previous_rows: list[dict], rows: li
     after: dict[str, set] = {}
     for found, source in ((before, previous_rows), (after, rows)):
         for r in source:
-            found.setdefault(unit(r), set()).add(identity(r)[0])
+            found.setdefault(unit(r), set()).add(tuple(identity(r)[:2]))   # key and text: a fix keeps keys
     if max(map(len, [*before.values(), *after.values()]), default=1) <= 1:
         return []
     columns = dict(kind.audit.fix_fields)
@@ -262,13 +262,13 @@ def audit_changes(kind, items: list, labels, previous_rows: list[dict], rows: li
             continue
         why = kind.scheme.choice(final.category).title
         if item.id in before and item.id not in after:
-            dropped.append(f"- `{item.id}` {item.hypothesis} ({why}; {len(before[item.id])} rows)")
+            dropped.append(f"- `{item.id}` {item.hypothesis} ({why}; {_rows(len(before[item.id]))})")
             per[("dropped", why, item.domain)] += 1
         elif final.category == kind.audit.fix_choice:
             shown = {**dict(item.details), TEXT: item.hypothesis}
             fix = chosen_fix(labels, item.id) or {}
             diffs = [f"{column}: {word_diff(shown.get(columns.get(column), ''), text)}" for column, text in sorted(fix.items())]
-            fixed.append(f"- `{item.id}` ({why}; {len(before.get(item.id, ()))} → {len(after.get(item.id, ()))} rows): "
+            fixed.append(f"- `{item.id}` ({why}; {len(before.get(item.id, ()))} → {_rows(len(after.get(item.id, ())))}): "
                          + "; ".join(diffs))
             per[("fixed", why, item.domain)] += 1
     if not per:
@@ -280,3 +280,7 @@ def audit_changes(kind, items: list, labels, previous_rows: list[dict], rows: li
             markdown_table(["decision", "reason", *groups, "total"], table), "",
             *(["Dropped items:", "", *dropped, ""] if dropped else []),
             *(["Fixed items:", "", *fixed, ""] if fixed else [])]
+
+
+def _rows(n: int) -> str:
+    return f"{n} row" + ("" if n == 1 else "s")
