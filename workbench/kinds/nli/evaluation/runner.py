@@ -34,11 +34,15 @@ def predict(eval_set: EvalSet, model: str, config: Config, cache_path: Path | No
 
 
 def evaluate_datasets(specs: list[str], models: list[str], config: Config, cache_path: Path, load=None,
-                      runtimes: dict | None = None, intervals: Settings | None = None) -> list[dict]:
-    """`load`: the model options (models.runtime.LoadSpec); `runtimes` gets how each model ran."""
+                      runtimes: dict | None = None, intervals: Settings | None = None,
+                      names: dict[str, str] | None = None) -> list[dict]:
+    """`load`: the model options (models.runtime.LoadSpec); `runtimes` gets how each model ran;
+    `names`: what a data set is called instead of its path (one written for the comparison)."""
     results, overall = [], []
     for spec in specs:
         eval_set = load_eval_set(spec)
+        if names and spec in names:
+            eval_set.source = names[spec]
         overall.append({})
         results.append(score_models(eval_set, models,
                                     lambda model: predict(eval_set, model, config, cache_path, load, runtimes),
