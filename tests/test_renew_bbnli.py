@@ -87,8 +87,9 @@ def test_the_bbnli_folder_imports_and_builds_back_as_published(bbnli_dir, tmp_pa
         {(("anti", True), ("pro", False))}
     card = (release / "README.md").read_text(encoding="utf-8")
     assert "This is **BBNLI** as published" in card and "`bbnli/` holds the source files" in card
+    assert "- Folder imported: `bbnli/` (sha256 `" in card
     toml = (project / "workbench.toml").read_text()
-    assert 'file = "bbnli"' in toml and str(tmp_path) not in toml
+    assert 'file = "bbnli/"' in toml and str(tmp_path) not in toml
 
 
 def test_an_audited_subtopic_drops_fixes_and_compares_with_the_original(bbnli_dir, tmp_path, runner, monkeypatch,
@@ -213,6 +214,16 @@ def test_the_audit_editor_opens_with_the_hypothesis_and_its_question(bbnli_dir, 
     texts = session.fix_texts()
     assert [(c, t) for c, t, _ in texts] == [("hypothesis", item.hypothesis), ("question", dict(item.details)["question"])]
     assert "{{GROUP" in item.hypothesis and "as written" in dict(item.details)
+    # Label Studio's audit page: the hypothesis's lines and one text area per fixable text
+    from workbench.labelstudio.scheme import config_problems, label_config
+
+    page = label_config(kind.scheme, kind.words)
+    assert 'name="fix_hypothesis"' in page and 'name="fix_question"' in page and "not-neutral" in page
+    assert config_problems(page, kind.scheme, kind.words) == []
+    # the steps of building BBNLI-next say in one line that a renewal has none of them
+    for command in ("stats", "generate", "filter", "candidates"):
+        r = invoke(runner, command)
+        assert r.exit_code == 2 and "renews a published BBNLI" in str(r.exception), command
 
     async def run():
         from textual.widgets import Input

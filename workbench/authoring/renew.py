@@ -215,7 +215,8 @@ def import_project(kind, file: Path, out: Path, *, name: str, origin: dict) -> d
     for fname, text in files.items():
         (out / "templates" / fname).parent.mkdir(parents=True, exist_ok=True)
         (out / "templates" / fname).write_text(text, encoding="utf-8")
-    origin = {"file": Path(file).name, "sha256": fingerprint(Path(file)), **{k: v for k, v in origin.items() if v}}
+    origin = {"file": Path(file).name + ("/" if Path(file).is_dir() else ""), "sha256": fingerprint(Path(file)),
+              **{k: v for k, v in origin.items() if v}}
     lines = [f"# The renewal of {origin['name']} (docs/renewing.md): written by `workbench import`.",
              "[project]", f"name = {_toml(name)}", f"kind = {_toml(kind.name)}"]
     if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9.+_-]*", origin.get("license") or ""):

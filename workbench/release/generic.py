@@ -68,7 +68,10 @@ def renewal_sections(release, audit) -> list[str]:
     if origin.url:
         lines.append(f"- Published at: {origin.url}")
     if origin.file:
-        lines.append(f"- File imported: `{origin.file}`" + (f" (sha256 `{origin.sha256}`)" if origin.sha256 else ""))
+        folder = origin.file.endswith("/")   # a benchmark published as a folder of files: the hash is of them all
+        hashed = " of its files' paths and contents" if folder else ""
+        lines.append(f"- {'Folder' if folder else 'File'} imported: `{origin.file}`"
+                     + (f" (sha256 `{origin.sha256}`{hashed})" if origin.sha256 else ""))
     lines.append("")
     if origin.citation:
         lines += ["Please cite the original:", "", "```", origin.citation.strip(), "```", ""]

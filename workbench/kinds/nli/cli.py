@@ -41,6 +41,10 @@ def _nli_project(ctx: typer.Context):
     if kind.name != "nli":
         raise ConfigError(f"`workbench {ctx.command.name}` is a step of the nli kind; this project's kind is "
                           f"{kind.name!r} (`workbench status` lists its stages)")
+    if kind.renewing:
+        raise ConfigError(f"`workbench {ctx.command.name}` is a step of building BBNLI-next; this project renews a "
+                          "published BBNLI (its [origin]), whose stages have no masks, fills or filter: "
+                          "`workbench status` lists them, `workbench annotations stats` counts the audit")
     return config
 
 
