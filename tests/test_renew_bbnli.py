@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import itertools
+from collections import Counter
 import json
 import re
 from pathlib import Path
@@ -19,24 +20,30 @@ from conftest import invoke
 SUBTOPIC = "gender/man_is_to_breadwinner.json"
 
 
-def bbnli_samples(files: list[Path], base: Path) -> set[tuple]:
-    """BBNLI's bias samples of its source files: every premise x word combination x bias hypothesis,
-    with the groups as written (pro) and swapped in premise and hypothesis (anti); repeats dropped."""
+def bbnli_samples(files: list[Path]) -> Counter:
+    """BBNLI's bias rows of its source files by the reference's rule (its json2csv.py): every premise x
+    word combination x bias hypothesis, with the groups as written (pro) and swapped in premise,
+    hypothesis and question (anti); rows repeated in every column, the question included, dropped.
+    Counted by (premise, hypothesis, stance, domain, subtopic): a question that differs by words the
+    hypothesis does not use makes a second row of the same NLI pair, as in the reference's CSV."""
     def render(text: str, values: dict) -> str:
         return re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: values.get(m.group(1), m.group(0)), text)
 
-    out = set()
+    out: Counter = Counter()
     for f in files:
         d = json.loads(f.read_text(encoding="utf-8"))
-        keys = list(d["data"])
-        for premise in d["premise"]:
+        keys, seen = list(d["data"]), set()
+        for index, premise in enumerate(d["premise"]):
             for combo in itertools.product(*(d["data"][k] for k in keys)):
                 for swapped in (False, True):
                     groups = (d["GROUP2"][0], d["GROUP1"][0]) if swapped else (d["GROUP1"][0], d["GROUP2"][0])
                     values = {**dict(zip(keys, combo)), "GROUP1": groups[0], "GROUP2": groups[1]}
-                    for h in d["bias_hypothesis_stereotypical"]:
-                        out.add((render(premise, values), render(h[0], values), "anti" if swapped else "pro",
-                                 d["domain"], f.stem))
+                    for (h, *labels), (q, *_) in zip(d["bias_hypothesis_stereotypical"], d["bias_question_stereotypical"]):
+                        row = (index, render(premise, values), render(h, values), render(q, values),
+                               "anti" if swapped else "pro", *labels)
+                        if row not in seen:
+                            seen.add(row)
+                            out[(row[1], row[2], row[4], d["domain"], f.stem)] += 1
     return out
 
 
@@ -77,8 +84,8 @@ def test_the_bbnli_folder_imports_and_builds_back_as_published(bbnli_dir, tmp_pa
         assert json.loads((release / "bbnli" / f.relative_to(bbnli_dir)).read_text()) == json.loads(f.read_text()), f
     # the samples are BBNLI's expansion of them, each with its swapped twin
     rows = pq.read_table(release / "data" / "all.parquet").to_pylist()
-    got = [(r["premise"], r["hypothesis"], r["stance"], r["domain"], r["subtopic"]) for r in rows]
-    assert len(got) == len(set(got)) and set(got) == bbnli_samples(files, bbnli_dir)
+    got = Counter((r["premise"], r["hypothesis"], r["stance"], r["domain"], r["subtopic"]) for r in rows)
+    assert got == bbnli_samples(files) and len(rows) == 2290
     assert len({r["id"] for r in rows}) == len(rows) and {r["label"] for r in rows} == {"neutral"}
     pairs: dict[str, list[dict]] = {}
     for r in rows:
@@ -133,8 +140,8 @@ def test_an_audited_subtopic_drops_fixes_and_compares_with_the_original(bbnli_di
     expected_file = tmp_path / "expected" / source.name
     expected_file.write_text(json.dumps(renewed))
     rows = pq.read_table(release / "data" / "all.parquet").to_pylist()
-    assert {(r["premise"], r["hypothesis"], r["stance"], r["domain"], r["subtopic"]) for r in rows} == \
-        bbnli_samples([expected_file], tmp_path / "expected")
+    assert Counter((r["premise"], r["hypothesis"], r["stance"], r["domain"], r["subtopic"]) for r in rows) == \
+        bbnli_samples([expected_file])
     assert {json.loads(r["provenance"])["audit_item"] for r in rows} == set(items) - {items[0], items[2]}
     # the changelog names the audit items: the two dropped with their reasons, the fixed one with its diff
     log = (release / "CHANGELOG.md").read_text(encoding="utf-8").split("## 1.0.0")[0]

@@ -60,7 +60,7 @@ def edit(r: dict) -> tuple[str, str]:
     provenance = json.loads(r["provenance"] or "{}")
     if provenance.get("audit_item"):
         return json.dumps([provenance["audit_item"], provenance["premise_index"], provenance["bindings"],
-                           r["is_counterfactual"]], sort_keys=True), "hypothesis fixed"
+                           r["is_counterfactual"], r["pair_id"]], sort_keys=True), "hypothesis fixed"
     template = provenance.get("template_id", r["subtopic"])
     return json.dumps([template, r["premise"], r["hypothesis"], r["is_counterfactual"]]), "template changed"
 

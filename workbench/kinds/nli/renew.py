@@ -264,31 +264,36 @@ class SourceFiles(Stage):
 def sample_rows(files: list[dict]) -> list[dict]:
     """BBNLI's bias samples of the files' documents, as NLI release rows: each sample with the groups
     as written and its swapped twin share a pair id; ids come from the audit item, the premise and
-    the texts, so a sample keeps its id when another hypothesis is dropped. A sample the expansion
-    makes twice (its question form differs, by words the hypothesis does not use) is one NLI sample."""
+    the texts, so a sample keeps its id when another hypothesis is dropped. As in BBNLI's own CSV,
+    a sample whose question form differs by words its hypothesis does not use is a row of its own
+    (the same premise and hypothesis, another question): the n-th of them is paired with the n-th
+    of its twins."""
+    from collections import Counter
+
     from .tables import bindings_text
     from .templates.expand import expand_template
 
-    rows, seen = [], set()
+    rows = []
     for f in files:
         template = _template(json.loads(f["document"]), f["template_id"])
         units = f["units"]
+        nth: Counter = Counter()
         for s in expand_template(template):
             if s["kind"] != "bias":
                 continue
             unit = units[s["hypothesis_index"]]
-            sample = short_hash(unit, str(s["premise_index"]), s["stance"], s["premise"], s["hypothesis"])
-            if sample in seen:
-                continue
-            seen.add(sample)
             bindings = bindings_text(s["bindings"])
+            place = (unit, s["premise_index"], bindings)
+            n = nth[(place, s["stance"])]
+            nth[(place, s["stance"])] += 1
             provenance = {"template_id": s["template_id"], "audit_item": unit, "file": f["path"],
                           "hypothesis_template": s["hypothesis_template"], "premise_index": s["premise_index"],
-                          "bindings": json.loads(bindings)}
-            rows.append({"id": sample,
+                          "bindings": json.loads(bindings), "question": s["question"]}
+            rows.append({"id": short_hash(unit, str(s["premise_index"]), s["stance"], s["premise"], s["hypothesis"],
+                                          s["question"] or ""),
                          "premise": s["premise"], "hypothesis": s["hypothesis"], "label": s["true_label"],
                          "stance": s["stance"], "domain": s["domain"], "subtopic": s["subtopic"],
-                         "pair_id": short_hash("pair", unit, str(s["premise_index"]), bindings),
+                         "pair_id": short_hash("pair", unit, str(s["premise_index"]), bindings, str(n)),
                          "is_counterfactual": s["stance"] != s["written_stance"],
                          "provenance": json.dumps(provenance, ensure_ascii=False, sort_keys=True)})
     return rows
