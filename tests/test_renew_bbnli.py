@@ -61,7 +61,7 @@ def _import(runner, source: Path, out: Path, monkeypatch) -> None:
     assert r.exit_code == 0, r.output + str(r.exception)
 
 
-def test_the_bbnli_folder_imports_and_builds_back_as_published(bbnli_dir, tmp_path, runner, monkeypatch):
+def test_the_bbnli_folder_imports_and_builds_back_as_published(bbnli_dir, tmp_path, runner, monkeypatch, fixture_models):
     project = tmp_path / "bbnli-next"
     _import(runner, bbnli_dir, project, monkeypatch)
     files = sorted(bbnli_dir.rglob("*.json"))
@@ -92,6 +92,13 @@ def test_the_bbnli_folder_imports_and_builds_back_as_published(bbnli_dir, tmp_pa
         pairs.setdefault(r["pair_id"], []).append(r)
     assert {tuple(sorted((x["stance"], x["is_counterfactual"]) for x in p)) for p in pairs.values()} == \
         {(("anti", True), ("pro", False))}
+    # scoring the release as built equals scoring the source folder itself
+    for source, out in ((release, "built.json"), (bbnli_dir, "source.json")):
+        r = invoke(runner, "evaluate", str(source), "--model", str(fixture_models["nli-a"]), "--bootstrap", "0",
+                   "--json", str(tmp_path / out), "--cache", str(tmp_path / "c.sqlite"))
+        assert r.exit_code == 0, r.output + str(r.exception)
+    built, direct = (json.loads((tmp_path / f).read_text())["models"] for f in ("built.json", "source.json"))
+    assert built == direct and list(built.values())[0]["overall"]["n_pairs"] == 1145
     card = (release / "README.md").read_text(encoding="utf-8")
     assert "This is **BBNLI** as published" in card and "`bbnli/` holds the source files" in card
     assert "- Folder imported: `bbnli/` (sha256 `" in card

@@ -19,14 +19,18 @@ def _from_templates(path: Path, source: str) -> EvalSet:
     from ..templates.loader import load_templates_or_fail
 
     templates, _ = load_templates_or_fail([path])
-    rows, masked = [], 0
+    rows, masked, nth = [], 0, {}
     for r in expand_all(templates):
         if r["kind"] != "bias":
             continue
         if r["n_masks"]:
             masked += 1
             continue
-        pair = f"{r['template_id']}:{r['premise_index']}:{r['hypothesis_index']}:{bindings_text(r['bindings'])}"
+        place = f"{r['template_id']}:{r['premise_index']}:{r['hypothesis_index']}:{bindings_text(r['bindings'])}"
+        # a second row of one place (its question differs by words the hypothesis does not use, as in
+        # BBNLI's own CSV) is paired with the second of its twins
+        n = nth[(place, r["stance"])] = nth.get((place, r["stance"]), -1) + 1
+        pair = f"{place}:{n}"
         rows.append({"premise": r["premise"], "hypothesis": r["hypothesis"], "stance": r["stance"],
                      "domain": r["domain"], "subtopic": r["subtopic"], "pair_id": pair,
                      "cluster": f"{r['template_id']}:{r['hypothesis_index']}"})   # its fills vary only the words
