@@ -200,6 +200,25 @@ def test_a_fix_with_a_placeholder_the_subtopic_lacks_is_refused_at_the_build(bbn
     assert r.exit_code == 2 and f"{source.stem}/bias/0" in message and "{{JOB}}" in message and "{{WORD1}}" in message
 
 
+def test_a_file_with_a_byte_order_mark_imports_and_broken_ones_are_named(bbnli_dir, tmp_path, runner):
+    source = json.loads((bbnli_dir / SUBTOPIC).read_text(encoding="utf-8"))
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "marked.json").write_text(json.dumps(source), encoding="utf-8-sig")
+    (tmp_path / "in" / "cut.json").write_text(json.dumps(source)[:300], encoding="utf-8")
+    (tmp_path / "in" / "latin.json").write_bytes(json.dumps({**source, "name": "café"}).replace("\\u00e9", "\xe9")
+                                                .encode("latin-1"))   # the name's é as one Latin-1 byte
+    r = invoke(runner, "import", str(tmp_path / "in"), "--kind", "nli", "--out", str(tmp_path / "p"))
+    message = str(r.exception)
+    assert r.exit_code == 2 and not (tmp_path / "p").exists()
+    assert "cut.json:1: invalid JSON" in message and "latin.json:1: not UTF-8 text" in message
+    assert "save it as UTF-8" in message and "marked.json" not in message
+    for name in ("cut.json", "latin.json"):
+        (tmp_path / "in" / name).unlink()
+    r = invoke(runner, "import", str(tmp_path / "in"), "--kind", "nli", "--out", str(tmp_path / "p"))
+    assert r.exit_code == 0, r.output + str(r.exception)
+    assert "man is to breadwinner" in (tmp_path / "p" / "templates" / "marked.yaml").read_text(encoding="utf-8")
+
+
 def test_what_is_not_bbnli_is_refused_with_its_file(tmp_path, runner):
     (tmp_path / "empty").mkdir()
     r = invoke(runner, "import", str(tmp_path / "empty"), "--kind", "nli", "--out", str(tmp_path / "a"))

@@ -132,10 +132,10 @@ def _read_file(path: Path) -> tuple[RawFile | None, list[Problem]]:
             return None, [Problem(shown, None, "", f"{path.stat().st_size:,} bytes, over the limit of "
                                                    f"{MAX_TEMPLATE_BYTES:,} for a template file")]
         data = path.read_bytes()
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")   # a byte-order mark (as some editors write) is not part of the text
     except UnicodeDecodeError as exc:
         line = data[:exc.start].count(b"\n") + 1
-        return None, [Problem(shown, line, "", f"not UTF-8 text: {exc.reason} at byte {exc.start}")]
+        return None, [Problem(shown, line, "", f"not UTF-8 text ({exc.reason} at byte {exc.start}): save it as UTF-8")]
     except OSError as exc:
         return None, [Problem(shown, None, "", f"cannot read file: {exc.strerror}")]
     if not text.strip():

@@ -88,7 +88,7 @@ def import_published(path: Path) -> tuple[dict[str, str], list[str]]:
     for f in files:
         data, found = read_bbnli(f)
         problems += found
-        if data is None:
+        if data is None or any(p.severity == "error" for p in found):
             continue
         relative = f.relative_to(base).as_posix()
         data["source"]["file"] = relative
