@@ -204,13 +204,42 @@ def _plot_results(datasets: int, models: int, seed: int = 0) -> list[dict]:
         a = rng.uniform(20, 95)
         p = rng.uniform(0, 100 - a)
         q = rng.uniform(0, 100 - a - p)
-        return {"accuracy": a, "cf_pro": p, "cf_anti": q, "cf_error": (100 - a - p - q) / 2, "unpaired_mispredicted": 1.0}
+        spread = rng.choice([None, 3.0, 8.0])   # some figures with an interval (an error bar), some without
+        intervals = {"accuracy": {"lower": max(0.0, a - spread), "upper": min(100.0, a + spread), "se": spread / 2}} \
+            if spread else {}
+        return {"accuracy": a, "cf_pro": p, "cf_anti": q, "cf_error": (100 - a - p - q) / 2, "unpaired_mispredicted": 1.0,
+                "intervals": intervals}
 
     names = ["roberta", "xlnet", "bart", "albert"][:models]
     return [{"dataset": f"test-org/bbnli-next@v1.{v}.0",
              "models": {f"ynie/{n}-large-snli_mnli_fever_anli_R1_R2_R3-nli": {
                  "overall": block(), "by_domain": {d: block() for d in ("gender", "age", "disability", "race-ethnicity")}}
                  for n in names}} for v in range(datasets)]
+
+
+def test_the_accuracy_chart_draws_each_interval_and_puts_the_value_above_it():
+    import math
+
+    import matplotlib.pyplot as plt
+
+    from workbench.kinds.nli.evaluation.report import accuracy_figure
+
+    results = _plot_results(1, 2, seed=3)
+    m = results[0]["models"]
+    scopes = [s for model in m.values() for s in [*model["by_domain"].values(), model["overall"]]]
+    with_bounds = [s for s in scopes if s["intervals"]]
+    assert 0 < len(with_bounds) < len(scopes)
+    fig = accuracy_figure(results)
+    ax = fig.axes[0]
+    caps = [line for c in ax.containers if hasattr(c, "has_yerr") and c.has_yerr for line in c.lines[2]]
+    tops = sorted(round(float(seg[1][1]), 6) for coll in caps for seg in coll.get_segments()
+                  if len(seg) == 2 and all(map(math.isfinite, seg[1])))
+    assert tops == sorted(round(s["intervals"]["accuracy"]["upper"], 6) for s in with_bounds)
+    labels = {round(t.xy[1], 6) for t in ax.texts}
+    for s in scopes:   # each value label sits at the top of its error bar, or of its bar without one
+        top = s["intervals"]["accuracy"]["upper"] if s["intervals"] else s["accuracy"]
+        assert round(top, 6) in labels
+    plt.close(fig)
 
 
 @pytest.mark.parametrize("datasets, models", [(1, 1), (2, 3), (1, 4)])

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from .... import __version__
 from ....core.workspace import atomic_write_text
-from ....evaluation.intervals import with_interval
+from ....evaluation.intervals import bar_errors, with_interval
 from ....evaluation.output import save_chart
 from .metrics.nli_bias import MEASURES
 from .metrics.nli_scores import SHARES
@@ -104,9 +104,10 @@ def _value(m: dict, domain: str, key: str) -> float:
 
 
 def accuracy_figure(results: list[dict]):
-    """Accuracy per domain: one panel per release, one bar per model, the legend beside the
-    panels (names wrapped), domain names wrapped under wide enough slots, and value labels
-    turned upright above their bars so neighbours never collide."""
+    """Accuracy per domain: one panel per release, one bar per model with its interval as an
+    error bar (when intervals were computed), the legend beside the panels (names wrapped),
+    domain names wrapped under wide enough slots, and value labels turned upright above their
+    bars and error bars so neighbours never collide."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -126,9 +127,15 @@ def accuracy_figure(results: list[dict]):
             m = entry["models"].get(model)
             if m is None:
                 continue
-            bars = ax.bar(x + i * width - 0.4 + width / 2, [_value(m, d, "accuracy") for d in domains], width,
-                          color=colours[i % len(colours)], label=_wrap(short(model)))
-            ax.bar_label(bars, fmt="%.0f", fontsize=6, rotation=90, label_type="edge", padding=2)
+            values = [_value(m, d, "accuracy") for d in domains]
+            scopes = [m["overall"] if d == "overall" else m["by_domain"].get(d, {}) for d in domains]
+            yerr, beyond = bar_errors(values, [(scope.get("intervals") or {}).get("accuracy") for scope in scopes])
+            at = x + i * width - 0.4 + width / 2
+            ax.bar(at, values, width, color=colours[i % len(colours)], label=_wrap(short(model)), yerr=yerr,
+                   error_kw={"elinewidth": 0.8, "capsize": 2, "ecolor": "0.25"})
+            for left, value, above in zip(at, values, beyond):   # the value above its error bar
+                ax.annotate(f"{value:.0f}", (left, value + above), xytext=(0, 2), textcoords="offset points",
+                            ha="center", va="bottom", fontsize=6, rotation=90)
         ax.set_xticks(x, [_wrap(d, 10) for d in domains], fontsize=8)
         ax.set_ylim(0, 118)
         ax.set_title(_wrap(entry["dataset"], 40) if len(results) > 1 else "Accuracy per domain", fontsize=9)
