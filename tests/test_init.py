@@ -73,3 +73,43 @@ def test_config_reference_is_current_and_describes_every_setting():
         for section, model, _ in sections_of(kind):
             missing = [k for k, f in model.model_fields.items() if not f.description]
             assert not missing, f"[{section}] settings without a description: {missing}"
+
+
+def test_a_kind_s_annotation_defaults_are_shown_by_init_and_read_everywhere_alike(tmp_path, runner):
+    """StereoSet keeps a sentence when 3 of its 5 validators agree: a project that sets nothing gets
+    that policy in the shared readers too (build, stats, Label Studio), and `init` shows it."""
+    from workbench import kinds
+    from workbench.annotation.store import LabelStore
+    from workbench.annotation.summary import final_labels_for
+    from workbench.core.config import load_config
+
+    assert invoke(runner, "init", str(tmp_path / "p"), "--kind", "stereoset").exit_code == 0
+    text = (tmp_path / "p" / "workbench.toml").read_text()
+    assert '# policy = "majority"   # stereoset\'s default' in text and "# validators = 5" in text \
+        and "# min_votes = 3" in text
+    config = load_config(tmp_path / "p" / "workbench.toml")
+    kind = kinds.of_config(config)
+    ac = config.annotation
+    assert (ac.policy, ac.min_votes) == ("majority", 3) and not {"policy", "min_votes"} & ac.model_fields_set
+    votes = ["stereotype", "stereotype", "stereotype", "unrelated", "unrelated"]
+    for n, vote in enumerate(votes):
+        store = LabelStore(config.path("annotations"), f"v{n}", scheme=kind.scheme)
+        store.label("s1", vote)
+        store.close()
+    final = final_labels_for(config, ["s1"], kind.scheme).finals["s1"]
+    assert (final.status, final.category) == ("final", "stereotype")   # 3 of 5, as StereoSet's own stage keeps it
+    # uncommenting the written lines changes nothing; a project's own choice wins over the kind's
+    uncommented = "\n".join(re.sub(r"^# (\w+ = .*)$", r"\1", line) for line in text.splitlines() if "(unset;" not in line)
+    (tmp_path / "p" / "workbench.toml").write_text(uncommented)
+    chosen = load_config(tmp_path / "p" / "workbench.toml")
+    kinds.of_config(chosen)
+    assert (chosen.annotation.policy, chosen.annotation.min_votes, chosen.annotation.validators) == ("majority", 3, 5)
+    (tmp_path / "p" / "workbench.toml").write_text('[project]\nkind = "stereoset"\n[annotation]\npolicy = "single"\n')
+    own = load_config(tmp_path / "p" / "workbench.toml")
+    kinds.of_config(own)
+    assert own.annotation.policy == "single"
+    # a renewal's audit is no StereoSet validation: its defaults do not carry over
+    (tmp_path / "p" / "workbench.toml").write_text('[project]\nkind = "stereoset"\n[origin]\nname = "StereoSet"\n')
+    audit = load_config(tmp_path / "p" / "workbench.toml")
+    kinds.of_config(audit)
+    assert audit.annotation.policy == "single"

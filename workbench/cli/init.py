@@ -66,12 +66,18 @@ def default_of(field):
     return field.get_default(call_default_factory=True)
 
 
+def annotation_defaults(kind) -> dict:
+    """A kind's own [annotation] defaults (its validators per item, its policy), as `kinds.of_config` applies them."""
+    return {**({"validators": kind.default_validators} if kind.default_validators else {}), **kind.annotation_defaults}
+
+
 def commented_toml(kind, name: str) -> str:
     """The workbench.toml `init` writes: every setting commented out at its default, with what it does."""
     out = [f"# workbench.toml: a {kind.name} benchmark project ({kind.description})",
            "# Every setting is shown at its default, commented out: uncomment a line to change it.",
            "# What each does: docs/config.md. Check the file with `workbench validate`.", ""]
     chosen = {("project", "name"): name, ("project", "kind"): kind.name}
+    own = annotation_defaults(kind)
     for section, model, whose in sections_of(kind):
         out.append(f"[{section}]" + ("" if whose == "shared" else f"   # the {whose}'s own section"))
         for key, field in model.model_fields.items():
@@ -79,6 +85,9 @@ def commented_toml(kind, name: str) -> str:
                 out.append(f"# {field.description}")
             if (section, key) in chosen:
                 out.append(f"{key} = {toml_value(chosen[section, key])}")
+                continue
+            if section == "annotation" and key in own:
+                out.append(f"# {key} = {toml_value(own[key])}   # {kind.name}'s default")
                 continue
             value = toml_value(default_of(field))
             unset = type_name(field.annotation).replace(" (or unset)", "")
@@ -112,7 +121,24 @@ def config_markdown() -> str:
                 out.append(f"| `{key}` | {type_name(field.annotation).replace('|', '/')} | {shown} | "
                            f"{(field.description or '').replace('|', '/')} |")
             out.append("")
+            if section == "annotation":
+                out += _kind_annotation_defaults()
     return "\n".join(out)
+
+
+def _kind_annotation_defaults() -> list[str]:
+    """docs/config.md's lines on the kinds whose benchmark sets its own [annotation] defaults."""
+    from .. import kinds
+
+    lines = []
+    for entry in kinds.listing():
+        own = annotation_defaults(entry.kind) if entry.kind else {}
+        if own:
+            lines.append(f"- {entry.kind.name}: " + ", ".join(f"`{key} = {toml_value(v)}`" for key, v in own.items()))
+    if not lines:
+        return []
+    return ["Kinds whose benchmark was validated its own way use these defaults where a project sets nothing "
+            "(a renewal's audit does not):", "", *lines, ""]
 
 
 def register(app: typer.Typer) -> None:

@@ -141,9 +141,17 @@ def loadable() -> list[Kind]:
 
 
 def of_config(config: "Config") -> Kind:
-    """The project's kind; in a project that renews a published benchmark (`[origin]`), its renewal."""
+    """The project's kind; in a project that renews a published benchmark (`[origin]`), its renewal.
+    The kind's `annotation_defaults` fill the [annotation] settings the project leaves unset (they
+    stay unset: `model_fields_set` still tells what the project chose), so the build, stats, Label
+    Studio and the kind's own stages all read the same policy."""
     kind = get(config.project.kind or DEFAULT_KIND)
-    return kind.renewal() if config.origin is not None else kind
+    kind = kind.renewal() if config.origin is not None else kind
+    ac = config.annotation
+    for key, value in kind.annotation_defaults.items():
+        if key not in ac.model_fields_set:
+            ac.__dict__[key] = value   # a default, not the project's choice: not added to the set fields
+    return kind
 
 
 def pipeline_for(config: "Config", workspace=None, **options) -> "Pipeline":

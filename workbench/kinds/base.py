@@ -253,6 +253,9 @@ class Kind:
     scheme: LabelScheme | None = None           # what annotators decide on each queue item
     words: AnnotatorWords | None = None         # what they read (default: generic words and the scheme's question)
     default_validators: int | None = None       # people per item its benchmark was validated with
+    # [annotation] settings its benchmark was validated with (e.g. StereoSet's majority of 3), used
+    # where a project leaves them unset (kinds.of_config), so every reader of them agrees
+    annotation_defaults: dict[str, Any] = field(default_factory=dict)
     # release
     release: ReleaseLayout | None = None
     standalone: str | None = None               # the release's evaluate.py runs it, copied with its imports
@@ -297,7 +300,8 @@ class Kind:
         own = a.words or self.words
         words = None if own is None else dataclasses.replace(
             own, question=a.question or a.scheme.question, per_item=None, choices=(), edit=a.fix_fields)
-        return dataclasses.replace(self, scheme=a.scheme, words=words, stages=a.stages,
+        # an audit is not the benchmark's validation: none of its annotation defaults carry over
+        return dataclasses.replace(self, scheme=a.scheme, words=words, stages=a.stages, annotation_defaults={},
                                    release_stage=a.release_stage, renewing=True,
                                    check_templates=a.check_templates or self.check_templates)
 

@@ -70,6 +70,7 @@ KIND = Kind(
                            "and lms are re-averaged over target terms in every resample, as the reference averages them"),
     check_templates=_check_templates,
     default_validators=5,
+    annotation_defaults={"policy": "majority", "min_votes": 3},   # kept when 3 of its 5 validators agree
     # renewing a published StereoSet file: one audit item per CAT (renew.py)
     audit=Audit(CAT_AUDIT, AUDIT_SOURCE, renew.import_published, CAT_FIXED, renew.stages, original_stage="published",
                 release_stage="cats", check_templates=template_check(renew.AUTHORING)),   # StereoSet: five validators per sentence (Label Studio's overlap)
