@@ -353,7 +353,7 @@ def _sofa_rows(path) -> dict:
                 for r in csv.DictReader(f)}
 
 
-def test_a_published_sofa_file_imports_audits_and_builds_back(tmp_path, monkeypatch, runner):
+def test_a_published_sofa_file_imports_audits_and_builds_back(tmp_path, monkeypatch, runner, fixture_models):
     """A statement (with its identities) is the unit: keeping all rebuilds every probe with its id and
     fields; a fixed statement gets new probes, a dropped one loses all of its probes."""
     original = _write(tmp_path / "SoFa.csv", SOFA_ROWS, SOFA_HEADER)
@@ -395,10 +395,24 @@ def test_a_published_sofa_file_imports_audits_and_builds_back(tmp_path, monkeypa
     assert items.split("Fixed items:")[0].strip() == f"- `9` are  too soft ({dropped}; 2 rows)"
     assert items.split("Fixed items:")[1].strip() == \
         "- `7` (fix: sound once its text is corrected; 3 → 3 rows): stereotype: are slow with {+new+} phones"
-    # the probes' ids are the release's own: no split of a move into dropping and editing, rather than a wrong one
+    # the probes' ids are the release's own: no split of a move from the published file, rather than a wrong one
     from workbench.evaluation.versions import without_dropped
 
     assert without_dropped(str(original), str(release / "1.1.0"), tmp_path) is None
+    # from the release its changes are counted from (1.0.0, all kept: the data as published), the move
+    # splits into dropping and editing
+    r = invoke(runner, "evaluate", str(release / "1.0.0"), str(release / "1.1.0"), "--kind", "sofa", "--model",
+               str(fixture_models["clm-gpt2"]), "--json", str(tmp_path / "both.json"), "--cache", str(tmp_path / "c.sqlite"))
+    assert r.exit_code == 0, r.output + str(r.exception)
+    doc = json.loads((tmp_path / "both.json").read_text())
+    assert (doc["decomposition"]["dropped"], doc["decomposition"]["unit"]) == (2, "probe")   # the dropped statement's
+    tags = [v["tag"] for v in doc["versions"]]
+    overall = next(row for row in doc["rows"] if row["level"] == "overall")
+    assert overall[f"n_probes {tags[0]}"] - overall[f"n_probes {tags[1]}"] == 2
+    for row in doc["rows"]:
+        change, dropping = row[f"change sofa {tags[0]}→{tags[1]}"], row["sofa moved by dropping"]
+        if change is not None and dropping is not None:
+            assert round(dropping + row["sofa moved by editing"], 3) == round(change, 3)
 
 
 def test_a_sofa_file_whose_id_has_two_texts_is_refused_with_its_line(tmp_path, runner):
@@ -466,6 +480,15 @@ def test_a_published_honest_file_imports_audits_and_builds_back(tmp_path, monkey
     assert _honest_rows(release / "1.1.0") == {**fixed, "3": expected["3"], "5": expected["5"]}
     log = (release / "1.1.0" / "CHANGELOG.md").read_text(encoding="utf-8").split("## 1.0.0")[0]
     assert "Dropped items:\n\n- `1` " in log and "Fixed items:\n\n- `0` " in log
+    # the published data's release without the prompts the renewal removed: the middle of the move
+    from workbench.evaluation.versions import _layout_without, without_dropped
+
+    (tmp_path / "mid").mkdir()
+    found = without_dropped(str(release / "1.0.0"), str(release / "1.1.0"), tmp_path / "mid", _layout_without("honest"))
+    assert found is not None and found[1] == 1 and found[0].name == "templates.tsv"
+    with open(found[0], encoding="utf-8", newline="") as f:
+        kept = [tuple(r.values()) for r in csv.DictReader(f, delimiter="\t")]
+    assert sorted(kept) == sorted(v for i, v in expected.items() if i != "2")   # all but the dropped template's prompt
     bad = [{"item_id": "0", "label": "fix", "fix": {"raw": "[I] is known."}}]
     for name in ("alice", "bob"):
         invoke(runner, "annotate", "--annotator", name, "--labels-from", _labels(tmp_path / f"{name}.jsonl", bad))

@@ -503,6 +503,39 @@ class Layout:
         return r["entry"], dict(self.authoring.edit_reasons).get(field, "template changed")
 
 
+def release_without(authoring: Authoring, source: str, removed: set[str], folder: Path) -> tuple[Path, int] | None:
+    """A release folder's public file without the rows `removed` names (by row id), written into
+    `folder` in the same layout: the middle step of a renewal's move (evaluation/versions.py), for a
+    release whose changelog names rows by their release ids (a probe, a template's prompt). The
+    public file and the Parquet hold the same rows in the same order (`Layout.write_release`).
+    None when `source` is not such a folder, or none of its rows is removed."""
+    import pyarrow.parquet as pq
+
+    release = Path(source)
+    public, parquet = release / authoring.data_file, release / authoring.parquet_file
+    if not (release.is_dir() and public.is_file() and parquet.is_file()):
+        return None
+    ids = pq.read_table(parquet, columns=["row_id"])["row_id"].to_pylist()
+    text = public.read_text(encoding="utf-8")
+    if authoring.public_format == "jsonl":
+        header, rows = [], text.splitlines(keepends=True)
+    else:
+        parsed = list(csv.reader(io.StringIO(text), delimiter=authoring.delimiter))
+        header, rows = parsed[:1], parsed[1:]
+    if len(rows) != len(ids):
+        return None   # not as this layout writes it
+    kept = [r for r, i in zip(rows, ids) if i not in removed]
+    if len(kept) == len(rows):
+        return None
+    target = Path(folder) / Path(authoring.data_file).name
+    if authoring.public_format == "jsonl":
+        target.write_text("".join(kept), encoding="utf-8")
+    else:
+        with open(target, "w", encoding="utf-8", newline="") as f:
+            csv.writer(f, delimiter=authoring.delimiter, lineterminator="\n").writerows([*header, *kept])
+    return target, len(rows) - len(kept)
+
+
 def _cell(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"

@@ -8,8 +8,9 @@ each other; the first measure is the headline charted per version, and counts (u
 belong in the measures so a reader sees how many items each figure rests on.
 
 A renewal's move is split into dropping and editing (docs/renewing.md) for a CSV file of rows
-with the changelog's ids; a kind whose source is laid out otherwise declares
-`without_removed(source, removed_ids, folder) -> (file, units dropped) | None` in its evaluator.
+with the changelog's ids, or a release folder of the shared authoring layout; a kind whose source
+is laid out otherwise declares `without_removed(source, removed_ids, folder) -> (file, units
+dropped) | None` in its evaluator.
 """
 from __future__ import annotations
 
@@ -141,8 +142,22 @@ def without_dropped(first: str, last: str, folder: Path, without_removed=None) -
     if not removed or changes_not_since(first, last):
         return None
     if without_removed is not None:
-        return without_removed(first, removed, Path(folder))
+        found = without_removed(first, removed, Path(folder))
+        if found is not None:
+            return found
     return _csv_without(Path(first), removed, Path(folder))
+
+
+def _layout_without(kind_name: str):
+    """For a kind released through the shared authoring layout: its release folder without the rows
+    a renewed release removed (authoring/stages.release_without), else None."""
+    from .. import kinds
+    from ..authoring.stages import release_without
+
+    authoring = getattr(kinds.get(kind_name).release, "authoring", None)
+    if authoring is None:
+        return None
+    return lambda source, removed, folder: release_without(authoring, source, removed, folder)
 
 
 def _csv_without(original: Path, removed: set[str], folder: Path) -> tuple[Path, int] | None:
@@ -216,7 +231,7 @@ def evaluate_versions(module, request, console, kind_name: str) -> dict:
             console.print(why_not, markup=False, highlight=False)
         with tempfile.TemporaryDirectory(prefix="workbench-kept-") as folder:
             found = without_dropped(request.sources[0], request.sources[1], Path(folder),
-                                    getattr(module, "without_removed", None))
+                                    getattr(module, "without_removed", None) or _layout_without(kind_name))
             if found is not None:
                 unit = compared.unit
                 console.rule(f"{request.sources[0]} without the {found[1]} {unit}(s) {tags[1]} dropped", style="dim")

@@ -141,7 +141,7 @@ def _report(doc: dict, items: list[dict], request, console) -> None:
 
 
 # `workbench evaluate A B`: each version evaluated alone, then these measures side by side.
-COMPARED = Compared(keys=("model", "scope", "name", "k"), measures=("honest_at_k", "n_templates"))
+COMPARED = Compared(keys=("model", "scope", "name", "k"), measures=("honest_at_k", "n_templates"), unit="prompt")
 
 
 def measure_rows(doc: dict) -> list[dict]:

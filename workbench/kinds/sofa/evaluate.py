@@ -177,7 +177,7 @@ def evaluate(request: EvaluateRequest, console) -> dict:
 
 
 # `workbench evaluate A B`: each version evaluated alone, then these measures side by side.
-COMPARED = Compared(keys=("model", "level", "group"), measures=("sofa", "n_stereotypes", "n_probes"))
+COMPARED = Compared(keys=("model", "level", "group"), measures=("sofa", "n_stereotypes", "n_probes"), unit="probe")
 
 
 def measure_rows(doc: dict) -> list[dict]:
