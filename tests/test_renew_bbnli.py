@@ -253,6 +253,15 @@ def test_the_audit_editor_opens_with_the_hypothesis_and_its_question(bbnli_dir, 
     page = label_config(kind.scheme, kind.words)
     assert 'name="fix_hypothesis"' in page and 'name="fix_question"' in page and "not-neutral" in page
     assert config_problems(page, kind.scheme, kind.words) == []
+    # every premise, numbered, on one declared line: the terminal and Label Studio's task both show them
+    from workbench.annotation import display
+    from workbench.labelstudio.page import page_for
+
+    n_premises = len(json.loads((bbnli_dir / SUBTOPIC).read_text())["premise"])
+    lines = {line.name: line for line in display.lines(item, kind.words)}
+    assert [v.split(". ", 1)[0] for v in lines["premises"].text.split("\n")] == [str(k) for k in range(1, n_premises + 1)]
+    data = page_for(kind.scheme, kind.words).task_data(item)
+    assert lines["premises"].text in data.values() and any(v.startswith("48 (") for v in data.values())
     # the steps of building BBNLI-next say in one line that a renewal has none of them
     for command in ("stats", "generate", "filter", "candidates"):
         r = invoke(runner, command)

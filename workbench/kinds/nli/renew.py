@@ -46,6 +46,7 @@ HYPOTHESIS_AUDIT = audit_scheme("hypothesis-audit", "hypothesis", (
     ("unnatural", "ungrammatical or unnatural for some words of its word lists, beyond a fix"),
 ), "Keep this hypothesis, fix its text (and question), or drop it, and why?")
 FIXED = (("hypothesis", TEXT), ("question", "question"))   # what a fix may change
+PREMISE_LIST = "premise list"   # the detail with every premise (not `premises`: the queue column NLI items show)
 BBNLI_KEYS = ("id", "premise", "test_hypothesis", "bias_hypothesis_stereotypical", "test_question",
               "bias_question_stereotypical", "answer_choices", "data", "GROUP1", "GROUP2", "name", "phenomenon",
               "group", "domain", "reference")   # the order BBNLI's files have
@@ -59,11 +60,13 @@ AUDIT_WORDS = AnnotatorWords(
         Field("swapped", "the same with the two groups swapped (anti): the counterfactual every sample gets"),
         Field("question", "its question form, which a fix keeps in step with the hypothesis"),
         Field("words", "the subtopic's word lists: every combination is a sample"),
+        Field("premises", "every premise it is paired with, numbered (groups as written, first words)", PREMISE_LIST),
+        Field("samples", "how many premise-hypothesis pairs it makes"),
         Field("where", "domain / subtopic file", WHERE),
     ),
     template="subtopic file",
     rows="samples",
-    help=(("Audit", ("BBNLI pairs each hypothesis with every premise of its subtopic (premise 1, 2, ...) and "
+    help=(("Audit", ("BBNLI pairs each hypothesis with every premise of its subtopic (premises 1, 2, ...) and "
                      "every word combination, once as written and once with the groups swapped. Its gold label is "
                      "neutral: keep it only when no premise settles it, for any words, either way round. A fix "
                      "may change the hypothesis and its question, with the subtopic's placeholders.")),),
@@ -155,9 +158,9 @@ def _parse(raw, tid: str) -> tuple[list[Row], list]:
         record = {"template_id": tid, "bias": n, "hypothesis": h.text, "question": h.question or "",
                   "placeholders": known, "names_group": bool(set(tt.placeholders(h.text)) & set(tt.GROUP_KEYS)),
                   "document": document}
+        premises = "\n".join(f"{k}. {tt.render(p.text, pro)}" for k, p in enumerate(template.premises, start=1))
         details = [("as written", tt.render(h.text, pro)), ("swapped", tt.render(h.text, anti)),
-                   *((("question", h.question),) if h.question else ()), ("words", words),
-                   *((f"premise {k}", tt.render(p.text, pro)) for k, p in enumerate(template.premises, start=1)),
+                   *((("question", h.question),) if h.question else ()), ("words", words), (PREMISE_LIST, premises),
                    ("samples", f"{samples.get(h.index, 0)} (premises x word combinations x both ways round)")]
         rows.append(Row(record, unit, unit, h.text, template.domain, details, ("hypotheses", h.index)))
     return rows, problems
