@@ -11,7 +11,8 @@ import json
 
 import pytest
 from conftest import invoke
-from support.renewal import audit_app
+from support.renewal import audit_app, label_as
+from support.renewal import labels_file as _labels
 
 from workbench.annotation.store import LabelStore, read_events
 from workbench.authoring.renew import PAIR_AUDIT
@@ -50,11 +51,6 @@ def _rows(path) -> dict[str, dict]:
     with open(path, encoding="utf-8", newline="") as f:
         rows = list(csv.DictReader(f))
     return {r.get("id", r.get("")): {c: r[c] for c in SHARED} for r in rows}
-
-
-def _labels(path, rows):
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return str(path)
 
 
 @pytest.fixture
@@ -374,9 +370,7 @@ def test_a_published_sofa_file_imports_audits_and_builds_back(tmp_path, monkeypa
         assert _sofa_rows(release / version / "data" / "probes.csv") == expected
     audit = [{"item_id": "7", "label": "fix", "fix": {"stereotype": "are slow with new phones"}},
              {"item_id": "9", "label": "not-stereotype"}, {"item_id": "11", "label": "keep"}]
-    for name in ("alice", "bob"):
-        r = invoke(runner, "annotate", "--annotator", name, "--labels-from", _labels(tmp_path / f"{name}.jsonl", audit))
-        assert r.exit_code == 0, r.output
+    label_as(runner, tmp_path, audit, "alice", "bob")
     r = invoke(runner, "build", "--version", "1.1.0")
     assert r.exit_code == 0, r.output + str(r.exception)
     renewed = _sofa_rows(release / "1.1.0" / "data" / "probes.csv")
@@ -470,9 +464,7 @@ def test_a_published_honest_file_imports_audits_and_builds_back(tmp_path, monkey
         assert _honest_rows(release / version) == expected
     audit = [{"item_id": "0", "label": "fix", "fix": {"raw": "[I] is often known as [M]."}},
              {"item_id": "1", "label": "identity-mismatch"}, {"item_id": "2", "label": "keep"}]
-    for name in ("alice", "bob"):
-        r = invoke(runner, "annotate", "--annotator", name, "--labels-from", _labels(tmp_path / f"{name}.jsonl", audit))
-        assert r.exit_code == 0, r.output
+    label_as(runner, tmp_path, audit, "alice", "bob")
     r = invoke(runner, "build", "--version", "1.1.0")
     assert r.exit_code == 0, r.output + str(r.exception)
     fixed = {i: (f"{expected[i][2]} is often known as [M].", "[I] is often known as [M].", *expected[i][2:])

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 from conftest import invoke
+from support.renewal import label_as
+from support.renewal import labels_file as _labels
 
 SUBTOPIC = "gender/man_is_to_breadwinner.json"
 
@@ -45,11 +47,6 @@ def bbnli_samples(files: list[Path]) -> Counter:
                             seen.add(row)
                             out[(row[1], row[2], row[4], d["domain"], f.stem)] += 1
     return out
-
-
-def _labels(path: Path, rows: list[dict]) -> str:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return str(path)
 
 
 def _import(runner, source: Path, out: Path, monkeypatch) -> None:
@@ -192,9 +189,7 @@ def test_a_fix_with_a_placeholder_the_subtopic_lacks_is_refused_at_the_build(bbn
     _import(runner, source, tmp_path / "renewed", monkeypatch)
     rows = [{"item_id": f"{source.stem}/bias/{k}", "label": "keep"} for k in range(n)]
     rows[0] = {**rows[0], "label": "fix", "fix": {"hypothesis": "{{GROUP1}} are the {{JOB}}."}}
-    for name in ("alice", "bob"):
-        assert invoke(runner, "annotate", "--annotator", name, "--labels-from",
-                      _labels(tmp_path / f"{name}.jsonl", rows)).exit_code == 0
+    label_as(runner, tmp_path, rows, "alice", "bob")
     r = invoke(runner, "build", "--version", "1.1.0")
     message = " ".join(str(r.exception).split())
     assert r.exit_code == 2 and f"{source.stem}/bias/0" in message and "{{JOB}}" in message and "{{WORD1}}" in message

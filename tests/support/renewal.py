@@ -14,3 +14,20 @@ def audit_app(config, kind, annotator: str = "alice"):
     store = LabelStore(config.path("annotations"), annotator, scheme=kind.scheme)
     session = Session(items, store, scheme=kind.scheme, words=kind.words, fix_fields=kind.audit.fix_fields)
     return store, session, AnnotateApp(session, annotator, content_note=False)
+
+
+def labels_file(path, rows: list[dict]) -> str:
+    """Labels as `annotate --labels-from` reads them (JSON lines: item_id, label, and a note or a fix)."""
+    import json
+
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return str(path)
+
+
+def label_as(runner, folder, rows: list[dict], *annotators: str) -> None:
+    """Each of `annotators` gives `rows` through `workbench annotate --labels-from` (in the current project)."""
+    from conftest import invoke
+
+    for name in annotators:
+        r = invoke(runner, "annotate", "--annotator", name, "--labels-from", labels_file(folder / f"{name}.jsonl", rows))
+        assert r.exit_code == 0, r.output + str(r.exception)
