@@ -9,6 +9,7 @@ import csv
 import json
 
 from conftest import invoke
+from support.renewal import labels_file as _labels
 
 from workbench.kinds.stereoset.example import document
 
@@ -38,11 +39,6 @@ def _audits(release) -> dict:
     audits = {r["cat_id"]: r["audit"] for r in rows}
     assert all(audits[r["cat_id"]] == r["audit"] for r in rows) and len(rows) == 3 * len(audits)
     return audits
-
-
-def _labels(path, rows):
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return str(path)
 
 
 CONTEXT = "The men on the board are BLANK managers."
