@@ -193,6 +193,14 @@ def test_bad_imports_get_a_message_not_a_traceback(tmp_path, runner):
     assert invoke(runner, "import", str(good), "--kind", "crows-pairs", "--out", str(tmp_path / "q")).exit_code == 0
     again = invoke(runner, "import", str(good), "--kind", "crows-pairs", "--out", str(tmp_path / "q"))
     assert again.exit_code == 2 and "import into a new folder" in str(again.exception)
+    # a write that fails (here: a file where the templates folder goes) is named, and a new import may follow
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "templates").write_text("in the way")
+    failed = invoke(runner, "import", str(good), "--kind", "crows-pairs", "--out", str(tmp_path / "w"))
+    assert failed.exit_code == 2 and "cannot write the imported file" in str(failed.exception)
+    assert not (tmp_path / "w" / "workbench.toml").exists()
+    (tmp_path / "w" / "templates").unlink()
+    assert invoke(runner, "import", str(good), "--kind", "crows-pairs", "--out", str(tmp_path / "w")).exit_code == 0
     other = invoke(runner, "import", str(good), "--kind", "nli", "--out", str(tmp_path / "h"))
     assert other.exit_code == 2 and "no BBNLI JSON file" in str(other.exception) and not (tmp_path / "h").exists()
     # a kind that declares no audit (a plugin may not) cannot import

@@ -211,10 +211,16 @@ def import_project(kind, file: Path, out: Path, *, name: str, origin: dict) -> d
     if not Path(file).exists():
         raise InputError(f"{file}: no such file or folder")
     files, notes = kind.audit.importer(Path(file))
-    (out / "templates").mkdir(parents=True, exist_ok=True)
-    for fname, text in files.items():
-        (out / "templates" / fname).parent.mkdir(parents=True, exist_ok=True)
-        (out / "templates" / fname).write_text(text, encoding="utf-8")
+    target = out / "templates"
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        for fname, text in files.items():
+            target = out / "templates" / fname
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+    except OSError as exc:   # workbench.toml comes last: without it the folder is no project, and a new import may use it
+        raise InputError(f"{target}: cannot write the imported file ({exc.strerror or exc}); nothing is imported "
+                         "yet: free the space (or fix the folder) and run the import again") from None
     origin = {"file": Path(file).name + ("/" if Path(file).is_dir() else ""), "sha256": fingerprint(Path(file)),
               **{k: v for k, v in origin.items() if v}}
     lines = [f"# The renewal of {origin['name']} (docs/renewing.md): written by `workbench import`.",
