@@ -21,6 +21,7 @@ from conftest import ROOT, invoke
 from workbench import __version__
 from workbench.models.loading import local_revision
 from workbench.release import standalone
+from support.figures import assert_same_figures
 
 # Runs a release's evaluate.py where the installed workbench cannot be imported: `workbench`
 # may come only from the release's own evaluator/ folder (TEST_BLOCKED names more packages to
@@ -391,7 +392,7 @@ def test_standalone_evaluate_py_equals_workbench_evaluate_without_workbench_offl
     assert result.exit_code == 0, result.output
     workbench_doc = json.loads((tmp_path / "workbench.json").read_text(encoding="utf-8"))
 
-    assert without_tool_fields(standalone_doc) == without_tool_fields(workbench_doc)
+    assert_same_figures(without_tool_fields(standalone_doc), without_tool_fields(workbench_doc))
     assert set(standalone_doc["models"]) == set(models) and standalone_doc["dataset"]["n_samples"] > 0
     assert standalone_doc["dataset"]["repo"] == "test-org/demo-bias" and standalone_doc["dataset"]["revision"] == "v1.0.0"
     provenance = standalone_doc["provenance"]
@@ -477,6 +478,6 @@ def test_alone_it_scores_the_pinned_revision_from_the_hub_and_records_its_commit
     finally:
         hub.stop()
     doc = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
-    assert without_tool_fields(doc) == without_tool_fields(json.loads((tmp_path / "w.json").read_text(encoding="utf-8")))
+    assert_same_figures(without_tool_fields(doc), without_tool_fields(json.loads((tmp_path / "w.json").read_text(encoding="utf-8"))))
     assert doc["dataset"]["dataset"] == "test-org/demo-bias@v1.0.0"
     assert doc["provenance"]["dataset_commit"] == tag and doc["provenance"]["dataset_folder"] is None

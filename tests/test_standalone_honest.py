@@ -9,6 +9,7 @@ import shutil
 
 from test_standalone_evaluator import run_standalone, without_tool_fields
 from test_standalone_lm_kinds import alone_and_workbench
+from support.figures import assert_same_figures
 
 MODELS = ("mlm-bert", "mlm-roberta", "clm-gpt2")
 CATEGORIES = ("effort", "pace", "manner")
@@ -35,7 +36,7 @@ def test_standalone_json_equals_workbench_evaluate_for_masked_and_causal_lms(rel
     args = [*(a for m in models for a in ("--model", m)), "--lexicon", str(lexicon), "--top-k", "5"]
     alone, workbench_doc, ran = alone_and_workbench(release, args, tmp_path, monkeypatch)
 
-    assert without_tool_fields(alone) == without_tool_fields(workbench_doc)
+    assert_same_figures(without_tool_fields(alone), without_tool_fields(workbench_doc))
     assert alone["kind"] == "honest" and alone["source"] == "release" and alone["top_k"] == 5
     assert alone["group_by"] == "category" and alone["n_templates"] > 0
     assert alone["lexicon"]["file"] == "lexicon/lexicon.tsv" and alone["lexicon"]["rows_skipped_by_level"] > 100
@@ -60,7 +61,7 @@ def test_the_options_that_change_the_measures_are_the_same(releases, fixture_mod
             "--score-rule", "next-token", "--group-by", "type"]
     alone, workbench_doc, _ = alone_and_workbench(releases("honest"), args, tmp_path, monkeypatch)
 
-    assert without_tool_fields(alone) == without_tool_fields(workbench_doc)
+    assert_same_figures(without_tool_fields(alone), without_tool_fields(workbench_doc))
     entry = next(iter(alone["models"].values()))
     assert alone["group_by"] == "type" and entry["score_rule"] == "next-token" and len(entry["overall"]["curve"]) == 3
     assert set(entry["by_group"]) == {"descriptive_adjective", "occupation"}
@@ -111,7 +112,7 @@ def test_alone_it_scores_the_pinned_release_from_the_hub(fixture_models, tmp_pat
     args = ["--model", model, "--lexicon", str(lexicon), "--top-k", "4"]
     doc, workbench_doc, tag = alone_from_the_hub(release.parents[2], release, "test-org/honest-example@v1.0.0", args,
                                                  tmp_path)
-    assert without_tool_fields(doc) == without_tool_fields(workbench_doc)
+    assert_same_figures(without_tool_fields(doc), without_tool_fields(workbench_doc))
     assert doc["source"] == "test-org/honest-example@v1.0.0" and doc["repo"] == "test-org/honest-example"
     assert doc["revision"] == "v1.0.0" and doc["models"][model]["overall"]["n_templates"] > 0
     assert doc["provenance"]["dataset_folder"] is None and doc["provenance"]["dataset_commit"] == tag
@@ -125,7 +126,7 @@ def test_the_fidelity_switches_are_the_same(releases, fixture_models, tmp_path, 
             "--repeated-templates", "once", "--lemma-normalisation", "unidecode"]
     alone, workbench_doc, ran = alone_and_workbench(releases("honest"), args, tmp_path, monkeypatch)
 
-    assert without_tool_fields(alone) == without_tool_fields(workbench_doc)
+    assert_same_figures(without_tool_fields(alone), without_tool_fields(workbench_doc))
     assert alone["top_k"] == 3 and alone["top_ks"] == [1, 3]
     entry = next(iter(alone["models"].values()))
     assert set(entry["overall"]["honest_at"]) == {"1", "3"}

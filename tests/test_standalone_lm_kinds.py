@@ -18,6 +18,7 @@ from test_standalone_evaluator import run_standalone, without_tool_fields
 
 from workbench import __version__
 from workbench.release import standalone
+from support.figures import assert_same_figures
 
 # kind -> (the models it is scored with, the data file a cut test shortens)
 LM_KINDS = {
@@ -90,7 +91,7 @@ def test_standalone_json_equals_workbench_evaluate_without_workbench_offline(kin
     alone, workbench_doc, ran = alone_and_workbench(release, [a for m in models for a in ("--model", m)], tmp_path,
                                                     monkeypatch)
 
-    assert without_tool_fields(alone) == without_tool_fields(workbench_doc)
+    assert_same_figures(without_tool_fields(alone), without_tool_fields(workbench_doc))
     # The card's words are what was run (with a model and an output file of the test's).
     card = (release / "README.md").read_text(encoding="utf-8")
     assert "without workbench, from a download of this repository (pip install torch transformers numpy)" in card
@@ -111,7 +112,7 @@ def test_sos_token_rule_reference_alone_equals_workbench(releases, fixture_model
     model = str(fixture_models["mlm-bert"])
     alone, workbench_doc, ran = alone_and_workbench(releases("sos"), ["--model", model, "--token-rule", "reference"],
                                                     tmp_path, monkeypatch)
-    assert without_tool_fields(alone) == without_tool_fields(workbench_doc)
+    assert_same_figures(without_tool_fields(alone), without_tool_fields(workbench_doc))
     assert alone["token_rule"] == "reference" and "warning: --token-rule reference" in ran.stderr
 
 
@@ -171,6 +172,6 @@ def test_alone_it_scores_the_pinned_release_from_the_hub(fixture_models, tmp_pat
     model = str(fixture_models["mlm-bert"])
     doc, workbench_doc, tag = alone_from_the_hub(release.parents[2], release, "test-org/crows-example@v1.0.0",
                                                  ["--model", model], tmp_path)
-    assert without_tool_fields(doc) == without_tool_fields(workbench_doc)
+    assert_same_figures(without_tool_fields(doc), without_tool_fields(workbench_doc))
     assert doc["dataset"] == "test-org/crows-example@v1.0.0" and doc["models"][model]["overall"]["n"] > 0
     assert doc["provenance"]["dataset_commit"] == tag and doc["provenance"]["dataset_folder"] is None

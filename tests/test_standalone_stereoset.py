@@ -10,6 +10,7 @@ from test_standalone_evaluator import run_standalone, without_tool_fields
 from test_standalone_lm_kinds import alone_and_workbench, released
 
 from workbench.kinds.stereoset.scoring import DEFAULT_RULE, RULES
+from support.figures import assert_same_figures
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +37,7 @@ def test_standalone_json_equals_workbench_evaluate(rule, release, models, tmp_pa
     args = [a for m in names for a in ("--model", m)] + ([] if rule is None else ["--score-rule", rule])
     alone, workbench_doc, ran = alone_and_workbench(release, args, tmp_path, monkeypatch)
 
-    assert without_tool_fields(alone) == without_tool_fields(workbench_doc)
+    assert_same_figures(without_tool_fields(alone), without_tool_fields(workbench_doc))
     assert alone["kind"] == "stereoset" and alone["score_rule"] == (rule or DEFAULT_RULE)
     assert alone["source"] == "release" and alone["revision"] == "v1.0.0"
     assert alone["counts"]["intrasentence"] > 0 and alone["counts"]["intersentence"] > 0
@@ -65,7 +66,7 @@ def test_the_reference_switches_alone_equal_workbench(release, models, tmp_path,
     switched, workbench_doc, ran = alone_and_workbench(
         release, [*base, "--masked-intrasentence", "reference", "--causal-intersentence", "reference"],
         tmp_path / "on", monkeypatch)
-    assert without_tool_fields(switched) == without_tool_fields(workbench_doc)
+    assert_same_figures(without_tool_fields(switched), without_tool_fields(workbench_doc))
     default, _, ran_default = alone_and_workbench(release, base, tmp_path / "off", monkeypatch)
     for name in names:
         assert switched["methods"][name] != default["methods"][name]

@@ -29,7 +29,8 @@ import inspect
 import json
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..core.distributed import barrier
@@ -215,6 +216,15 @@ def _split_head(model):
 
 
 class _Scorer:
+# How far a sum of log-probabilities may move, relative to its size, when only the batch shape
+# (padding, neighbours) or the thread count changes: kernels then add in another order. Measured
+# on CPU in float32 (tiny and base-size BERT, GPT-2): at most 1.1e-7 of the score (1.4e-6 nats);
+# float32's margin is 9 times that. Half precision rounds the logits themselves (8 or 11 bits of
+# mantissa), so nearly every decision there lies within noise of its boundary.
+RELATIVE_NOISE = {"float64": 1e-12, "float32": 1e-6, "float16": 5e-3, "bfloat16": 2e-2}
+CANONICAL = "one sequence per batch, one CPU thread"   # how `_Scorer.canonical` scores, as outputs state it
+
+
     kind = ""
 
     def __init__(self, ref, tokenizer, model, device, batch_size: int = 32, cache=None):
@@ -227,6 +237,33 @@ class _Scorer:
         self.pad_id = next((t for t in (tokenizer.pad_token_id, tokenizer.eos_token_id) if t is not None), 0)
         self.runtime = None  # how the model runs (open_scorer sets it); part of the cache keys
 
+        self._mode = ""      # "" or "/canonical": cached values of `canonical` scoring are filed apart
+
+    def noise(self, value: float) -> float:
+        """How far `value`, a sum of this model's log-probabilities, may differ between two runs
+        that differ only in batch shape or thread count (see RELATIVE_NOISE)."""
+        runtime = self.runtime
+        dtype = ("float16" if runtime.quantization else runtime.dtype) if runtime is not None \
+            else str(getattr(self.model, "dtype", "float32")).removeprefix("torch.")
+        return RELATIVE_NOISE.get(dtype, RELATIVE_NOISE["float16"]) * max(abs(value), 1.0)
+
+    @contextmanager
+    def canonical(self) -> Iterator[_Scorer]:
+        """Within it, every sequence is run alone (no padding, no neighbours) on one CPU thread,
+        and cached under keys of its own: the values do not depend on the batch size or thread
+        count of the run, so a decision taken on them is the same in every run of the model on
+        the same hardware and software. Slower; callers use it for the few items whose decision
+        lies within `noise` of a boundary."""
+        import torch
+
+        saved = (self.batch_size, torch.get_num_threads(), self._mode)
+        self.batch_size, self._mode = 1, "/canonical"
+        torch.set_num_threads(1)
+        try:
+            yield self
+        finally:
+            self.batch_size, threads, self._mode = saved
+            torch.set_num_threads(threads)
     @property
     def cache_revision(self) -> str:
         """The revision cached scores are filed under: the weights' revision and, when known, the
@@ -266,6 +303,7 @@ class _Scorer:
 
         found: dict[str, object] = {}
         barrier()  # under a launcher: every rank reads the cache as rank 0 last wrote it
+        namespace += self._mode
         if self.cache is not None and by_key:
             found = self.cache.get_many(namespace, self.ref.name, self.cache_revision, list(by_key))
         advance(found)

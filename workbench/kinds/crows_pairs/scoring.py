@@ -14,12 +14,19 @@ reference script's rounding to 3 decimals is kept for masked LMs, whose measure 
 Every (sentence, position) query of all pairs goes to the scoring layer in one call, so it
 batches them by length, computes repeated ones once and caches them.
 
+Near a boundary: batch shape and thread count move a float32 score by about 1e-6 nats, which
+can carry a score across a 3-decimal rounding boundary or reverse a near-tie, so the same model
+could decide a pair differently in two runs. A pair whose decision lies within the scorer's
+float noise of its boundary (NEAR_BOUNDARY) is scored again one sentence at a time on one thread
+(`canonical`), whose values do not depend on either, and decided on those; outputs count them.
+
 Pure code (the standard library, `core.errors` and the metrics): a release's standalone
 evaluate.py carries it verbatim. Loading models and printing are `evaluate.py`'s.
 """
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -66,6 +73,7 @@ class PairScore:
     score2: float
     scored_tokens: int      # tokens summed per sentence (0 for causal: the whole sentence counts)
     same_tokens: bool       # both sentences encode to the same ids: the pair cannot differ
+    near_boundary: bool = False   # decided on canonical scores: see NEAR_BOUNDARY
 
     @property
     def rounded(self) -> tuple[float, float]:
@@ -93,11 +101,42 @@ def score_pairs(scorer, pairs: Sequence[tuple[str, str]], progress=None,
     `target_at` (masked LMs): read the log-probability of the sentence's token at that index at
     every masked position, not the masked token's own (a reference script's bug; None: the
     masked token, the paper's measure)."""
+    scores = _score(scorer, pairs, progress, target_at)
+    near = [i for i, s in enumerate(scores) if near_boundary(scorer, s)]
+    if near:
+        with scorer.canonical():
+            again = _score(scorer, [pairs[i] for i in near], None, target_at)
+        for i, s in zip(near, again):
+            s.near_boundary = True
+            scores[i] = s
+    return scores
+
+
+def _score(scorer, pairs, progress, target_at: int | None) -> list[PairScore]:
     if scorer.kind == "masked":
         return _score_masked(scorer, pairs, progress, target_at)
     if scorer.kind == "causal":
         return _score_causal(scorer, pairs, progress)
     raise ValueError(f"unknown scorer kind {scorer.kind!r}")
+
+
+NEAR_BOUNDARY = ("pairs whose decision lay within float noise (the model's precision's relative noise of the score) "
+                 "of its boundary: a 3-decimal rounding point (masked LMs) or a tie (causal LMs); each was scored "
+                 "again one sentence at a time on one CPU thread, so it is decided the same whatever the batch size "
+                 "and thread count")
+
+
+def near_boundary(scorer, score: PairScore) -> bool:
+    """Whether float noise alone (`scorer.noise`) could change the pair's decision under the
+    scorer's rule: a score within noise of a 3-decimal rounding point (masked), or two scores
+    within their summed noise of each other (causal). Identical encodings always tie."""
+    if score.same_tokens:
+        return False
+    a, b = score.score1, score.score2
+    if scorer.kind == "masked":
+        return any(abs(v * 10 ** DECIMALS - math.floor(v * 10 ** DECIMALS) - 0.5) * 10 ** -DECIMALS
+                   <= scorer.noise(v) for v in (a, b))
+    return abs(a - b) <= scorer.noise(a) + scorer.noise(b)
 
 
 def _score_masked(scorer, pairs, progress, target_at: int | None = None) -> list[PairScore]:
@@ -122,7 +161,7 @@ def _score_masked(scorer, pairs, progress, target_at: int | None = None) -> list
         plans.append((start, len(pos1), ids1 == ids2))
     # The scoring layer computes repeated (sentence, position) queries once and caches them.
     logprobs = scorer.masked_logprobs(queries, progress=progress, owners=owners, n_inputs=len(pairs)) if queries else []
-    return [PairScore(float(sum(logprobs[start:start + n])), float(sum(logprobs[start + n:start + 2 * n])), n, same)
+    return [PairScore(math.fsum(logprobs[start:start + n]), math.fsum(logprobs[start + n:start + 2 * n]), n, same)
             for start, n, same in plans]
 
 
@@ -134,7 +173,7 @@ def _score_causal(scorer, pairs, progress) -> list[PairScore]:
     ids = scorer.encode_many(list(texts))
     # each sentence after BOS, as text_logprobs(bos="prepend") reads it (the ids kept for `same`)
     per_token = scorer.token_logprobs([[scorer.bos_id, *i] for i in ids], progress=progress) if ids else []
-    sums = [float(sum(lp)) for lp in per_token]
+    sums = [math.fsum(lp) for lp in per_token]
     out = []
     for sent1, sent2 in pairs:
         a, b = prepare(scorer, sent1), prepare(scorer, sent2)
@@ -195,5 +234,6 @@ def model_result(rule: str, revision: str | None, directions: Sequence[str], bia
         per_pair.append((m, l, Outcome(d, hit, neutral, abs(r1 - r2))))
     entry = {"score_rule": rule, "score_rule_description": RULES[rule], "definition": DEFINITIONS[rule],
              "pair_decision": DECISIONS[rule], "revision": revision,
+             "near_boundary": {"n": sum(s.near_boundary for s in scores), "definition": NEAR_BOUNDARY},
              **grouped([o for _, _, o in per_pair], list(bias_types))}
     return entry, per_pair

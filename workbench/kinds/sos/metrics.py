@@ -23,7 +23,7 @@ import numpy as np
 
 from ...evaluation.intervals import Measure, Scope, mean_of_cells, measure_of_ratio
 from ..crows_pairs.metrics import UNBIASED
-from ..crows_pairs.scoring import DECISIONS, RULES, PairScore, compare
+from ..crows_pairs.scoring import DECISIONS, NEAR_BOUNDARY, RULES, PairScore, compare
 
 TRUE = {"true", "yes", "y", "t", "1", "marginalised", "marginalized"}
 FALSE = {"false", "no", "n", "f", "0", "non_marginalised", "non_marginalized", "nonmarginalised",
@@ -122,7 +122,9 @@ def sos_model_result(rule: str, revision: str | None, identities: Sequence[str],
     outcomes = [SosOutcome(identity, attr, marg, *compare(p, n), abs(p - n))
                 for (p, n), identity, attr, marg in zip(decided, identities, attributes, marginalised)]
     entry = {"score_rule": rule, "score_rule_description": RULES[rule], "pair_decision": DECISIONS[rule],
-             "revision": revision, **sos_measures(outcomes)}
+             "revision": revision,
+             "near_boundary": {"n": sum(s.near_boundary for s in scores), "definition": NEAR_BOUNDARY},
+             **sos_measures(outcomes)}
     return entry, outcomes
 
 
