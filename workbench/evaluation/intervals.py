@@ -169,7 +169,7 @@ class Difference:
         if i.lower is None:
             return head + " (no interval: resampling is off)"
         head += f" [{_signed(i.lower)}, {_signed(i.upper)}] ({int(round(i.level * 100))}% interval, {i.n_units} {unit}"
-        head += f", permutation p = {self.p_value:.3f})" if self.p_value is not None else ")"
+        head += f", permutation {p_text(self.p_value, self.permutations)})" if self.p_value is not None else ")"
         return head + (": within noise" if self.within_noise else ": beyond noise")
 
 
@@ -188,6 +188,14 @@ def paired_difference(num_a, num_b, den_a=None, den_b=None, scale: float = 1.0,
     observed = point_a - point_b
     n = len(num_a)
     counts = resample_counts(n, resamples, seed)
+def p_text(p_value: float, permutations: int) -> str:
+    """'p = 0.042', or at the floor of a permutation test (no permutation as extreme as the
+    observed difference: p = 1 / (N + 1)) 'p < 0.001' for N = 1000: the test can say no more."""
+    if permutations > 0 and p_value <= 1.0 / (permutations + 1) + 1e-15:
+        return f"p < {1.0 / permutations:.2g}"
+    return f"p = {p_value:.3f}" if p_value >= 0.001 else f"p = {p_value:.2g}"
+
+
     spread = interval(lambda c: stat_a(c) - stat_b(c), observed, n, resamples, level, seed, counts)
     p_value = None
     if permutations > 0 and n:
@@ -298,6 +306,16 @@ class Measure:
         counts = np.asarray(counts, dtype=float)
         if self.cells is None:
             return (counts @ np.asarray(self.values, dtype=float))[:, None, :]
+    @property
+    def support(self) -> int:
+        """How many units the figure rests on: for Σ num / Σ den (two columns, in cells or not) the
+        units with a denominator (an anti-stereotype score rests on the anti-stereotype pairs
+        alone); otherwise every unit. The small-group rule (MIN_UNITS) reads it per figure."""
+        values = np.asarray(self.values, dtype=float)
+        if values.ndim == 2 and values.shape[1] == 2:
+            return int(np.count_nonzero(values[:, 1]))
+        return self.n_units
+
         order, values, starts = self._by_cell
         if not starts.size:
             return np.zeros((len(counts), 0, values.shape[1]))
@@ -426,11 +444,14 @@ def attach(entry: dict, scopes: list[Scope], settings: Settings, label: str) -> 
                                                                                 settings.seed))
         out = {}
         for name, measure in scope.measures.items():
-            if warning:
+            own = warning or small_figure(measure, " / ".join((*scope.path, name)), scope.unit)
+            if own and not warning:
+                warnings.append(f"{label}: {own}")
+            if own:
                 found = Interval(measure.point, None, None, None, scope.n_units, settings.level, 0).as_dict()
             else:
                 found = spread(figures[name], measure.point, scope.n_units, settings.level).as_dict()
-            out[name] = {**found, **({"warning": warning} if warning else {})}
+            out[name] = {**found, **({"warning": own} if own else {})}
         _node(entry, scope.path)["intervals"] = out
     return warnings
 
@@ -450,6 +471,16 @@ def compare(scopes_by_model: dict[str, Scope], names: tuple[str, ...], settings:
         if any(m.n_units != n for m in measures):
             continue  # not the same units: nothing to pair
         if n < MIN_UNITS:
+def small_figure(measure: Measure, what: str, unit: str) -> str | None:
+    """The small-group rule of `degenerate` for one figure of a scope that has enough units:
+    a figure resting on fewer than MIN_UNITS of them (see Measure.support) gets no verdict
+    either, as a group of that size would not."""
+    support = measure.support
+    if 0 < support < MIN_UNITS:
+        return f"{what}: only {support} {unit} (fewer than {MIN_UNITS}): no verdict"
+    return None
+
+
             out[name] = {"pairs": [], "ranking_stability": None, "sign_stability": {},
                          "sentence": f"{name}: models not compared: only {n} {unit} (fewer than {MIN_UNITS})"}
             continue
@@ -617,7 +648,25 @@ def notes(uncertainty: dict) -> list[str]:
                      f"resamples of the {uncertainty['unit']} (seed {uncertainty['seed']})")
     for compared in uncertainty["comparisons"].values():
         shown += [p["sentence"] for p in compared["pairs"]] + [compared["sentence"]]
+        caution = mixed_rules(doc, list(self.overall))
+        if caution and doc["uncertainty"]["comparisons"]:
+            doc["uncertainty"]["caution"] = caution
     for model in uncertainty.get("versions", []):
         shown += [m["sentence"] for m in model["measures"].values()]
     shown += [v["sentence"] for v in uncertainty.get("variants", {}).values()]
+def mixed_rules(doc: dict, models: list[str]) -> str | None:
+    """A caution when compared models were scored by different rules (a masked LM's rounded
+    pseudo-log-likelihoods against a causal LM's raw log-likelihoods): their difference is the
+    rules' as much as the models'."""
+    by_doc = doc.get("score_rule") if isinstance(doc.get("score_rule"), dict) else {}
+    rules = {m: doc["models"].get(m, {}).get("score_rule") or by_doc.get(m) for m in models}
+    if len({r for r in rules.values() if r}) < 2:
+        return None
+    shown = ", ".join(f"{m.rstrip('/').split('/')[-1]}: {r}" for m, r in rules.items() if r)
+    return (f"caution: the models compared were scored by different rules ({shown}); a difference between them "
+            "mixes the rules with the models")
+
+
     return shown
+    if uncertainty.get("caution"):
+        shown.append(uncertainty["caution"])
