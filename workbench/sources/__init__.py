@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..core.errors import InputError, display_path
 from ..core.ids import file_sha256
+from ..core.release_files import MANIFEST, refusal, shown, unsafe_names
 
 HUB_SPEC = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<rev>[\w./-]+))?$")
 # A release's version: semantic versioning, whole (fullmatch: "1.0.0\n" is not a version).
@@ -85,21 +86,35 @@ def hub_endpoint() -> str:
 
 
 def verify_release(folder: Path) -> dict:
-    """The build's manifest, after checking every file against its sha256."""
-    manifest_path = folder / "manifest.json"
+    """The build's manifest, after checking that every name it lists is a file inside the
+    folder (core/release_files: no `..`, no absolute path, no link) and every file against its
+    sha256. The names are checked first, so nothing outside the release is ever opened."""
+    manifest_path = folder / MANIFEST
     if not manifest_path.is_file():
         raise InputError(f"no build in {folder}: run `workbench build --version X.Y.Z` first")
+    linked = unsafe_names(folder, [MANIFEST])
+    if linked:
+        raise InputError(_outside(folder, linked))
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         files = dict(manifest.get("files", {}))
     except (ValueError, UnicodeDecodeError, AttributeError, TypeError):
         raise InputError(f"{display_path(manifest_path)} is not a release manifest (not a JSON object with `files`)") from None
+    outside = unsafe_names(folder, files)
+    if outside:
+        raise InputError(_outside(folder, outside))
     bad = [name for name, digest in files.items()
            if not (folder / name).is_file() or file_sha256(folder / name) != digest]
     if bad:
-        raise InputError(f"{display_path(folder)}: {', '.join(bad)} do(es) not match the release manifest (changed, cut "
+        raise InputError(f"{display_path(folder)}: {', '.join(map(shown, bad))} do(es) not match the release manifest (changed, cut "
                          "short or missing); nothing was scored or uploaded: rebuild the release or download it again")
     return manifest
+
+
+def _outside(folder: Path, problems: list[str]) -> str:
+    # The manifest is named in its folder: display_path would resolve a linked manifest.json to its target.
+    return (refusal(os.path.join(display_path(folder), MANIFEST), problems) + "; nothing was scored or uploaded: "
+            "rebuild the release or download it again")
 
 
 def fetch_release(repo: str, revision: str | None) -> tuple[Path, str]:

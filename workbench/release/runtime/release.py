@@ -13,7 +13,8 @@ from pathlib import Path
 
 from ...core.errors import display_path
 from ...core.ids import file_sha256
-from ...core.text import read_json, read_text
+from ...core.release_files import MANIFEST, refusal, shown, unsafe_names
+from ...core.text import check_header, read_json, read_text
 
 
 class Refused(Exception):
@@ -54,15 +55,24 @@ def locate_release(here: Path, dataset: str | None, from_hub: bool, unverified: 
 
 def verified_manifest(folder: Path, kind: str, origin: dict | None = None) -> dict:
     """manifest.json, after checking that it is a `kind` release and every data file it lists
-    against its sha256. For files scored --unverified: a stand-in naming the data files."""
+    against its sha256, after refusing any name it lists that is not a file inside the folder
+    (absolute, `..`, a link). For files scored --unverified: a stand-in naming the data files."""
     if origin and origin.get("unverified"):
         return unverified_manifest(folder, kind)
+    linked = unsafe_names(folder, [MANIFEST])
+    if linked:
+        raise Refused(refusal(folder / MANIFEST, linked) + "; nothing was scored: download the release again")
     try:
-        manifest = read_json(folder / "manifest.json", "release manifest")
+        manifest = read_json(folder / MANIFEST, "release manifest")
         files = dict(manifest["files"])
     except (OSError, ValueError, KeyError, TypeError):
         raise Refused(f"{folder / 'manifest.json'} is missing or not a release manifest (a JSON object with `files`)"
                       ) from None
+    # Every name, not only the data files hashed below: a manifest naming anything outside the
+    # folder is not this release's (as `workbench evaluate` refuses it, core/release_files).
+    outside = unsafe_names(folder, files)
+    if outside:
+        raise Refused(refusal(folder / MANIFEST, outside) + "; nothing was scored: download the release again")
     if manifest.get("kind", kind) != kind:
         raise Refused(f"{folder} holds a {manifest['kind']!r} release; this evaluator scores {kind} releases")
     data = sorted(name for name in files if name.startswith("data/"))
@@ -70,7 +80,7 @@ def verified_manifest(folder: Path, kind: str, origin: dict | None = None) -> di
         raise Refused(f"{folder / 'manifest.json'} lists no data files")
     bad = [name for name in data if not (folder / name).is_file() or file_sha256(folder / name) != files[name]]
     if bad:
-        raise Refused(f"{folder}: {', '.join(bad)} do(es) not match manifest.json (changed, cut short or missing); "
+        raise Refused(f"{folder}: {', '.join(map(shown, bad))} do(es) not match manifest.json (changed, cut short or missing); "
                       "nothing was scored: download the release again")
     return manifest
 
@@ -98,6 +108,7 @@ def read_csv_rows(path: Path) -> list[dict]:
     file that is not UTF-8 or not a CSV is named, with its line."""
     reader = csv.DictReader(io.StringIO(read_text(path, "data file"), newline=""))
     try:
+        check_header(reader.fieldnames or [], display_path(path))   # DictReader keeps a repeated column's last cell
         return [row for row in reader if any((v or "").strip() for v in row.values())]
     except csv.Error as exc:
         raise Refused(f"{path}:{reader.line_num}: not a valid CSV ({exc})") from None
