@@ -1,18 +1,22 @@
 """Publishing a built release to the Hugging Face Hub, and pulling one back.
 
 `publish` uploads exports/<name>/<version>/ to a dataset repo in one commit and tags it
-vX.Y.Z. A version that is already tagged is refused before anything is uploaded: a release
-is never overwritten. The token comes from HF_TOKEN or the Hub login (huggingface_hub
-finds either); it is never printed, logged or written anywhere by this module.
+vX.Y.Z: exactly the files its manifest lists (checked against their sha256) and manifest.json;
+a folder holding anything else, or a link, is refused before anything is sent. A version that
+is already tagged is refused before anything is uploaded: a release is never overwritten. The
+token comes from HF_TOKEN or the Hub login (huggingface_hub finds either); it is never printed,
+logged or written anywhere by this module.
 """
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
 from ..core.config import Config
-from ..core.errors import InputError, WorkbenchError
+from ..core.errors import InputError, WorkbenchError, display_path
+from ..core.release_files import MANIFEST, shown
 from ..sources import hub_endpoint, verify_release
 from .versions import VERSION, export_dir, parse_version
 
@@ -81,6 +85,29 @@ def _remote_state(api, repo: str) -> dict | None:
             "written": written, "private": private}
 
 
+def _published_files(folder: Path, manifest: dict) -> list[str]:
+    """What a publish uploads: exactly the files the manifest lists, and manifest.json (the one
+    file a build writes that its manifest cannot list). Anything else in the folder (a stray
+    `.env`, an editor's backup) and any link, listed or not, is refused by name before anything
+    is sent: the folder is not the release its manifest describes, and a link could upload a
+    file from outside it. The listed files were checked against their sha256 (verify_release)."""
+    listed = set(manifest.get("files", {})) | {MANIFEST}
+    strays: list[str] = []
+    for root, dirs, files in os.walk(folder):  # links to folders are not followed, only named
+        here = Path(root)
+        for name in sorted(dirs + files):
+            path = here / name
+            shown_name = shown(path.relative_to(folder).as_posix())
+            if path.is_symlink():
+                strays.append(f"{shown_name} (a symbolic link)")
+            elif name in files and path.relative_to(folder).as_posix() not in listed:
+                strays.append(shown_name)
+    if strays:
+        raise InputError(f"{display_path(folder)} holds what its manifest.json does not list: {', '.join(strays)}; "
+                         "nothing was uploaded: remove them (or rebuild the release with `workbench build --force`)")
+    return sorted(listed)
+
+
 def publish(config: Config, version: str, repo: str, *, private: bool = False, dry_run: bool = False) -> dict:
     """Upload a built release and tag it, without destroying or rewinding anything.
 
@@ -94,6 +121,7 @@ def publish(config: Config, version: str, repo: str, *, private: bool = False, d
     if not folder.is_dir():
         raise InputError(f"no build of {config.project.name} {version} in {folder}: run `workbench build --version {version}` first")
     manifest = verify_release(folder)
+    local = _published_files(folder, manifest)
     if not manifest.get("license"):
         raise InputError(f"this build of {version} states no licence (its card says \"not stated\"), so it is not "
                          f"published: set [project] license in {config.shown_source} (a Hub licence id such as "
@@ -111,7 +139,6 @@ def publish(config: Config, version: str, repo: str, *, private: bool = False, d
     tag = f"v{version}"
     if remote is not None and tag in remote["tags"]:
         raise HubError(f"{repo} already has a release {tag}; releases are never overwritten: bump the version")
-    local = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
     newest = max(remote["versions"], key=parse_version) if remote and remote["versions"] else None
     older = newest is not None and parse_version(version) < parse_version(newest)
     present, written = (remote["files"], remote["written"]) if remote else (set(), set())
