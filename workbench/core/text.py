@@ -69,11 +69,106 @@ def read_text(path: Path, what: str, max_bytes: int = MAX_FILE_BYTES) -> str:
                          "save it as UTF-8") from None
 
 
+def repeated_column(header: list[str], key=str.strip) -> tuple[str, int, str, int] | None:
+    """The first column a header names twice, as (first spelling, its position, second
+    spelling, its position), positions from 1; names are compared as `key` makes them (the
+    way the reader matches them). Unnamed columns do not count."""
+    seen: dict[str, tuple[str, int]] = {}
+    for position, name in enumerate(header, start=1):
+        k = key(name)
+        if not k:
+            continue
+        if k in seen:
+            return (*seen[k], name.strip(), position)
+        seen[k] = (name.strip(), position)
+    return None
+
+
+def check_header(header: list[str], shown: str, key=str.strip) -> None:
+    """Refuse a table whose header names a column twice (`repeated_column`): a reader keyed by
+    name keeps one of the two cells without a word (csv.DictReader, dict(zip(...)): the last),
+    so a column renamed by mistake is scored in place of the real one."""
+    found = repeated_column(header, key)
+    if found is None:
+        return
+    first, at, second, again = found
+    named = (f"column {first!r} twice (columns {at} and {again})" if first == second else
+             f"one column twice: {first!r} (column {at}) and {second!r} (column {again}) read as the same name")
+    raise InputError(f"{shown}:1: the header names {named}; rename or remove one: which of them to read is not clear")
+
+
+class DuplicateKey(json.JSONDecodeError):
+    """A JSON object that names a key twice (json keeps the last value without a word); a
+    JSONDecodeError at the object's opening brace, so every handler of bad JSON names it."""
+
+    def __init__(self, key: str, doc: str, pos: int):
+        super().__init__(f"key {key!r} appears twice in the object that opens here (only one of its values "
+                         "would be read)", doc, pos)
+        self.key = key
+
+
+class _Repeated(Exception):
+    pass
+
+
+def _unique(pairs: list) -> dict:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise _Repeated()
+    return found
+
+
+def _where_repeated(text: str) -> tuple[str, int]:
+    """(key, offset of its object's opening brace) of the first object naming a key twice:
+    the pure-Python scanner, which passes each object's position, run only after the fast
+    parse found one."""
+    from json import decoder, scanner
+
+    class Found(Exception):
+        pass
+
+    def parse_object(s_and_end, strict, scan_once, object_hook, object_pairs_hook, memo=None, *rest):
+        pairs, end = decoder.JSONObject(s_and_end, strict, scan_once, None, list, memo, *rest)
+        seen: set = set()
+        repeated = next((k for k, _ in pairs if k in seen or seen.add(k)), None)
+        if repeated is not None:
+            raise Found(repeated, s_and_end[1] - 1)
+        return dict(pairs), end
+
+    finder = json.JSONDecoder()
+    finder.parse_object = parse_object
+    finder.scan_once = scanner.py_make_scanner(finder)
+    try:
+        finder.decode(text)
+    except Found as found:
+        return found.args
+    return "?", 0
+
+
+def loads(text: str):
+    """json.loads, refusing an object that names a key twice (a DuplicateKey naming the key,
+    with the line and column of its object) instead of keeping the last value silently."""
+    try:
+        return json.loads(text, object_pairs_hook=_unique)
+    except _Repeated:
+        key, at = _where_repeated(text)
+        raise DuplicateKey(key, text, at) from None
+
+
 def read_json(path: Path, what: str):
-    """A UTF-8 JSON document; a syntax error is named by line and column."""
+    """A UTF-8 JSON document; a syntax error, or a key named twice in one object, is named by
+    line and column."""
     text = read_text(path, what)
     try:
-        return json.loads(text)
+        return loads(text)
+    except DuplicateKey as exc:
+        raise InputError(duplicate_key_message(display_path(path), exc, what)) from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{display_path(path)}:{exc.lineno}: column {exc.colno}: the {what} is not valid JSON "
                          f"({exc.msg})") from None
+
+
+def duplicate_key_message(shown: str, exc: DuplicateKey, what: str, line_offset: int = 0) -> str:
+    """One line for a DuplicateKey: file, line and column of the object, the key, what to do."""
+    return (f"{shown}:{exc.lineno + line_offset}: column {exc.colno}: the {what} names key {exc.key!r} twice in one "
+            "object (the one that opens here); remove or rename one: which value to read is not clear")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...core.errors import InputError, Problem, display_path
+from ...core.text import DuplicateKey, check_header, duplicate_key_message, loads
 
 MAX_PROBLEMS = 50
 
@@ -113,6 +114,7 @@ def read_csv(path: Path) -> Table:
         if not header or not any(h.strip() for h in header):
             raise InputError(f"{shown}: empty file; expected a CSV with a header row")
         columns = [h.strip() for h in header]
+        check_header(columns, shown, key=column_key)   # rows are dicts by name: a repeated name would keep its last cell
         separator = "tab" if delimiter == "\t" else "comma"
         rows, lines, cells = [], [], []
         start = reader.line_num + 1
@@ -136,9 +138,14 @@ def read_csv(path: Path) -> Table:
     return Table(path, shown, columns, rows, lines, label=shown, cells=cells, notes=notes)
 
 
+def column_key(name: str) -> str:
+    """A column name as `find_column` matches it: case and `-`/`_`/space differences ignored."""
+    return re.sub(r"[\s_-]+", "_", name.strip().lower())
+
+
 def find_column(columns: list[str], *names: str) -> str | None:
     """The first column matching one of `names`, ignoring case and `-`/`_`/space differences."""
-    norm = lambda s: re.sub(r"[\s_-]+", "_", s.strip().lower())
+    norm = column_key
     by_norm = {}
     for c in columns:
         by_norm.setdefault(norm(c), c)
@@ -188,7 +195,9 @@ def _read_json_lines(path: Path, shown: str, text: str) -> Table:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = loads(line)   # a field named twice is refused, as a CSV column named twice is
+        except DuplicateKey as exc:
+            raise InputError(duplicate_key_message(shown, exc, "JSON-lines file", number - 1)) from None
         except ValueError as exc:
             raise InputError(f"{shown}:{number}: column {getattr(exc, 'colno', '?')}: not a JSON record "
                              f"({getattr(exc, 'msg', exc)}); a JSON-lines file has one object per line") from None

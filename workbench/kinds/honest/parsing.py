@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...core.errors import InputError, Problem, display_path
+from ...core.text import check_header
 
 SLOT = "[M]"
 GROUP_COLUMNS = ("category", "mf", "type")   # the first one present groups, unless --group-by
@@ -164,6 +165,7 @@ def parse_templates(text: str, source: str, path: Path, group_by: str | None = N
         raise ValueError(f"repeated must be one of {REPEATED}, not {repeated!r}")
     shown = display_path(path)
     header, rows = tsv_rows(text)
+    check_header(header, shown)   # which of two same-named columns to read is not clear
     missing = [c for c in ("template_masked", "identity") if c not in header]
     if missing:
         raise InputError(f"{shown}:1: missing column(s) {', '.join(missing)}; an HONEST template file is a TSV "
@@ -226,6 +228,7 @@ def parse_lexicon(text: str, path: Path, normalisation: str = "workbench") -> Le
     path = Path(path)
     shown = display_path(path)
     header, rows = tsv_rows(text)
+    check_header(header, shown)
     missing = [c for c in ("lemma", "category") if c not in header]
     if missing:
         raise InputError(f"{shown}:1: the lexicon has no {' or '.join(missing)} column; it must be a TSV in "

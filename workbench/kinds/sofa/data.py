@@ -56,10 +56,15 @@ class Catalogue:
 
 
 def read_header(path: Path) -> list[str]:
-    """The header row (BOM tolerated); a file that is not UTF-8 fails here or in the scan."""
+    """The header row (BOM tolerated); a file that is not UTF-8 fails here or in the scan, one
+    that names a column twice (as `match_columns` reads names) here."""
+    from ...core.text import check_header
+
     try:
         with open(path, encoding="utf-8-sig", newline="") as f:
-            return next(csv.reader(f), [])
+            header = next(csv.reader(f), [])
+        check_header(header, display_path(path), key=lambda h: h.strip().lower())
+        return header
     except UnicodeDecodeError:
         _raise_encoding(path)
     except OSError as exc:

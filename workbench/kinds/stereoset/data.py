@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 
 from ...core.errors import InputError, Problem, display_path
+from ...core.text import DuplicateKey, duplicate_key_message, loads
 from .cats import (  # noqa: F401 -- the data model and parser, imported from here by callers
     BLANK,
     GOLD,
@@ -85,7 +86,9 @@ def read_json(path: Path, what: str):
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read {what} {shown}: {exc}") from None
     try:
-        return json.loads(text)
+        return loads(text)   # a key named twice in an object is refused, not read as its last value
+    except DuplicateKey as exc:
+        raise InputError(duplicate_key_message(shown, exc, what)) from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{what} {shown} is not valid JSON",
                          [Problem(shown, exc.lineno, f"column {exc.colno}", f"{exc.msg} (expected valid JSON)")]) from None
@@ -122,21 +125,29 @@ HF_NOTE = ("read as the Hugging Face layout (one example per record, `sentences`
            "0 anti-stereotype, 1 stereotype, 2 unrelated)")
 
 
-def hf_records(path: Path) -> list | None:
+def hf_records(path: Path, strict: bool = False) -> list | None:
     """The records of a Hugging Face export of StereoSet (JSON lines, or a JSON list), or None
     when the file is not one. A record: id, target, bias_type, context and `sentences` as a dict
-    of lists (sentence, id, gold_label[, labels])."""
+    of lists (sentence, id, gold_label[, labels]). `strict` (loading, not detecting): a key
+    named twice in an object is an InputError naming it and its line."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError):
         return None
     stripped = text.lstrip()
     records: list = []
+    parse = loads if strict else json.loads
+    number = 1
     try:
         if stripped.startswith("["):
-            records = json.loads(stripped)
+            records = parse(text)
         elif stripped.startswith("{"):
-            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+            for number, line in enumerate(text.splitlines(), start=1):
+                if line.strip():
+                    records.append(parse(line))
+            number = 1
+    except DuplicateKey as exc:
+        raise InputError(duplicate_key_message(display_path(path), exc, "StereoSet file", number - 1)) from None
     except ValueError:
         return None
     if not records or not isinstance(records, list):
@@ -174,7 +185,7 @@ def from_hf(records: list) -> dict:
 # -- loading ------------------------------------------------------------------------------------
 def load(source: str) -> StereoSetData:
     path, revision = locate(source)
-    records = hf_records(path) if path.suffix.lower() in (".jsonl", ".json") else None
+    records = hf_records(path, strict=True) if path.suffix.lower() in (".jsonl", ".json") else None
     if records is not None:
         loaded = parse(from_hf(records), path, source, revision)
         loaded.notes.insert(0, HF_NOTE)

@@ -8,11 +8,11 @@ it imports in its evaluator/ folder; its evaluate.py runs it through `release.ru
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 from ...core.errors import ModelError, WorkbenchError
+from ...core.text import DuplicateKey, duplicate_key_message, loads
 from ...evaluation.intervals import notes
 from ...release.runtime.cli import Run
 from ...release.runtime.lm import load_lm
@@ -52,8 +52,10 @@ def evaluate(args, run: Run, folder: Path, origin: dict, manifest: dict) -> tupl
     """The JSON document and each model's revision, as `workbench evaluate` computes them."""
     path = folder / "data" / "stereoset.json"
     revision = origin.get("revision") or release_revision(manifest)
-    try:
-        data = parse(json.loads(path.read_text(encoding="utf-8")), path, dataset_label(origin), revision)
+    try:   # a key named twice in an object is refused (json.loads would keep its last value)
+        data = parse(loads(path.read_text(encoding="utf-8")), path, dataset_label(origin), revision)
+    except DuplicateKey as exc:
+        raise Refused(duplicate_key_message(str(path), exc, "StereoSet file") + "; nothing was scored") from None
     except (OSError, ValueError, WorkbenchError) as exc:
         raise Refused(f"{folder}: data/stereoset.json cannot be read ({exc}); nothing was scored") from None
     n_sentences = len(data.sentences())

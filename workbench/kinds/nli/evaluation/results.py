@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ....core.errors import InputError, display_path
 from ....core.files import read_parquet
-from ....core.text import read_json
+from ....core.text import check_header, read_json
 from ....evaluation.intervals import Settings, Uncertainty, variant_stability
 from .metrics.nli_scores import HEADLINE, UNIT, scopes, variants
 from .scoring import score
@@ -48,6 +48,7 @@ def read_export(folder: Path, source: str) -> EvalSet:
     rows = []
     for f in files:
         table = read_parquet(f)
+        check_header(table.column_names, display_path(f))   # to_pylist would keep a repeated column's last
         missing = {"premise", "hypothesis", "stance", "domain", "subtopic"} - set(table.column_names)
         if missing:
             raise InputError(f"{display_path(f)}: not an NLI release table: no column(s) {', '.join(sorted(missing))}")
