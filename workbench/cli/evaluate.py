@@ -176,11 +176,13 @@ def cache_path(config, given: Path | None, off: bool) -> Path | None:
         if given is not None:
             raise InputError("--cache and --no-cache: choose one")
         return None
+    from ..core.cache import verify  # a folder, or a file that is not the cache: refused before any model loads
+
     if given is not None:
-        return given
+        return verify(given)
     if config.source is not None:  # a project (workbench.toml found)
-        return get_workspace(config).root / "cache" / "models.sqlite"
-    return user_cache_dir() / "models.sqlite"
+        return verify(get_workspace(config).root / "cache" / "models.sqlite")
+    return verify(user_cache_dir() / "models.sqlite")
 
 
 def _options_for(kind, given: dict) -> dict:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Iterable
 
 from . import distributed
+from .errors import InputError, display_path
 from .progress import progress_bar
 
 CHUNK = 256  # keys per committed write: an interrupted run keeps every finished chunk
@@ -58,13 +59,64 @@ def _open(path: Path, wait_s: float | None = None) -> sqlite3.Connection:
             delay = min(delay * 2, 0.5)
 
 
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def verify(path: Path) -> Path:
+    """`path`, after checking that it can hold the score cache; an InputError naming it otherwise.
+
+    Called before any model loads (`workbench evaluate --cache`) and by every `Cache`: a folder,
+    a file that is not SQLite (or is damaged), another program's database (the cache would add
+    its table to it) or a parent that is a file would otherwise end in a traceback from sqlite3
+    after the first model loaded. Reads only; creates nothing."""
+    path = Path(path)
+    shown = display_path(path)
+    if str(path) == ":memory:":
+        return path
+    if path.is_dir():
+        raise InputError(f"score cache {shown} is a folder; name a file, e.g. {display_path(path / 'models.sqlite')}")
+    if not path.exists():
+        above = next((p for p in path.parents if p.exists()), None)
+        if above is not None and not above.is_dir():
+            raise InputError(f"score cache {shown}: {display_path(above)} is a file, not a folder")
+        return path
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(SQLITE_MAGIC))
+    except OSError as exc:
+        raise InputError(f"score cache {shown}: cannot read it ({exc.strerror or exc})") from None
+    if not head:
+        return path  # an empty file: SQLite makes it a new database
+    if head != SQLITE_MAGIC:
+        raise InputError(f"score cache {shown} is not a SQLite file; name another file (or move this one away): the "
+                         "cache is a SQLite database that workbench makes itself")
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=60)
+        try:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        raise InputError(f"score cache {shown} is a damaged SQLite file ({exc}); name another file, or delete this "
+                         "one (it only holds scores that can be computed again)") from None
+    if tables and "entries" not in tables:
+        raise InputError(f"score cache {shown} is a SQLite database of something else (its tables: "
+                         f"{', '.join(sorted(tables)[:5])}), not a workbench score cache; name another file")
+    return path
+
+
 class Cache:
     """Key-value store per (namespace, model, revision); values are JSON."""
 
     def __init__(self, path: Path):
-        path.parent.mkdir(parents=True, exist_ok=True)
+        verify(path)
         self.path = path
-        self.db = _open(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = _open(path)
+        except (OSError, sqlite3.Error) as exc:
+            raise InputError(f"score cache {display_path(path)} cannot be opened: {getattr(exc, 'strerror', None) or exc}"
+                             ) from None
 
     def get_many(self, namespace: str, model: str, revision: str, keys: Iterable[str]) -> dict[str, object]:
         keys = list(dict.fromkeys(keys))
