@@ -31,6 +31,9 @@ DEFAULT_RESAMPLES = 1000
 DEFAULT_LEVEL = 0.95
 DEFAULT_SEED = 0
 MIN_UNITS = 10   # fewer independent units than this: the figure is shown with a warning, no verdict
+MIN_RESAMPLES = 100        # fewer: a percentile interval's ends rest on one or two resamples
+MAX_RESAMPLES = 100_000    # more: the (resamples × units) counts are held at once (GiBs for a large set)
+MAX_SEED = 2**32 - 1       # numpy takes any seed from 0; a 32-bit range is what other tools take too
 CHUNK = 250      # resamples evaluated at a time: temporaries stay (CHUNK × units), whatever B is
 INTERVAL_HELP = {   # the options' help, the same in `workbench evaluate` and a release's evaluate.py
     "ci_level": "Confidence level of the intervals beside every measure",
@@ -49,11 +52,23 @@ class Settings:
     seed: int = DEFAULT_SEED
 
     def problem(self) -> str | None:
-        """What is wrong with the values, in one line (None: nothing)."""
-        if not 0 < self.level < 1:
-            return f"--ci-level must lie between 0 and 1 (got {self.level})"
+        """What is wrong with the values, in one line (None: nothing). Checked before anything
+        is scored, so a bad value never costs a run: a negative seed fails only in numpy, after
+        scoring; 2e9 resamples would allocate hundreds of GiB; one resample gives an 'interval'
+        that may not even hold its own estimate."""
+        if not 0 < self.level < 1:  # NaN fails this too
+            return f"--ci-level must lie between 0 and 1, e.g. 0.95 (got {self.level})"
         if self.resamples < 0:
-            return f"--bootstrap must be 0 (no intervals) or more (got {self.resamples})"
+            return f"--bootstrap must be 0 (no intervals) or from {MIN_RESAMPLES} to {MAX_RESAMPLES:,} (got {self.resamples})"
+        if 0 < self.resamples < MIN_RESAMPLES:
+            return (f"--bootstrap {self.resamples}: too few resamples for an interval; give at least {MIN_RESAMPLES} (the "
+                    f"default is {DEFAULT_RESAMPLES:,}): with fewer, a percentile interval's ends rest on one or two "
+                    "resamples and may not even hold the estimate; 0 turns intervals off")
+        if self.resamples > MAX_RESAMPLES:
+            return (f"--bootstrap {self.resamples:,}: at most {MAX_RESAMPLES:,} resamples (all are held in memory at "
+                    f"once, resamples × units; {DEFAULT_RESAMPLES:,} to 10,000 is plenty for a 95% interval)")
+        if not 0 <= self.seed <= MAX_SEED:
+            return f"--seed must be a whole number from 0 to {MAX_SEED} (got {self.seed})"
         return None
 
 
