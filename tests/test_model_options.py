@@ -136,8 +136,11 @@ def test_a_plan_over_several_devices_without_accelerate_says_what_to_install(fix
 
 def test_8bit_or_4bit_without_bitsandbytes_is_a_clear_message(releases, fixture_models, tmp_path, runner,
                                                              monkeypatch):
+    import torch
+
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "bitsandbytes" else real(name, *a))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)   # without a GPU the GPU is what is missing
     monkeypatch.chdir(tmp_path)
     for flag in ("--load-in-8bit", "--load-in-4bit"):
         result = invoke(runner, "evaluate", str(releases("crows-pairs")), "--model", str(fixture_models["mlm-bert"]),
@@ -147,13 +150,17 @@ def test_8bit_or_4bit_without_bitsandbytes_is_a_clear_message(releases, fixture_
 
 
 def test_the_scripts_refuse_8bit_without_bitsandbytes_in_one_line(releases, fixture_models, tmp_path):
-    """Run with only the release's own workbench and no bitsandbytes importable."""
+    """Run with only the release's own workbench and no bitsandbytes importable: on a machine
+    without a CUDA GPU the GPU is named first, as bitsandbytes could not help there."""
+    import torch
+
     ran = run_standalone(releases("crows-pairs") / "evaluate.py", ["--model", str(fixture_models["mlm-bert"]),
                                                                    "--load-in-4bit"], cwd=tmp_path,
                          blocked=("bitsandbytes",))
     assert ran.returncode == 2 and "Traceback" not in ran.stderr, ran.stderr[-2000:]
-    assert ran.stderr.strip().splitlines()[-1] == ("evaluate.py: error: --load-in-4bit needs bitsandbytes, which is "
-                                                   "not installed (pip install bitsandbytes)")
+    expected = ("--load-in-4bit needs bitsandbytes, which is not installed (pip install bitsandbytes)"
+                if torch.cuda.is_available() else "--load-in-4bit needs a CUDA GPU (bitsandbytes quantizes on one)")
+    assert ran.stderr.strip().splitlines()[-1].startswith("evaluate.py: error: " + expected), ran.stderr[-2000:]
 
 
 def test_the_standalone_script_takes_the_same_options_and_records_the_same_runtime(releases, fixture_models,

@@ -119,6 +119,10 @@ def evaluate(
     spec = load_spec(device=device or config.evaluate.device, batch_size=batch_size, dtype=dtype, device_map=device_map,
                      max_memory=max_memory, load_in_8bit=load_in_8bit, load_in_4bit=load_in_4bit,
                      default_batch=config.evaluate.batch_size)
+    if predictions is None:
+        from ..models.loading import preflight
+
+        preflight(list(model or []), config.root)   # every named local model's files, before any model scores
     request = EvaluateRequest(
         sources=checked.sources, models=list(model or []), predictions=predictions, predictions_out=predictions_out,
         json_out=json_out, csv_out=csv_out, plots=plots, items_out=items, score_rule=score_rule, options=options,

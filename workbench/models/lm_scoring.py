@@ -36,7 +36,7 @@ from pathlib import Path
 from ..core.distributed import barrier
 from ..core.errors import ModelError
 from .batching import _is_oom, pad_batch, run_batched
-from .runtime import LoadSpec, load_weights, plan_load
+from .runtime import LoadSpec, check_tokenizer, load_weights, plan_load
 
 CALLS = {"forward": 0}  # model forward passes, for tests and benchmarks
 Progress = Callable[[int], None] | None
@@ -95,9 +95,10 @@ def open_scorer(ref, spec: LoadSpec, cache=None, hint: str = "", budgets: dict |
     # Masked LMs always load as *ForMaskedLM (a *ForPreTraining checkpoint holds that head too),
     # so `scorer.model` is the same kind of object for every masked checkpoint.
     cls = AutoModelForCausalLM if kind == "causal" else AutoModelForMaskedLM
-    runtime = plan_load(cls, config, spec, name, budgets, ref.revision)
+    runtime = plan_load(cls, config, spec, name, budgets, ref.revision, ref.location)  # checks the weight files
     try:
         tokenizer = AutoTokenizer.from_pretrained(ref.location, revision=rev)
+        check_tokenizer(tokenizer, name, ref.location, getattr(config, "vocab_size", None))  # before the weights
         (model, info), device = load_weights(cls, ref.location, runtime, name, revision=rev, output_loading_info=True)
     except (OSError, ValueError, KeyError) as exc:
         raise ModelError(f"cannot load {kind} LM {name!r}: {exc}{tail}") from None

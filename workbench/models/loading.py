@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import ModelError
-from .runtime import LoadSpec, Runtime, load_weights, plan_load
+from .runtime import LoadSpec, Runtime, check_tokenizer, load_weights, plan_load
 
 FIXTURE_HINT = (
     "point the config at a local checkpoint folder (one with config.json), or build the tiny "
@@ -68,6 +68,8 @@ def resolve(name: str, revision: str | None = None, root: Path | None = None) ->
             return ModelRef(name, str(folder.resolve()), local_revision(folder))
         if folder.is_dir() and is_path_like(name):
             raise ModelError(not_a_checkpoint(name, folder))
+        if folder.is_file():  # a file of the checkpoint (config.json, the weights) given for its folder
+            raise ModelError(a_file_not_a_folder(name))
     if is_path_like(name):
         raise ModelError(f"model path {name!r} does not exist; {FIXTURE_HINT}")
     cached = cached_snapshot(name, revision)
@@ -113,6 +115,13 @@ def cached_snapshot(name: str, revision: str | None = None) -> Path | None:
     return Path(found).parent if isinstance(found, str) else None
 
 
+def a_file_not_a_folder(name: str) -> str:
+    """The message for a model path that names a file: a checkpoint is the folder holding it."""
+    parent = str(Path(name).parent)
+    hint = f" (e.g. {parent!r}, the folder it is in)" if (Path(name).expanduser().parent / "config.json").is_file() else ""
+    return f"model path {name!r} is a file, not a model folder; give the folder that holds config.json and the weights{hint}"
+
+
 def not_a_checkpoint(name: str, folder: Path) -> str:
     """A folder without config.json: name the checkpoints inside it, if there are any."""
     inside = sorted(f"{name.rstrip('/')}/{sub.name}" for sub in folder.iterdir() if (sub / "config.json").is_file())
@@ -120,6 +129,48 @@ def not_a_checkpoint(name: str, folder: Path) -> str:
         shown = ", ".join(inside[:6]) + (", ..." if len(inside) > 6 else "")
         return f"model folder {name!r} has no config.json, so it is not a checkpoint; the folders in it that are: {shown}"
     return f"model folder {name!r} has no config.json; {FIXTURE_HINT}"
+
+
+def preflight(names: list[str], root: Path | None = None) -> None:
+    """Check every local model named on the command line as far as it can be without loading
+    weights, before any of them scores: a path that is a file and, for a checkpoint folder, its
+    config, its safetensors files (whole, and the embeddings as config.json says:
+    `runtime.check_weight_files`) and its tokenizer (`runtime.check_tokenizer`). A run of several
+    models then never stops after hours on the last one's missing tokenizer. A Hub name, and a
+    path that does not exist, are left to the load (no network call here; the data's problems,
+    read first by every kind, are said before a missing model)."""
+    import os
+
+    for name in dict.fromkeys(names):
+        places = [Path(name).expanduser()] + ([root / name] if root is not None else [])
+        if not any((p / "config.json").is_file() or p.is_file() for p in places):
+            continue
+        ref = resolve(name, None, root)
+        if not os.path.isdir(ref.location):
+            continue
+        import torch
+        from transformers import AutoConfig, AutoModel, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        from .runtime import check_weight_files, weight_shapes
+
+        hf_logging.set_verbosity_error()
+        try:
+            config = AutoConfig.from_pretrained(ref.location)
+        except (OSError, ValueError, KeyError) as exc:
+            raise ModelError(f"cannot read the config of {name!r}: {exc}") from None
+        try:
+            with torch.device("meta"):   # the base model, for the embeddings' name and size: no memory
+                skeleton = AutoModel.from_config(config)
+        except Exception:  # noqa: BLE001 -- an architecture AutoModel lacks: the headers alone, the rest at load
+            weight_shapes(ref.location, name)
+        else:
+            check_weight_files(ref.location, config, skeleton, name)
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(ref.location)
+        except (OSError, ValueError, KeyError) as exc:
+            raise ModelError(f"cannot load the tokenizer of {name!r}: {exc}") from None
+        check_tokenizer(tokenizer, name, ref.location, getattr(config, "vocab_size", None))
 
 
 def runtime_for(ref: ModelRef, kind: str, spec: LoadSpec | str = "auto", budgets: dict | None = None) -> Runtime:
@@ -133,7 +184,7 @@ def runtime_for(ref: ModelRef, kind: str, spec: LoadSpec | str = "auto", budgets
         config = AutoConfig.from_pretrained(ref.location, revision=revision)
     except (OSError, ValueError, KeyError) as exc:
         raise ModelError(f"cannot read the config of {ref.name!r}: {exc}; {FIXTURE_HINT}") from None
-    return plan_load(_model_class(kind), config, spec, ref.name, budgets, ref.revision)
+    return plan_load(_model_class(kind), config, spec, ref.name, budgets, ref.revision, ref.location)
 
 
 def _model_class(kind: str):
@@ -155,6 +206,7 @@ def load(ref: ModelRef, kind: str, spec: LoadSpec | str = "auto", runtime: Runti
     revision = None if ref.revision.startswith("sha256:") else ref.revision
     try:
         tokenizer = AutoTokenizer.from_pretrained(ref.location, revision=revision)
+        check_tokenizer(tokenizer, ref.name, ref.location)  # before the weights
         model, device = load_weights(_model_class(kind), ref.location, runtime, ref.name, revision=revision)
     except (OSError, ValueError, KeyError) as exc:
         raise ModelError(f"cannot load {kind} model {ref.name!r}: {exc}; {FIXTURE_HINT}") from None

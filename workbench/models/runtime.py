@@ -427,17 +427,20 @@ def say_runtime(text: str) -> None:
 
 
 def plan_load(cls, config, spec: LoadSpec, name: str, budgets: dict[str, int] | None = None,
-              revision: str | None = None) -> Runtime:
+              revision: str | None = None, location: str | None = None) -> Runtime:
     """Decide how checkpoint `name` (its transformers `config`, to load as `cls`) runs, from its
     config alone: nothing is downloaded or loaded but the config. `budgets` replaces the free
-    memory `--device-map auto` plans with (tests)."""
+    memory `--device-map auto` plans with (tests). With `location` (a local folder), its weight
+    files' headers are checked against the config first (`check_weight_files`)."""
     import torch
 
     dtype = _config_dtype(config) if spec.dtype == "auto" else spec.dtype
     if spec.quantization:
-        _require("bitsandbytes", f"--load-in-{spec.quantization}")
+        # The GPU first: without one bitsandbytes cannot quantize, so "install it" would mislead.
         if not torch.cuda.is_available():
-            raise ModelError(f"--load-in-{spec.quantization} runs on a CUDA GPU, and there is none here")
+            raise ModelError(f"--load-in-{spec.quantization} needs a CUDA GPU (bitsandbytes quantizes on one), and "
+                             "there is none here; leave it out, or give --dtype bfloat16 to halve the weights' memory")
+        _require("bitsandbytes", f"--load-in-{spec.quantization}")
         if dtype == "float32":
             dtype = "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
     if spec.device_map and active():
@@ -450,6 +453,8 @@ def plan_load(cls, config, spec: LoadSpec, name: str, budgets: dict[str, int] | 
         raise ModelError(f"--max-memory names {', '.join(absent)}, but this machine has {gpus} CUDA GPU(s)")
     with torch.device("meta"):
         skeleton = cls.from_config(config)
+    if location is not None:
+        check_weight_files(location, config, skeleton, name)
     sizes = tensor_bytes(skeleton, dtype, spec.quantization)
     n_params = sum(t.numel() for t in {id(p): p for p in skeleton.parameters()}.values())
     plan: tuple = ()
@@ -486,7 +491,13 @@ def load_weights(cls, location: str, runtime: Runtime, name: str, **kwargs):
         device_map = device_map or {"": torch.device(devices[0] if devices[0] != "cuda" else "cuda:0")}
     if device_map is not None:
         kwargs["device_map"] = device_map
-    loaded = cls.from_pretrained(location, **kwargs)
+    try:
+        loaded = cls.from_pretrained(location, **kwargs)
+    except Exception as exc:  # only the damaged-weights errors below become messages
+        problem = _weights_problem(exc)
+        if problem is None:
+            raise
+        raise ModelError(f"cannot load the weights of {name!r}: {problem}") from None
     model = loaded[0] if isinstance(loaded, tuple) else loaded
     if device_map is None:
         model.to(torch.device(devices[0]))
@@ -494,3 +505,149 @@ def load_weights(cls, location: str, runtime: Runtime, name: str, **kwargs):
     embeddings = model.get_input_embeddings() if hasattr(model, "get_input_embeddings") else None
     device = embeddings.weight.device if embeddings is not None and device_map is not None else torch.device(devices[0])
     return loaded, device
+
+
+# -- a checkpoint that loads but cannot score: refused before any weight is read -----------------
+TOKENIZER_SAMPLE = "The people here are 12 years old."
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.txt", "vocab.json", "spiece.model",
+                   "sentencepiece.bpe.model")
+SAFE_WEIGHTS = "model.safetensors"
+SAFE_INDEX = "model.safetensors.index.json"
+
+
+def _folder_of(name: str, location: str) -> str | None:
+    """How messages show a local checkpoint folder: as the user wrote it, else where it is."""
+    if os.path.isdir(os.path.expanduser(name)):
+        return name
+    return location if os.path.isdir(location) else None
+
+
+def check_tokenizer(tokenizer, name: str, location: str, vocab_size: int | None = None) -> None:
+    """Refuse a tokenizer that cannot encode plain text, before any weight loads.
+
+    transformers 5 does not fail on a folder without tokenizer files: it builds a tokenizer of
+    the special tokens alone, which turns every word into the unknown token (or into nothing,
+    byte-level BPE), so every sentence scores alike and a meaningless number comes out with exit
+    code 0. A short plain sentence must encode to at least one known token, and its ids must lie
+    inside the model's embeddings (`vocab_size`)."""
+    try:
+        ids = [int(i) for i in tokenizer.encode(TOKENIZER_SAMPLE, add_special_tokens=False)]
+    except Exception:  # noqa: BLE001 -- a tokenizer that cannot encode is as broken as an empty one
+        ids = []
+    unknown = {tokenizer.unk_token_id, *(getattr(tokenizer, "all_special_ids", None) or ())} - {None}
+    folder = _folder_of(name, location)
+    if not [i for i in ids if i not in unknown]:
+        got = "nothing" if not ids else f"unknown tokens only ({tokenizer.unk_token or 'unk'})"
+        files = ""
+        if folder is not None:
+            present = [f for f in TOKENIZER_FILES if os.path.isfile(os.path.join(location, f))]
+            files = (f"; it has {', '.join(present)}" if present else
+                     f"; it has none of {', '.join(TOKENIZER_FILES[:4])}")
+        what = f"model folder {folder!r}" if folder is not None else f"model {name!r}"
+        raise ModelError(f"{what}: its tokenizer files are missing or broken (the test sentence {TOKENIZER_SAMPLE!r} "
+                         f"encodes to {got}{files}); copy the tokenizer files of the checkpoint into it")
+    if vocab_size and max(ids) >= vocab_size:
+        raise ModelError(f"model {name!r}: its tokenizer gives token id {max(ids)}, but config.json's vocab_size is "
+                         f"{vocab_size}: the tokenizer and the weights are not of one checkpoint")
+
+
+def safetensors_header(path: str, shown: str) -> dict:
+    """The header of a safetensors file, after checking that the file holds every byte the
+    header describes (a copy or download cut short otherwise loads as a traceback); a ModelError
+    naming the file (`shown`) otherwise."""
+    import json
+
+    again = "download or copy the checkpoint again"
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        head = f.read(8)
+        length = int.from_bytes(head, "little") if len(head) == 8 else -1
+        if length < 0 or length > size - 8:
+            raise ModelError(f"{shown} is cut short ({size:,} bytes, not even its header); {again}")
+        raw = f.read(length)
+    try:
+        header = json.loads(raw)
+        end = max((int(t["data_offsets"][1]) for k, t in header.items() if k != "__metadata__"), default=0)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+        raise ModelError(f"{shown} is not a readable safetensors file (its header is damaged); {again}") from None
+    expected = 8 + length + end
+    if size < expected:
+        raise ModelError(f"{shown} is cut short: {size:,} bytes where its header describes {expected:,}; {again}")
+    if size > expected:
+        raise ModelError(f"{shown} is damaged: {size - expected:,} bytes more than its header describes; {again}")
+    return header
+
+
+def weight_shapes(location: str, name: str) -> dict[str, tuple[list, str]]:
+    """tensor name -> (shape, file) of a local checkpoint's safetensors weights (the files
+    from_pretrained loads: model.safetensors, or those its index lists), each checked whole by
+    `safetensors_header`; {} for a Hub name or a checkpoint without safetensors files."""
+    import json
+
+    if not os.path.isdir(location):
+        return {}
+    folder = _folder_of(name, location) or location
+    index = os.path.join(location, SAFE_INDEX)
+    if os.path.isfile(index):
+        try:
+            with open(index, encoding="utf-8") as f:
+                files = sorted(set(json.load(f)["weight_map"].values()))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            raise ModelError(f"{os.path.join(folder, SAFE_INDEX)} is not a readable index of the weight files "
+                             "(a JSON object with `weight_map`); download or copy the checkpoint again") from None
+    elif os.path.isfile(os.path.join(location, SAFE_WEIGHTS)):
+        files = [SAFE_WEIGHTS]
+    else:
+        return {}
+    shapes: dict[str, tuple[list, str]] = {}
+    for file in files:
+        path = os.path.join(location, file)
+        if not os.path.isfile(path):
+            raise ModelError(f"{os.path.join(folder, SAFE_INDEX)} lists {file}, which is missing; download or copy the "
+                             "checkpoint again")
+        for key, tensor in safetensors_header(path, os.path.join(folder, file)).items():
+            if key != "__metadata__" and isinstance(tensor, dict):
+                shapes[key] = (list(tensor.get("shape") or []), file)
+    return shapes
+
+
+def check_weight_files(location: str, config, skeleton, name: str) -> None:
+    """A local checkpoint's safetensors files, read as far as their headers: each whole (not cut
+    short), and the rows of the word embeddings equal to what config.json says (`skeleton`: the
+    model built from the config on the meta device). transformers would stop on either with a
+    traceback, or with a report in the middle of the log; a .bin checkpoint is not checked here."""
+    shapes = weight_shapes(location, name)
+    if not shapes:
+        return
+    embeddings = skeleton.get_input_embeddings() if hasattr(skeleton, "get_input_embeddings") else None
+    if embeddings is None or getattr(config, "quantization_config", None):
+        return  # a pre-quantized checkpoint stores packed shapes
+    pname = next((n for n, p in skeleton.named_parameters() if p is getattr(embeddings, "weight", None)), None)
+    if pname is None:
+        return
+    prefix = f"{getattr(skeleton, 'base_model_prefix', '')}."
+    for key in (pname, pname[len(prefix):] if pname.startswith(prefix) else prefix + pname):
+        if key in shapes and shapes[key][0]:
+            rows, file = shapes[key][0][0], shapes[key][1]
+            want = embeddings.weight.shape[0]
+            if rows != want:
+                said = (f"config.json says vocab_size {want}" if getattr(config, "vocab_size", None) == want else
+                        f"config.json makes the embeddings {want:,} rows")
+                raise ModelError(f"model {name!r}: {said}, but the word embeddings in {file} ({key}) have {rows:,} "
+                                 "rows: the config and the weights are not of one checkpoint (was config.json "
+                                 "edited?)")
+            return
+
+
+def _weights_problem(exc: Exception) -> str | None:
+    """What a from_pretrained failure says about damaged weights, in one line (None: another failure)."""
+    text = str(exc)
+    if type(exc).__name__ == "SafetensorError":
+        return f"a weight file is damaged ({text.splitlines()[0] if text else 'unreadable'}); download or copy the " \
+               "checkpoint again"
+    if isinstance(exc, RuntimeError) and ("mismatched_sizes" in text or "size mismatch" in text):
+        return ("the shapes of its weights differ from what config.json describes (vocab_size, hidden_size, ...): "
+                "the config and the weights are not of one checkpoint")
+    if isinstance(exc, RuntimeError) and "PytorchStreamReader" in text:
+        return "its .bin weight file is damaged (cut short?); download or copy the checkpoint again"
+    return None

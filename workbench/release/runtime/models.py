@@ -7,7 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...models.loading import ModelRef, is_path_like, local_revision
+from ...models.loading import (
+    ModelRef,
+    a_file_not_a_folder,
+    is_path_like,
+    local_revision,
+)
 from .release import Refused
 
 
@@ -31,6 +36,8 @@ def model_ref(name: str) -> ModelRef:
     folder = Path(name).expanduser()
     if (folder / "config.json").is_file():
         return ModelRef(name, str(folder.resolve()), local_revision(folder))
+    if folder.is_file():
+        raise Refused(a_file_not_a_folder(name))
     if is_path_like(name) or folder.is_dir():
         raise Refused(f"model {name!r}: {'a folder without config.json' if folder.is_dir() else 'no such folder'}; "
                       "give a checkpoint folder (one with config.json) or a Hub model name")
