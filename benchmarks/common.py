@@ -158,7 +158,7 @@ def summary(*, title: str, workload: str, figure: str, clock: str, roof: float |
 # -- results and the report ---------------------------------------------------------------------
 ORDER = ["expand", "generate", "filter", "fluency", "queue", "evaluate", "annotate", "labels", "labelstudio",
          "distributed",
-         "stereoset", "crows_pairs", "sos", "sofa", "honest", "intervals", "lmeval"]
+         "stereoset", "crows_pairs", "sos", "sofa", "honest", "intervals", "lmeval", "determinism"]
 GROUPS = {"NLI loop": ["expand", "generate", "filter", "fluency", "queue", "evaluate", "annotate", "labels",
                        "labelstudio", "distributed"],
           "Intrinsic kinds' evaluators": ["stereoset", "crows_pairs", "sos", "sofa", "honest"],

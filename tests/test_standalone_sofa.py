@@ -20,7 +20,7 @@ MODELS = ("mlm-bert", "mlm-roberta", "clm-gpt2")
 
 def _same(alone: dict, workbench_doc: dict) -> None:
     # keys in the same order (the pasted code builds both documents), floats within float noise
-    assert_same_figures(without_tool_fields(alone), without_tool_fields(workbench_doc))
+    assert_same_figures(without_tool_fields(alone), without_tool_fields(workbench_doc), ordered=True)
 
 
 def test_standalone_json_equals_workbench_evaluate_without_workbench_offline(releases, fixture_models, tmp_path,

@@ -219,11 +219,12 @@ def _split_head(model):
 class _Scorer:
 # How far a sum of log-probabilities may move, relative to its size, when only the batch shape
 # (padding, neighbours) or the thread count changes: kernels then add in another order. Measured
-# on CPU in float32 (tiny and base-size BERT, GPT-2): at most 1.1e-7 of the score (1.4e-6 nats);
-# float32's margin is 9 times that. Half precision rounds the logits themselves (8 or 11 bits of
-# mantissa), so nearly every decision there lies within noise of its boundary.
-RELATIVE_NOISE = {"float64": 1e-12, "float32": 1e-6, "float16": 5e-3, "bfloat16": 2e-2}
-CANONICAL = "one sequence per batch, one CPU thread"   # how `_Scorer.canonical` scores, as outputs state it
+# in float32 (base-size BERT and GPT-2, benchmarks/bench_determinism.py): at most 1.1e-7 of the
+# score on a CPU (1.4e-6 nats), 4e-8 on an H200 (5.2e-6 nats); float32's margin is 3 times the
+# larger. Half precision rounds the logits themselves (8 or 11 bits of mantissa), so nearly every
+# decision there lies within noise of its boundary.
+RELATIVE_NOISE = {"float64": 1e-12, "float32": 3e-7, "float16": 5e-3, "bfloat16": 2e-2}
+CANONICAL = "one sentence per batch, one CPU thread"   # how `_Scorer.canonical` scores, as outputs state it
 
 
     kind = ""
@@ -250,11 +251,12 @@ CANONICAL = "one sequence per batch, one CPU thread"   # how `_Scorer.canonical`
 
     @contextmanager
     def canonical(self) -> Iterator[_Scorer]:
-        """Within it, every sequence is run alone (no padding, no neighbours) on one CPU thread,
-        and cached under keys of its own: the values do not depend on the batch size or thread
-        count of the run, so a decision taken on them is the same in every run of the model on
-        the same hardware and software. Slower; callers use it for the few items whose decision
-        lies within `noise` of a boundary."""
+        """Within it, every sequence is run alone (no padding, no neighbours; a masked LM's
+        sentence with all its masked copies, see `_canonical_masked`) on one CPU thread, and
+        cached under keys of its own: the values do not depend on the batch size or thread count
+        of the run, so a decision taken on them is the same in every run of the model on the
+        same hardware and software. Slower; callers use it for the few items whose decision lies
+        within `noise` of a boundary."""
         import torch
 
         saved = (self.batch_size, torch.get_num_threads(), self._mode)
@@ -398,11 +400,12 @@ class MaskedLMScorer(_Scorer):
 
         The ids may carry the mask already or the original token: the mask is put in place here.
         `owners` (optional) groups queries into the caller's `n_inputs` inputs for `progress`."""
-        prepared = []
+        prepared, given = [], []
         for ids, pos, target in queries:
             ids = list(ids)
             if not 0 <= pos < len(ids):
                 raise ModelError(f"position {pos} is outside a sequence of {len(ids)} tokens")
+            given.append(tuple(ids))
             ids[pos] = self.mask_id
             prepared.append((tuple(ids), int(pos), int(target)))
         for seq in {p[0] for p in prepared}:
@@ -411,6 +414,9 @@ class MaskedLMScorer(_Scorer):
         query_of = dict(zip(keys, prepared))
 
         def compute(missing: list[str], done) -> None:
+            if self._mode:
+                self._canonical_masked(missing, query_of, dict(zip(keys, given)), done)
+                return
             rows: dict[tuple, list[str]] = defaultdict(list)  # one forward row per (sequence, position)
             for k in missing:
                 seq, pos, _ = query_of[k]
@@ -430,6 +436,25 @@ class MaskedLMScorer(_Scorer):
             self.batch_size = run_batched([len(r[0]) for r in row_keys], self.batch_size, step, collect)
 
         return self._resolve("lm-masked", keys, compute, progress, owners, n_inputs)
+
+    def _canonical_masked(self, missing: list[str], query_of: dict, given_of: dict, done) -> None:
+        """`canonical` masked queries: each sentence's rows in one batch of their own, every
+        position of the sentence masked in turn whatever was asked, so a row's neighbours (and
+        the batch's shape) are a function of its sentence alone. Much cheaper than one row per
+        forward pass, and as free of the run's batch size. Out of memory: one row at a time."""
+        asked: dict[tuple, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
+        for k in missing:
+            asked[given_of[k]][query_of[k][1]].append(k)
+        for sentence, by_position in asked.items():
+            rows = [tuple(self.mask_id if i == p else t for i, t in enumerate(sentence)) for p in range(len(sentence))]
+            targets = [[query_of[k][2] for k in by_position.get(p, [])] for p in range(len(sentence))]
+            try:
+                values = self._masked_step(rows, list(range(len(sentence))), targets)
+            except RuntimeError as exc:
+                if not _is_oom(exc):
+                    raise
+                values = [self._masked_step([rows[p]], [p], [targets[p]])[0] for p in range(len(sentence))]
+            done({k: v for p, ks in by_position.items() for k, v in zip(ks, values[p])})
 
     def _scored_positions(self, ids: Sequence[int]) -> list[int]:
         """Positions of a text's own tokens: every one but the added special tokens (an unknown
