@@ -188,6 +188,14 @@ class Difference:
         return head + (": within noise" if self.within_noise else ": beyond noise")
 
 
+def p_text(p_value: float, permutations: int) -> str:
+    """'p = 0.042', or at the floor of a permutation test (no permutation as extreme as the
+    observed difference: p = 1 / (N + 1)) 'p < 0.001' for N = 1000: the test can say no more."""
+    if permutations > 0 and p_value <= 1.0 / (permutations + 1) + 1e-15:
+        return f"p < {1.0 / permutations:.2g}"
+    return f"p = {p_value:.3f}" if p_value >= 0.001 else f"p = {p_value:.2g}"
+
+
 def paired_difference(num_a, num_b, den_a=None, den_b=None, scale: float = 1.0,
                       resamples: int = DEFAULT_RESAMPLES, permutations: int = DEFAULT_RESAMPLES,
                       level: float = DEFAULT_LEVEL, seed: int = DEFAULT_SEED) -> Difference:
@@ -203,14 +211,6 @@ def paired_difference(num_a, num_b, den_a=None, den_b=None, scale: float = 1.0,
     observed = point_a - point_b
     n = len(num_a)
     counts = resample_counts(n, resamples, seed)
-def p_text(p_value: float, permutations: int) -> str:
-    """'p = 0.042', or at the floor of a permutation test (no permutation as extreme as the
-    observed difference: p = 1 / (N + 1)) 'p < 0.001' for N = 1000: the test can say no more."""
-    if permutations > 0 and p_value <= 1.0 / (permutations + 1) + 1e-15:
-        return f"p < {1.0 / permutations:.2g}"
-    return f"p = {p_value:.3f}" if p_value >= 0.001 else f"p = {p_value:.2g}"
-
-
     spread = interval(lambda c: stat_a(c) - stat_b(c), observed, n, resamples, level, seed, counts)
     p_value = None
     if permutations > 0 and n:
@@ -306,6 +306,16 @@ class Measure:
     def n_units(self) -> int:
         return int(self.values.shape[0])
 
+    @property
+    def support(self) -> int:
+        """How many units the figure rests on: for Σ num / Σ den (two columns, in cells or not) the
+        units with a denominator (an anti-stereotype score rests on the anti-stereotype pairs
+        alone); otherwise every unit. The small-group rule (MIN_UNITS) reads it per figure."""
+        values = np.asarray(self.values, dtype=float)
+        if values.ndim == 2 and values.shape[1] == 2:
+            return int(np.count_nonzero(values[:, 1]))
+        return self.n_units
+
     @cached_property
     def _by_cell(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The units in cell order, the values in that order, and where each cell starts."""
@@ -321,16 +331,6 @@ class Measure:
         counts = np.asarray(counts, dtype=float)
         if self.cells is None:
             return (counts @ np.asarray(self.values, dtype=float))[:, None, :]
-    @property
-    def support(self) -> int:
-        """How many units the figure rests on: for Σ num / Σ den (two columns, in cells or not) the
-        units with a denominator (an anti-stereotype score rests on the anti-stereotype pairs
-        alone); otherwise every unit. The small-group rule (MIN_UNITS) reads it per figure."""
-        values = np.asarray(self.values, dtype=float)
-        if values.ndim == 2 and values.shape[1] == 2:
-            return int(np.count_nonzero(values[:, 1]))
-        return self.n_units
-
         order, values, starts = self._by_cell
         if not starts.size:
             return np.zeros((len(counts), 0, values.shape[1]))
@@ -471,6 +471,16 @@ def attach(entry: dict, scopes: list[Scope], settings: Settings, label: str) -> 
     return warnings
 
 
+def small_figure(measure: Measure, what: str, unit: str) -> str | None:
+    """The small-group rule of `degenerate` for one figure of a scope that has enough units:
+    a figure resting on fewer than MIN_UNITS of them (see Measure.support) gets no verdict
+    either, as a group of that size would not."""
+    support = measure.support
+    if 0 < support < MIN_UNITS:
+        return f"{what}: only {support} {unit} (fewer than {MIN_UNITS}): no verdict"
+    return None
+
+
 def compare(scopes_by_model: dict[str, Scope], names: tuple[str, ...], settings: Settings, unit: str) -> dict:
     """Paired comparisons of several models on one scope (the same units): for each measure in
     `names`, every pair's difference with its paired interval and permutation p-value, the share
@@ -486,16 +496,6 @@ def compare(scopes_by_model: dict[str, Scope], names: tuple[str, ...], settings:
         if any(m.n_units != n for m in measures):
             continue  # not the same units: nothing to pair
         if n < MIN_UNITS:
-def small_figure(measure: Measure, what: str, unit: str) -> str | None:
-    """The small-group rule of `degenerate` for one figure of a scope that has enough units:
-    a figure resting on fewer than MIN_UNITS of them (see Measure.support) gets no verdict
-    either, as a group of that size would not."""
-    support = measure.support
-    if 0 < support < MIN_UNITS:
-        return f"{what}: only {support} {unit} (fewer than {MIN_UNITS}): no verdict"
-    return None
-
-
             out[name] = {"pairs": [], "ranking_stability": None, "sign_stability": {},
                          "sentence": f"{name}: models not compared: only {n} {unit} (fewer than {MIN_UNITS})"}
             continue
@@ -648,27 +648,12 @@ class Uncertainty:
         s = self.settings
         doc["uncertainty"] = {"level": s.level, "resamples": s.resamples, "seed": s.seed, "unit": self.unit,
                               "warnings": self.warnings, "comparisons": compare(self.overall, self.headline, s, self.unit)}
-        return notes(doc["uncertainty"])
-
-
-def notes(uncertainty: dict) -> list[str]:
-    """What a terminal shows of a document's `uncertainty`: the warnings (ten at most), what the
-    brackets mean, one line per comparison."""
-    warnings = uncertainty["warnings"]
-    shown = [f"warning: {w}" for w in warnings[:10]]
-    if len(warnings) > 10:
-        shown.append(f"warning: ... and {len(warnings) - 10} more groups without a verdict (see the JSON)")
-    if uncertainty["resamples"] > 0:
-        shown.append(f"[...]: {int(round(100 * uncertainty['level']))}% intervals from {uncertainty['resamples']} "
-                     f"resamples of the {uncertainty['unit']} (seed {uncertainty['seed']})")
-    for compared in uncertainty["comparisons"].values():
-        shown += [p["sentence"] for p in compared["pairs"]] + [compared["sentence"]]
         caution = mixed_rules(doc, list(self.overall))
         if caution and doc["uncertainty"]["comparisons"]:
             doc["uncertainty"]["caution"] = caution
-    for model in uncertainty.get("versions", []):
-        shown += [m["sentence"] for m in model["measures"].values()]
-    shown += [v["sentence"] for v in uncertainty.get("variants", {}).values()]
+        return notes(doc["uncertainty"])
+
+
 def mixed_rules(doc: dict, models: list[str]) -> str | None:
     """A caution when compared models were scored by different rules (a masked LM's rounded
     pseudo-log-likelihoods against a causal LM's raw log-likelihoods): their difference is the
@@ -682,6 +667,21 @@ def mixed_rules(doc: dict, models: list[str]) -> str | None:
             "mixes the rules with the models")
 
 
-    return shown
+def notes(uncertainty: dict) -> list[str]:
+    """What a terminal shows of a document's `uncertainty`: the warnings (ten at most), what the
+    brackets mean, one line per comparison."""
+    warnings = uncertainty["warnings"]
+    shown = [f"warning: {w}" for w in warnings[:10]]
+    if len(warnings) > 10:
+        shown.append(f"warning: ... and {len(warnings) - 10} more groups without a verdict (see the JSON)")
+    if uncertainty["resamples"] > 0:
+        shown.append(f"[...]: {int(round(100 * uncertainty['level']))}% intervals from {uncertainty['resamples']} "
+                     f"resamples of the {uncertainty['unit']} (seed {uncertainty['seed']})")
     if uncertainty.get("caution"):
         shown.append(uncertainty["caution"])
+    for compared in uncertainty["comparisons"].values():
+        shown += [p["sentence"] for p in compared["pairs"]] + [compared["sentence"]]
+    for model in uncertainty.get("versions", []):
+        shown += [m["sentence"] for m in model["measures"].values()]
+    shown += [v["sentence"] for v in uncertainty.get("variants", {}).values()]
+    return shown

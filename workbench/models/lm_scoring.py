@@ -216,7 +216,6 @@ def _split_head(model):
     return None
 
 
-class _Scorer:
 # How far a sum of log-probabilities may move, relative to its size, when only the batch shape
 # (padding, neighbours) or the thread count changes: kernels then add in another order. Measured
 # in float32 (base-size BERT and GPT-2, benchmarks/bench_determinism.py): at most 1.1e-7 of the
@@ -227,6 +226,7 @@ RELATIVE_NOISE = {"float64": 1e-12, "float32": 3e-7, "float16": 5e-3, "bfloat16"
 CANONICAL = "one sentence per batch, one CPU thread"   # how `_Scorer.canonical` scores, as outputs state it
 
 
+class _Scorer:
     kind = ""
 
     def __init__(self, ref, tokenizer, model, device, batch_size: int = 32, cache=None):
@@ -238,7 +238,6 @@ CANONICAL = "one sentence per batch, one CPU thread"   # how `_Scorer.canonical`
         self.limit = _position_limit(tokenizer, model.config)
         self.pad_id = next((t for t in (tokenizer.pad_token_id, tokenizer.eos_token_id) if t is not None), 0)
         self.runtime = None  # how the model runs (open_scorer sets it); part of the cache keys
-
         self._mode = ""      # "" or "/canonical": cached values of `canonical` scoring are filed apart
 
     def noise(self, value: float) -> float:
@@ -267,6 +266,7 @@ CANONICAL = "one sentence per batch, one CPU thread"   # how `_Scorer.canonical`
         finally:
             self.batch_size, threads, self._mode = saved
             torch.set_num_threads(threads)
+
     @property
     def cache_revision(self) -> str:
         """The revision cached scores are filed under: the weights' revision and, when known, the
@@ -305,8 +305,8 @@ CANONICAL = "one sentence per batch, one CPU thread"   # how `_Scorer.canonical`
                 progress(finished)
 
         found: dict[str, object] = {}
-        barrier()  # under a launcher: every rank reads the cache as rank 0 last wrote it
         namespace += self._mode
+        barrier()  # under a launcher: every rank reads the cache as rank 0 last wrote it
         if self.cache is not None and by_key:
             found = self.cache.get_many(namespace, self.ref.name, self.cache_revision, list(by_key))
         advance(found)
