@@ -129,6 +129,7 @@ def evaluate(
         batch_size=config.evaluate.batch_size, device=config.evaluate.device,
         cache_path=cache_path(config, cache, no_cache), root=config.root, config=config,
         load=spec, unverified=checked.warnings, intervals=intervals, strict=strict)
+    check_outputs(request, chosen, list(datasets or []))   # before any model loads
     from ..core import distributed
     from ..core.errors import display_path
     from ..models.runtime import describe_versions
@@ -163,7 +164,23 @@ def write_sidecars(request) -> None:
 
 
 def provenance_path(path: Path) -> Path:
-    return path.with_name(path.name + ".provenance.json")
+    from ..evaluation.output import provenance_path as beside
+
+    return beside(path)
+
+
+def check_outputs(request, chosen, datasets: list[str]) -> None:
+    """Every output path checked (and its folder made) before any work: none may be an input or
+    another output, or unwritable (evaluation/output.check_request_outputs). Sources evaluated
+    one by one also write each version's own files, which are checked too."""
+    from ..evaluation.output import check_request_outputs
+
+    versions = None
+    if len(request.sources) > 1 and not getattr(chosen.evaluator_module(), "MANY_SOURCES", False):
+        from ..evaluation.versions import version_tags
+
+        versions = version_tags(list(request.sources))
+    check_request_outputs(request, datasets, versions)
 
 
 def user_cache_dir() -> Path:

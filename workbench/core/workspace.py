@@ -17,23 +17,12 @@ from typing import Any
 from .. import __version__
 from .errors import StageError
 from .ids import file_sha256
+# The one atomic writer every output goes through (a temporary file renamed into place, removed
+# on failure; a device or FIFO written through, never renamed over): see core/outputs.py.
+from .outputs import atomic_write_bytes, atomic_write_text  # noqa: F401
 
 DATA_FILE = "data.parquet"
 MANIFEST_FILE = "manifest.json"
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
 
 
 class Workspace:

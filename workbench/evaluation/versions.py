@@ -300,7 +300,8 @@ def plot_versions(doc: dict, folder: Path, kind_name: str, most: int = 24) -> Pa
     ax.set_title(f"{kind_name}: {headline} by version — {' vs '.join(tags)}{more}", fontsize=10)
     ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="version")
     fig.tight_layout()
-    path = folder / "versions.png"
-    fig.savefig(path, dpi=120, bbox_inches="tight")
+    from .output import save_chart
+
+    path = save_chart(fig, folder / "versions.png", dpi=120, bbox_inches="tight")   # atomic, as every output
     plt.close(fig)
     return path

@@ -69,6 +69,13 @@ def evaluate(request: EvaluateRequest, console) -> dict:
         raise InputError("no model: pass --model (a Hub name or a local folder), or --predictions FILE")
     if request.predictions is not None and request.predictions_out is not None:
         raise InputError("--predictions-out writes model scores; with --predictions the scores are read from a file")
+    several = len(dict.fromkeys(request.models)) > 1
+    if request.predictions_out is not None and several:   # each model's own file, checked as every output is
+        from ...core.outputs import check_outputs
+        from ...evaluation.output import request_inputs
+
+        check_outputs([(f"--predictions-out for {m}", _predictions_path(Path(request.predictions_out), m, True), False)
+                       for m in dict.fromkeys(request.models)], request_inputs(request))
     data = load(request.sources[0])
     causal_rule = (request.options or {}).get("causal_intersentence") or "continuation"
     masked_input = (request.options or {}).get("masked_intrasentence") or "in-sentence"

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...core.errors import WorkbenchError
+from ...core.outputs import atomic_write_text, check_outputs
 from ...evaluation.intervals import (
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
@@ -94,10 +95,30 @@ def parsed(parser: argparse.ArgumentParser, standalone, argv=None) -> argparse.N
 
 
 def write_scores(doc: dict, path: Path | None) -> None:
+    """The JSON, written atomically (a device or FIFO written through) as `workbench evaluate` writes it."""
     if path:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        atomic_write_text(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
         print(f"wrote {path}")
+
+
+def release_inputs(args: argparse.Namespace, run: Run, folder: Path, origin: dict, manifest: dict) -> list:
+    """What the script reads, which --json must not replace: the release's manifest, the files
+    it lists and its data/ folder (a downloaded snapshot whole), the script and its evaluator/,
+    the models given as local folders or files, and any file an option names (HONEST's --lexicon).
+    A new file beside the script (`--json scores.json`, as the card says) is fine."""
+    found: list = [("this script", run.here / "evaluate.py"), ("the evaluator's code", run.here / "evaluator")]
+    if origin.get("dataset_folder") is None:
+        found.append(("the downloaded release", folder))
+    else:
+        found += [("the release's manifest", folder / "manifest.json"), ("the release's data folder", folder / "data")]
+        found += [("the release file", folder / name) for name in manifest.get("files") or {}]
+    for name in args.model or []:
+        path = Path(name).expanduser()
+        if path.exists():
+            found.append(("the model folder" if path.is_dir() else "the model file", path))
+    found += [(f"the --{dest.replace('_', '-')} file", value) for dest, value in vars(args).items()
+              if dest != "json" and isinstance(value, Path)]
+    return found
 
 
 def main(standalone, *, kind: str, dataset: str | None, here: Path, version: str, argv=None) -> int:
@@ -108,6 +129,7 @@ def main(standalone, *, kind: str, dataset: str | None, here: Path, version: str
     try:
         folder, origin = locate_release(run.here, dataset, args.from_hub, args.unverified)
         manifest = verified_manifest(folder, kind, origin)
+        check_outputs([("--json", args.json, False)], release_inputs(args, run, folder, origin, manifest))
         doc, revisions = standalone.evaluate(args, run, folder, origin, manifest)
         doc = {k: v for k, v in doc.items() if k not in ("tool", "tool_version")}
         doc["runtime"] = runtime_record(args.spec, run.runtimes)
@@ -120,5 +142,9 @@ def main(standalone, *, kind: str, dataset: str | None, here: Path, version: str
     except (Refused, WorkbenchError, OSError) as exc:
         print(f"evaluate.py: error: {exc}", file=sys.stderr)
         return 2
-    write_scores({"tool": "evaluate.py", "tool_version": version, **doc, "provenance": provenance}, args.json)
+    try:
+        write_scores({"tool": "evaluate.py", "tool_version": version, **doc, "provenance": provenance}, args.json)
+    except OSError as exc:   # checked before scoring, but a disk can fill: one line, nothing left behind
+        print(f"evaluate.py: error: cannot write {args.json}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     return 0

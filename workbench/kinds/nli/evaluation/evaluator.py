@@ -44,6 +44,9 @@ def evaluate(request, console) -> list[dict]:
     from .runner import evaluate_datasets, evaluate_predictions
 
     config = request.config
+    if request.items_out is not None or request.predictions_out is not None:   # refused, not silently dropped
+        raise InputError("nli writes no per-item file: --items and --predictions-out do not apply to it "
+                         "(--json, --csv and --plots do)")
     if request.predictions is not None:
         if request.sources:
             raise InputError("give either datasets (with --model) or --predictions, not both")

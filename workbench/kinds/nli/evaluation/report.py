@@ -65,19 +65,22 @@ def write_json(results: list[dict], path: Path, annotations: dict | None = None)
 
 
 def write_csv(results: list[dict], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["dataset", "revision", "model", "level", "group", *MEASURES,
-                    *(f"{k}_{end}" for k in SHARES for end in ("lower", "upper"))])
-        for entry in results:
-            for model, m in entry["models"].items():
-                w.writerow([entry["dataset"], entry["revision"] or "", model, "overall", "all", *(m["overall"][k] for k in MEASURES),
-                            *_bounds(m["overall"])])
-                for level in ("by_domain", "by_subtopic"):
-                    for group, v in m[level].items():
-                        w.writerow([entry["dataset"], entry["revision"] or "", model, level.removeprefix("by_"), group, *(v[k] for k in MEASURES),
-                                    *_bounds(v)])
+    """The measures as CSV rows, written atomically like every output."""
+    import io
+
+    f = io.StringIO(newline="")
+    w = csv.writer(f)
+    w.writerow(["dataset", "revision", "model", "level", "group", *MEASURES,
+                *(f"{k}_{end}" for k in SHARES for end in ("lower", "upper"))])
+    for entry in results:
+        for model, m in entry["models"].items():
+            w.writerow([entry["dataset"], entry["revision"] or "", model, "overall", "all", *(m["overall"][k] for k in MEASURES),
+                        *_bounds(m["overall"])])
+            for level in ("by_domain", "by_subtopic"):
+                for group, v in m[level].items():
+                    w.writerow([entry["dataset"], entry["revision"] or "", model, level.removeprefix("by_"), group, *(v[k] for k in MEASURES),
+                                *_bounds(v)])
+    atomic_write_text(Path(path), f.getvalue())
 
 
 def _bounds(node: dict) -> list:
