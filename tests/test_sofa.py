@@ -521,7 +521,7 @@ def test_non_utf8_file_names_line_and_column(project, runner):
 @pytest.mark.parametrize("args, expected", [
     (["missing.csv"], "probe file not found: missing.csv"),
     (["probes.csv", "missing.csv"], "missing.csv"),   # a second version that is not there
-    (["probes.csv", "--items", "items.csv"], "writes Parquet"),
+    (["probes.csv", "--items", "items.xlsx"], "unknown format .xlsx"),
     (["probes.csv", "--score-rule", "mean-prob"], "unknown --score-rule 'mean-prob'"),
     (["probes.csv", "--predictions-out", "p.jsonl"], "no prediction exchange format"),
     (["some-org/sofa-release@v1.0.0"], "cannot fetch some-org/sofa-release@v1.0.0"),

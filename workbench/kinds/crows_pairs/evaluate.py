@@ -145,8 +145,7 @@ def evaluate(request, console) -> dict:
         doc["models"][ms.name] = entry
         uncertainty.add(ms.name, entry, scopes([o for _, _, o in per_pair], pairs.bias_type))
         for row, (m, l, o) in zip((pairs.table.rows[i] for i in pairs.kept), per_pair):
-            lead = {"model": ms.name} if len(scored) > 1 else {}
-            items.append({**lead, **row, "sent_more_score": m, "sent_less_score": l, "score": o.hit,
+            items.append({"model": ms.name, **row, "sent_more_score": m, "sent_less_score": l, "score": o.hit,
                           "neutral": o.neutral})
 
     notes = uncertainty.finish(doc)

@@ -14,9 +14,8 @@ from pathlib import Path
 
 from ...core.errors import InputError, display_path
 from ...evaluation.versions import Compared
-from ...core.workspace import atomic_write_text
 from ...evaluation.intervals import notes
-from ...evaluation.output import short, write_csv, write_json
+from ...evaluation.output import short, write_csv, write_items, write_json
 from . import data
 from .scoring import distinct_texts, honest_document, model_entry, score_templates
 
@@ -134,7 +133,7 @@ def _report(doc: dict, items: list[dict], request, console) -> None:
         write_csv(csv_rows(doc), request.csv_out)
         console.print(f"wrote {display_path(request.csv_out)}")
     if request.items_out:
-        atomic_write_text(Path(request.items_out), "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in items))
+        write_items(items, request.items_out)
         console.print(f"wrote {display_path(request.items_out)}")
     if request.plots:
         console.print(f"wrote {display_path(write_plot(doc, Path(request.plots)))}")

@@ -7,7 +7,6 @@ cost an hour of scoring), then each model streams the probes once; see `scoring`
 from __future__ import annotations
 
 import gc
-import os
 from pathlib import Path
 
 import numpy as np
@@ -41,33 +40,29 @@ def _check_request(request: EvaluateRequest) -> None:
     if request.score_rule is not None and request.score_rule.lower() not in RULE_NAMES:
         raise InputError(f"unknown --score-rule {request.score_rule!r} for sofa; known: perplexity (causal LMs), "
                          "pseudo-perplexity (masked LMs); the default follows the model")
-    if request.items_out is not None and Path(request.items_out).suffix.lower() != ".parquet":
-        raise InputError(f"--items for sofa writes Parquet: name the file *.parquet, not {display_path(request.items_out)}")
 
 
 class ItemsWriter:
-    """Per-probe rows into a Parquet file, one row group per block; the file appears under its
-    name only when `close()` completes, so an interrupted run leaves no half-written table."""
+    """Per-probe rows streamed into the --items file block by block, in the format its extension
+    names (the shared writer, evaluation/output.ItemsWriter); the file appears under its name
+    only when `close()` completes, so an interrupted run leaves no half-written table."""
 
     COLUMNS = ("model", "id", "category", "identity", "probe_ppl", "identity_ppl", "log10_ppl_star")
 
     def __init__(self, path: Path):
         import pyarrow as pa
 
+        from ...evaluation.output import ItemsWriter as Shared
+
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         self.schema = pa.schema([("model", pa.string()), ("id", pa.string()), ("category", pa.string()),
                                  ("identity", pa.string()), ("probe_ppl", pa.float64()),
                                  ("identity_ppl", pa.float64()), ("log10_ppl_star", pa.float64())])
-        self.writer = None
+        self.writer = Shared(self.path, self.schema)
 
     def write(self, model: str, cat: data.Catalogue, chunk: data.Chunk, probe_ppl, identity_ppl, values) -> None:
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
-        if self.writer is None:
-            self.writer = pq.ParquetWriter(self.tmp, self.schema, compression="zstd")
         ids = pa.array(cat.stereotype_ids, pa.string()).take(pa.array(chunk.stereotype))
         st_cat = np.asarray(cat.stereotype_category, dtype=np.int64)[chunk.stereotype]
         cats = pa.array(cat.categories, pa.string()).take(pa.array(st_cat))
@@ -77,18 +72,10 @@ class ItemsWriter:
         self.writer.write_table(table)
 
     def close(self) -> None:
-        import pyarrow.parquet as pq
-
-        if self.writer is None:
-            pq.ParquetWriter(self.tmp, self.schema).close()
-        else:
-            self.writer.close()
-        os.replace(self.tmp, self.path)
+        self.writer.close()
 
     def abort(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-        self.tmp.unlink(missing_ok=True)
+        self.writer.abort()
 
 
 def probe_file(source: str) -> Path:

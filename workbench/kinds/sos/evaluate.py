@@ -167,9 +167,8 @@ def evaluate(request, console) -> dict:
         doc["models"][ms.name] = entry
         uncertainty.add(ms.name, entry, sos_scopes(outcomes))
         for row, s, o in zip(data.table.rows, profane_first(ms.scores, flipped), outcomes):
-            lead = {"model": ms.name} if len(scored) > 1 else {}
             p, n = s.decided(ms.rule)
-            items.append({**lead, **row, "profane_score": p, "nice_score": n, "score": o.hit, "neutral": o.neutral})
+            items.append({"model": ms.name, **row, "profane_score": p, "nice_score": n, "score": o.hit, "neutral": o.neutral})
 
     notes = uncertainty.finish(doc)
     for t in tables(doc):

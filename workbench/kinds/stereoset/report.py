@@ -58,23 +58,10 @@ def item_rows(data, scores_by_model: dict[str, dict[str, float]]) -> list[dict]:
 
 
 def write_items(items: list[dict], path: Path) -> None:
-    """CSV, JSON lines or Parquet, by the file's extension."""
-    import json
+    """In the format the file's extension names: the shared writer every kind's --items uses."""
+    from ...evaluation.output import write_items as shared
 
-    from ...core.workspace import atomic_write_text
-    from ...evaluation.output import write_csv
-
-    suffix = path.suffix.lower()
-    if suffix == ".parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        path.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(pa.Table.from_pylist(items), path)
-    elif suffix in (".jsonl", ".json"):
-        atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in items))
-    else:
-        write_csv(items, path)
+    shared(items, path)
 
 
 def write_plot(doc: dict, folder: Path) -> Path:
