@@ -23,12 +23,13 @@ from workbench.release import lmeval
 MAPPED = {"crows-pairs": ("pct_stereotype", "metric_score"), "sos": ("sos", "sos")}
 
 RUN_LM_EVAL = textwrap.dedent("""
-    import json, sys
+    import json, os, sys
     import lm_eval
     from lm_eval.tasks import TaskManager
     model, out, *pairs = sys.argv[1:]
     folders, tasks = pairs[0::2], pairs[1::2]
-    results = lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={model}", tasks=tasks, device="cpu",
+    extra = os.environ.get("LM_EVAL_MODEL_ARGS", "")
+    results = lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={model}{extra}", tasks=tasks, device="cpu",
                                       batch_size=8, task_manager=TaskManager(include_path=folders))
     imported = sorted(m for m in sys.modules if m == "workbench" or m.startswith("workbench."))
     with open(out, "w") as f:
@@ -74,6 +75,38 @@ def test_lm_eval_on_a_built_release_gives_workbench_evaluates_figures(releases, 
         assert math.isclose(theirs["likelihood_diff,none"], ours["likelihood_diff"], rel_tol=REL, abs_tol=ABS), \
             (kind, theirs, ours)
         assert ours["likelihood_diff"] > 0
+
+
+def test_in_bfloat16_lm_eval_equals_workbench_with_logprob_dtype_model(releases, fixture_models, tmp_path, runner,
+                                                                     monkeypatch):
+    """lm-eval's hf backend takes log-softmax and sums a sentence's log-probabilities in the
+    model's dtype; in bfloat16 its sums round to a few bits, so pairs tie that workbench's float32
+    sums tell apart. --logprob-dtype model reproduces it: the same metric and likelihood_diff."""
+    model = str(fixture_models["clm-gpt2"])
+    release = releases("crows-pairs")
+    task = _card_command(release)[_card_command(release).index("--tasks") + 1]
+    out = tmp_path / "lm_eval_bf16.json"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1",
+           "HF_HOME": str(tmp_path / "hf"), "TOKENIZERS_PARALLELISM": "false", "LM_EVAL_MODEL_ARGS": ",dtype=bfloat16"}
+    done = subprocess.run([sys.executable, "-c", RUN_LM_EVAL, model, str(out), str(release / lmeval.FOLDER), task],
+                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    theirs = json.loads(out.read_text(encoding="utf-8"))["results"][task]
+    monkeypatch.chdir(tmp_path)
+    figures = {}
+    for switch in ("float32", "model"):
+        result = invoke(runner, "evaluate", str(release), "--model", model, "--dtype", "bfloat16", "--logprob-dtype",
+                        switch, "--no-cache", "--json", f"{switch}.json")
+        assert result.exit_code == 0, result.output
+        doc = json.loads((tmp_path / f"{switch}.json").read_text(encoding="utf-8"))
+        assert doc["runtime"]["requested"]["logprob_dtype"] == switch
+        figures[switch] = doc["models"][model]["overall"]
+    ours = figures["model"]
+    assert f"{100 * theirs['pct_stereotype,none']:.1f}" == f"{ours['metric_score']:.1f}", (theirs, ours)
+    assert math.isclose(theirs["likelihood_diff,none"], ours["likelihood_diff"], rel_tol=REL, abs_tol=ABS)
+    # bfloat16 sums tie where float32 sums of the same bfloat16 model do not, never the other way
+    assert ours["neutral"] >= figures["float32"]["neutral"]
+    assert ours["likelihood_diff"] != figures["float32"]["likelihood_diff"]
 
 
 def _data_module(folder: Path):

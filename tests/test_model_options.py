@@ -42,12 +42,15 @@ def test_device_map_auto_and_dtype_give_the_default_scores_on_cpu(releases, fixt
     mapped = _scores(runner, release, tmp_path, *models, "--device-map", "auto", "--max-memory", "cpu=4GiB",
                      cache="b.sqlite")
     typed = _scores(runner, release, tmp_path, *models, "--dtype", "float32", "--batch-size", "3", cache="c.sqlite")
-    assert _without_runtime(default) == _without_runtime(mapped) == _without_runtime(typed)
+    # batch size 3 against 32: floats within float noise, every decision the same
+    assert_same_figures(_without_runtime(default), _without_runtime(mapped))
+    assert_same_figures(_without_runtime(default), _without_runtime(typed))
     name = str(fixture_models["mlm-bert"])
     ran = default["runtime"]["models"][name]
     assert (ran["dtype"], ran["device"], ran["batch_size"], ran["plan"]) == ("float32", "cpu", 32, None)
     assert default["runtime"]["requested"] == {"device": "auto", "dtype": "auto", "batch_size": "auto",
-                                               "device_map": None, "max_memory": None, "quantization": None}
+                                               "device_map": None, "max_memory": None, "quantization": None,
+                                               "logprob_dtype": "float32"}
     planned = mapped["runtime"]["models"][name]
     assert planned["device"] == "cpu" and list(planned["plan"]) == ["cpu"] and planned["weight_bytes"] > 0
     assert "bert.embeddings" in planned["plan"]["cpu"]
@@ -61,7 +64,7 @@ def test_nli_device_map_and_dtype_give_the_default_scores(bbnli_dir, fixture_mod
     source = str(bbnli_dir / "gender")
     default = _scores(runner, source, tmp_path, *model, cache="a.sqlite")
     mapped = _scores(runner, source, tmp_path, *model, "--device-map", "auto", "--dtype", "float32", cache="b.sqlite")
-    assert _without_runtime(default) == _without_runtime(mapped)
+    assert_same_figures(_without_runtime(default), _without_runtime(mapped))
     assert mapped["runtime"]["models"][str(fixture_models["nli-a"])]["plan"] is not None
 
 

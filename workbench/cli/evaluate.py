@@ -90,6 +90,7 @@ def evaluate(
     max_memory: Optional[str] = typer.Option(None, "--max-memory", help=MODEL_OPTION_HELP["max_memory"] + "."),
     load_in_8bit: bool = typer.Option(False, "--load-in-8bit", help=MODEL_OPTION_HELP["load_in_8bit"] + "."),
     load_in_4bit: bool = typer.Option(False, "--load-in-4bit", help=MODEL_OPTION_HELP["load_in_4bit"] + "."),
+    logprob_dtype: str = typer.Option("float32", "--logprob-dtype", help=MODEL_OPTION_HELP["logprob_dtype"] + "."),
     ci_level: float = typer.Option(DEFAULT_LEVEL, "--ci-level", help=INTERVAL_HELP["ci_level"] + "."),
     bootstrap: int = typer.Option(DEFAULT_RESAMPLES, "--bootstrap", help=INTERVAL_HELP["bootstrap"] + "."),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help=INTERVAL_HELP["seed"] + "."),
@@ -118,6 +119,7 @@ def evaluate(
         raise InputError(f"name the {chosen.name} release or file to evaluate (or --predictions FILE); see --help")
     spec = load_spec(device=device or config.evaluate.device, batch_size=batch_size, dtype=dtype, device_map=device_map,
                      max_memory=max_memory, load_in_8bit=load_in_8bit, load_in_4bit=load_in_4bit,
+                     logprob_dtype=logprob_dtype,
                      default_batch=config.evaluate.batch_size)
     if predictions is None:
         from ..models.loading import preflight

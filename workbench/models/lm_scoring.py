@@ -115,6 +115,7 @@ def open_scorer(ref, spec: LoadSpec, cache=None, hint: str = "", budgets: dict |
     else:
         scorer = CausalLMScorer(ref, tokenizer, model, device, runtime.batch_size, cache)
     scorer.runtime = runtime
+    scorer.logprob_dtype = getattr(spec, "logprob_dtype", "float32")
     return scorer
 
 
@@ -239,6 +240,23 @@ class _Scorer:
         self.pad_id = next((t for t in (tokenizer.pad_token_id, tokenizer.eos_token_id) if t is not None), 0)
         self.runtime = None  # how the model runs (open_scorer sets it); part of the cache keys
         self._mode = ""      # "" or "/canonical": cached values of `canonical` scoring are filed apart
+        self.logprob_dtype = "float32"   # "model": causal log-softmax and sums in the model's dtype (lm-eval's way)
+
+    @property
+    def in_model_dtype(self) -> bool:
+        """Whether log-probabilities are taken and summed in the model's own dtype (see
+        `--logprob-dtype`); only where that dtype is not float32 does it change anything."""
+        return self.logprob_dtype == "model" and str(self.model.dtype) != "torch.float32"
+
+    def sum_logprobs(self, values: Sequence[float]) -> float:
+        """A text's log-probability from its tokens': exact (fsum), or, with the model's dtype,
+        summed as torch sums a tensor of that dtype (float accumulation, the total rounded to
+        the dtype), as lm-evaluation-harness's hf backend does."""
+        if not self.in_model_dtype:
+            return math.fsum(values)
+        import torch
+
+        return float(torch.tensor(list(values), dtype=self.model.dtype).sum())
 
     def noise(self, value: float) -> float:
         """How far `value`, a sum of this model's log-probabilities, may differ between two runs
@@ -271,7 +289,8 @@ class _Scorer:
     def cache_revision(self) -> str:
         """The revision cached scores are filed under: the weights' revision and, when known, the
         precision and device type they were computed with (float32 numbers are not bfloat16's)."""
-        return f"{self.ref.revision}@{self.runtime.tag}" if self.runtime is not None else self.ref.revision
+        base = f"{self.ref.revision}@{self.runtime.tag}" if self.runtime is not None else self.ref.revision
+        return base + "+logprobs-in-model-dtype" if self.in_model_dtype else base
 
     def _check_length(self, ids: Sequence[int]) -> None:
         if self.limit is not None and len(ids) > self.limit:
@@ -595,9 +614,13 @@ class CausalLMScorer(_Scorer):
             # after them, so no mask is passed (the attention takes its causal path, as
             # lm-evaluation-harness runs it) and no key/value cache is built. The last position
             # predicts nothing that is scored, so it is not run.
-            logits = self.model(input_ids=ids[:, :-1], use_cache=False).logits.float().to(ids.device)
+            logits = self.model(input_ids=ids[:, :-1], use_cache=False).logits.to(ids.device)
             CALLS["forward"] += 1
-            picked = logits.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1) - torch.logsumexp(logits, dim=-1)
+            if self.in_model_dtype:   # lm-evaluation-harness's hf backend: log-softmax in the model's dtype
+                picked = torch.log_softmax(logits, dim=-1).gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1).float()
+            else:
+                logits = logits.float()
+                picked = logits.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1) - torch.logsumexp(logits, dim=-1)
             picked = picked.cpu().tolist()
         return [row[:len(s) - 1] for row, s in zip(picked, sequences)]
 
@@ -661,8 +684,9 @@ class CausalLMScorer(_Scorer):
         def compute(missing: list[str], done) -> None:
             by_length: dict[int, list[str]] = defaultdict(list)
             plain = []
+            shared = self._prefix_ok is not False and not self.in_model_dtype   # the shared path is float32's
             for m in missing:
-                (by_length[cut[m]] if cut[m] and self._prefix_ok is not False else plain).append(m)
+                (by_length[cut[m]] if cut[m] and shared else plain).append(m)
             for n in [n for n, members in by_length.items() if len(members) < self.MIN_SHARED]:
                 plain += by_length.pop(n)
             if by_length and self._prefix_ok is None:
@@ -840,7 +864,7 @@ def continuation_logprobs(scorer, pairs: Sequence[tuple[str, str]], progress=Non
         options.append((text, whole, n))
     if scorer.kind == "causal":
         per_token = scorer.token_logprobs([[scorer.bos_id, *whole] for _, whole, _ in options], progress=progress)
-        return [(float(sum(lp[-n:])), n) for lp, (_, _, n) in zip(per_token, options)]
+        return [(scorer.sum_logprobs(lp[-n:]), n) for lp, (_, _, n) in zip(per_token, options)]
     if scorer.kind != "masked":
         raise ModelError(f"{scorer.ref.name!r} is neither a causal nor a masked LM")
     queries, owners, spans = [], [], []

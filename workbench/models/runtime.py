@@ -51,6 +51,7 @@ class ModelOption:
         return self.flag[2:].replace("-", "_")
 
 
+LOGPROB_DTYPES = ("float32", "model")   # --logprob-dtype: see MODEL_OPTIONS
 MODEL_OPTIONS = (
     ModelOption("--device", "where the model runs: auto (a CUDA GPU when there is one, else the CPU), cpu, cuda or cuda:N",
            "auto", metavar="DEVICE"),
@@ -64,6 +65,10 @@ MODEL_OPTIONS = (
            "0=20GiB,1=20GiB,cpu=64GiB (default: 90%% of each device's free memory)", None, metavar="DEV=SIZE,..."),
     ModelOption("--load-in-8bit", "quantize the weights to 8 bits as they load (bitsandbytes, CUDA GPU)", switch=True),
     ModelOption("--load-in-4bit", "quantize the weights to 4 bits (NF4) as they load (bitsandbytes, CUDA GPU)", switch=True),
+    ModelOption("--logprob-dtype", "causal LMs: float32 (default) takes log-softmax and sums of log-probabilities in "
+           "float32 whatever --dtype is; model takes both in the model's own dtype, as lm-evaluation-harness's hf "
+           "backend does (in bfloat16 its sums round to a few bits, and many CrowS-Pairs pairs tie)", "float32",
+           LOGPROB_DTYPES),
 )
 MODEL_OPTION_HELP = {o.dest: o.help.replace("%%", "%") for o in MODEL_OPTIONS}   # what typer shows (argparse needs the %%)
 
@@ -80,6 +85,7 @@ class LoadSpec:
     quantization: str | None = None        # "8bit" | "4bit"
     default_batch: int = DEFAULT_BATCH     # what auto starts from ([evaluate] batch_size in workbench)
     announce: bool = False                 # print the estimate and plan before loading (the evaluators)
+    logprob_dtype: str = "float32"         # "model": log-softmax and sums in the model's dtype (lm-eval's hf backend)
 
     @property
     def start_batch(self) -> int:
@@ -90,7 +96,7 @@ class LoadSpec:
         return {"device": self.device, "dtype": self.dtype,
                 "batch_size": self.batch_size if self.batch_size is not None else "auto",
                 "device_map": self.device_map, "max_memory": dict(self.max_memory) or None,
-                "quantization": self.quantization}
+                "quantization": self.quantization, "logprob_dtype": self.logprob_dtype}
 
 
 def add_model_options(parser) -> None:
@@ -110,7 +116,8 @@ def spec_from_args(args, default_batch: int = DEFAULT_BATCH) -> LoadSpec:
 
 def load_spec(device: str | None = "auto", batch_size: str | int | None = "auto", dtype: str | None = "auto",
               device_map: str | None = None, max_memory: str | None = None, load_in_8bit: bool = False,
-              load_in_4bit: bool = False, default_batch: int = DEFAULT_BATCH) -> LoadSpec:
+              load_in_4bit: bool = False, default_batch: int = DEFAULT_BATCH, logprob_dtype: str | None = "float32"
+              ) -> LoadSpec:
     """Check the option values (an InputError naming the option otherwise) and make the spec of
     an evaluator's command line (which prints the estimate and plan before each load)."""
     device = (device or "auto").strip().lower()
@@ -137,7 +144,11 @@ def load_spec(device: str | None = "auto", batch_size: str | int | None = "auto"
     quantization = "8bit" if load_in_8bit else "4bit" if load_in_4bit else None
     if quantization and dtype == "float32":
         raise InputError(f"--load-in-{quantization} computes in 16 bits: --dtype float32 does not go with it")
-    return LoadSpec(device, dtype, size, device_map, budgets, quantization, default_batch, announce=True)
+    logprob_dtype = (logprob_dtype or "float32").strip().lower()
+    if logprob_dtype not in LOGPROB_DTYPES:
+        raise InputError(f"--logprob-dtype {logprob_dtype!r}: expected one of {', '.join(LOGPROB_DTYPES)}")
+    return LoadSpec(device, dtype, size, device_map, budgets, quantization, default_batch, announce=True,
+                    logprob_dtype=logprob_dtype)
 
 
 SIZE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,

@@ -173,7 +173,7 @@ def _score_causal(scorer, pairs, progress) -> list[PairScore]:
     ids = scorer.encode_many(list(texts))
     # each sentence after BOS, as text_logprobs(bos="prepend") reads it (the ids kept for `same`)
     per_token = scorer.token_logprobs([[scorer.bos_id, *i] for i in ids], progress=progress) if ids else []
-    sums = [math.fsum(lp) for lp in per_token]
+    sums = [scorer.sum_logprobs(lp) for lp in per_token]
     out = []
     for sent1, sent2 in pairs:
         a, b = prepare(scorer, sent1), prepare(scorer, sent2)
