@@ -79,7 +79,7 @@ def evaluate(
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute every score afresh and read or write no cache."),
     kind: Optional[str] = typer.Option(None, "--kind", "-k", help="Benchmark kind, as `workbench kinds` lists them (default: read from the release's manifest or recognised from the file)."),
     score_rule: Optional[str] = typer.Option(None, "--score-rule", help="The kind's scoring rule, where it has several (see the kind's docs)."),
-    items: Optional[Path] = typer.Option(None, "--items", help="Write one row per scored item (pair, probe, template) to this file."),
+    items: Optional[Path] = typer.Option(None, "--items", help="Write one row per scored item (pair, probe, template) to this file, with a model column, in the format its extension names (.csv, .tsv, .parquet, .jsonl or .json)."),
     predictions_out: Optional[Path] = typer.Option(None, "--predictions-out", help="Write per-item scores in the kind's exchange format (where its reference evaluator has one)."),
     strict: bool = typer.Option(False, "--strict", help="Refuse a file with rows that cannot be scored instead of reporting them by line, skipping them and scoring the rest (the output counts them)."),
     unverified: bool = typer.Option(False, "--unverified", help="Score a release folder that has no manifest.json (its files cannot be checked); the output says so."),
