@@ -173,8 +173,8 @@ def score_with_models(request, pairs: Sequence[tuple[str, str]], rows: Sequence[
                       what: str = "pairs", target_at: int | None = None) -> list[ModelScores]:
     """Load each requested model and score all pairs with it. `rows` are the pairs' data-row
     numbers, for the note about pairs no model can tell apart; `target_at` as in `score_pairs`."""
-    from ...models.lm_scoring import CANONICAL
     from ...models.lm_loading import load_scorer
+    from ...models.lm_scoring import CANONICAL
 
     wanted = check_rule(request.score_rule)
     results = []
@@ -192,12 +192,12 @@ def score_with_models(request, pairs: Sequence[tuple[str, str]], rows: Sequence[
         if same:
             shown = ", ".join(map(str, same[:10])) + (" …" if len(same) > 10 else "")
             console.print(f"{short(name)}: {len(same)} pair(s) encode to the same tokens (row(s) {shown}); "
+                          "they score equal and count as neutral, as in the reference script", markup=False)
         near = sum(s.near_boundary for s in scores)
         if near:
             console.print(f"{short(name)}: {near} pair(s) lay within float noise of their decision boundary; each was "
                           f"scored again ({CANONICAL}) and decided on those scores, the same in every run",
                           markup=False)
-                          "they score equal and count as neutral, as in the reference script", markup=False)
         ref = getattr(scorer, "ref", None)
         results.append(ModelScores(name, rule, getattr(ref, "revision", None), scores))
     return results
