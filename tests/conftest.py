@@ -57,10 +57,14 @@ def fixture_models(tmp_path_factory) -> dict[str, Path]:
 
 
 @pytest.fixture(autouse=True)
-def _offline_hub(monkeypatch):
-    """No test reaches the real Hub: a model name that is not local fails fast."""
+def _offline_hub(monkeypatch, tmp_path_factory):
+    """No test reaches the real Hub: a model name that is not local fails fast. Scores cached
+    outside a project go to this session's own folder, not the user's ~/.cache/workbench, which
+    a second test run beside this one (or the user) shares: a test counting what it computed
+    must not find another run's scores there."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("WORKBENCH_PROGRESS", "0")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "user-cache"))
 
 
 def write_project(root: Path, templates: dict[str, str], config: str = "") -> Path:

@@ -130,7 +130,11 @@ def evaluate(
         json_out=json_out, csv_out=csv_out, plots=plots, items_out=items, score_rule=score_rule, options=options,
         batch_size=config.evaluate.batch_size, device=config.evaluate.device,
         cache_path=cache_path(config, cache, no_cache), root=config.root, config=config,
-        load=spec, unverified=checked.warnings, intervals=intervals, strict=strict)
+        load=spec, unverified=checked.warnings, intervals=intervals, strict=strict, kind=chosen.name)
+    if request.cache_path is not None:
+        from ..core.cache import usage
+
+        request.cache_usage_at_start = usage(request.cache_path)
     check_outputs(request, chosen, list(datasets or []))   # before any model loads
     from ..core import distributed
     from ..core.errors import display_path

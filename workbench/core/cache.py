@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Iterable
 
@@ -105,12 +106,24 @@ def verify(path: Path) -> Path:
     return path
 
 
+# Per cache file (resolved path), how many values this process read from it and wrote to it:
+# outputs say how many of their scores came from the cache (evaluation/provenance).
+USAGE: dict[str, Counter] = defaultdict(Counter)
+
+
+def usage(path: Path) -> dict[str, int]:
+    """{"read": n, "written": n} for the cache file at `path` so far in this process."""
+    counts = USAGE[str(Path(path).resolve())]
+    return {"read": counts["read"], "written": counts["written"]}
+
+
 class Cache:
     """Key-value store per (namespace, model, revision); values are JSON."""
 
     def __init__(self, path: Path):
         verify(path)
         self.path = path
+        self._usage = USAGE[str(Path(path).resolve())]
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.db = _open(path)
@@ -125,7 +138,9 @@ class Cache:
             wanted = set(keys)
             rows = self.db.execute("SELECT key, value FROM entries WHERE namespace=? AND model=? AND revision=?",
                                    (namespace, model, revision))
-            return {k: json.loads(v) for k, v in rows if k in wanted}
+            found = {k: json.loads(v) for k, v in rows if k in wanted}
+            self._usage["read"] += len(found)
+            return found
         found: dict[str, object] = {}
         for i in range(0, len(keys), 500):
             chunk = keys[i:i + 500]
@@ -136,11 +151,13 @@ class Cache:
             )
             for key, value in rows:
                 found[key] = json.loads(value)
+        self._usage["read"] += len(found)
         return found
 
     def put_many(self, namespace: str, model: str, revision: str, items: dict[str, object]) -> None:
         if not distributed.is_main():
             return  # under a launcher rank 0 alone writes (it commits what the other ranks gathered to it)
+        self._usage["written"] += len(items)
         with self.db:  # one transaction: all of the batch or none of it
             self.db.executemany(
                 "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?)",

@@ -45,6 +45,8 @@ class EvaluateRequest:
     unverified: list = field(default_factory=list)  # sources scored without a manifest (--unverified): warnings
     intervals: Settings = field(default_factory=Settings)  # --ci-level, --bootstrap, --seed
     strict: bool = False                     # --strict: refuse a source with bad rows instead of skipping them
+    kind: str = ""                           # the kind scored (for the provenance record)
+    cache_usage_at_start: dict | None = None  # the cache's read/written counts before this run (core.cache.usage)
 
     @property
     def spec(self):
@@ -55,9 +57,11 @@ class EvaluateRequest:
 
     def annotations(self) -> dict:
         """What every JSON document records besides the measures: how the models ran (see
-        models.runtime) and, for sources scored --unverified, the warning saying so."""
+        models.runtime), what exactly was scored (evaluation.provenance) and, for sources scored
+        --unverified, the warning saying so."""
         from ..models.runtime import runtime_record
+        from .provenance import provenance
 
-        return {"runtime": runtime_record(self.spec, self.runtimes),
+        return {"runtime": runtime_record(self.spec, self.runtimes), "provenance": provenance(self),
                 **({"unverified": list(self.unverified)} if self.unverified else {})}
 

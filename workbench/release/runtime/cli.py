@@ -101,6 +101,25 @@ def write_scores(doc: dict, path: Path | None) -> None:
         print(f"wrote {path}")
 
 
+def released_as(folder: Path, manifest: dict) -> dict:
+    """What release was scored, as `workbench evaluate` records it: name, version, the manifest's
+    sha256 and the data files' hashes it lists (checked before scoring), for a local folder too."""
+    import hashlib
+
+    path = folder / "manifest.json"
+    digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+    files = manifest.get("files") or {}
+    return {"release_name": manifest.get("name"), "release_version": manifest.get("version"),
+            "manifest_sha256": digest,
+            "files": {n: d for n, d in files.items() if n.startswith("data/")} if isinstance(files, dict) else {}}
+
+
+def _resolved(name: str) -> str:
+    """A model folder's absolute path, else the Hub name as given."""
+    folder = Path(name).expanduser()
+    return str(folder.resolve()) if folder.is_dir() else name
+
+
 def release_inputs(args: argparse.Namespace, run: Run, folder: Path, origin: dict, manifest: dict) -> list:
     """What the script reads, which --json must not replace: the release's manifest, the files
     it lists and its data/ folder (a downloaded snapshot whole), the script and its evaluator/,
@@ -137,7 +156,11 @@ def main(standalone, *, kind: str, dataset: str | None, here: Path, version: str
             doc["unverified"] = [unverified_warning(folder)]
         provenance = {"evaluator": "standalone evaluate.py", "evaluator_version": version, "release": dataset,
                       "dataset_folder": origin["dataset_folder"], "dataset_commit": origin["dataset_commit"],
-                      "model_revisions": revisions,
+                      "model_revisions": revisions, **released_as(folder, manifest),
+                      "models": {name: {"given": name, "resolved": _resolved(name), "revision": revision}
+                                 for name, revision in revisions.items()},
+                      "intervals": {"level": args.intervals.level, "resamples": args.intervals.resamples,
+                                    "seed": args.intervals.seed},
                       **(standalone.provenance(args) if hasattr(standalone, "provenance") else {})}
     except (Refused, WorkbenchError, OSError) as exc:
         print(f"evaluate.py: error: {exc}", file=sys.stderr)
