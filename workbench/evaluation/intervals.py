@@ -36,10 +36,10 @@ MAX_RESAMPLES = 100_000    # more: the (resamples × units) counts are held at o
 MAX_SEED = 2**32 - 1       # numpy takes any seed from 0; a 32-bit range is what other tools take too
 CHUNK = 250      # resamples evaluated at a time: temporaries stay (CHUNK × units), whatever B is
 INTERVAL_HELP = {   # the options' help, the same in `workbench evaluate` and a release's evaluate.py
-    "ci_level": "Confidence level of the intervals beside every measure",
+    "ci_level": "Confidence level of the intervals beside every measure, between 0 and 1",
     "bootstrap": "Bootstrap resamples of the kind's independent units (pairs, examples, templates, "
-                 "stereotypes); 0 turns intervals and model comparisons off",
-    "seed": "Random seed of the resamples: the same seed gives the same intervals",
+                 f"stereotypes), from {MIN_RESAMPLES} to {MAX_RESAMPLES:,}; 0 turns intervals and model comparisons off",
+    "seed": "Random seed of the resamples, from 0 to 4294967295: the same seed gives the same intervals",
 }
 
 
