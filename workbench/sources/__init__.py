@@ -19,6 +19,7 @@ from pathlib import Path
 from ..core.errors import InputError, display_path
 from ..core.ids import file_sha256
 from ..core.release_files import MANIFEST, refusal, shown, unsafe_names
+from .copies import check_data
 
 HUB_SPEC = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<rev>[\w./-]+))?$")
 # A release's version: semantic versioning, whole (fullmatch: "1.0.0\n" is not a version).
@@ -87,8 +88,9 @@ def hub_endpoint() -> str:
 
 def verify_release(folder: Path) -> dict:
     """The build's manifest, after checking that every name it lists is a file inside the
-    folder (core/release_files: no `..`, no absolute path, no link) and every file against its
-    sha256. The names are checked first, so nothing outside the release is ever opened."""
+    folder (core/release_files: no `..`, no absolute path, no link), every file against its
+    sha256, and the data files as data (copies.check_data). The names are checked first, so
+    nothing outside the release is ever opened."""
     manifest_path = folder / MANIFEST
     if not manifest_path.is_file():
         raise InputError(f"no build in {folder}: run `workbench build --version X.Y.Z` first")
@@ -108,6 +110,9 @@ def verify_release(folder: Path) -> dict:
     if bad:
         raise InputError(f"{display_path(folder)}: {', '.join(map(shown, bad))} do(es) not match the release manifest (changed, cut "
                          "short or missing); nothing was scored or uploaded: rebuild the release or download it again")
+    # Hashes updated with a file say nothing of its content: each Parquet must read, and a
+    # table held twice (a CSV and a Parquet) must agree with itself (sources/copies).
+    check_data(folder, files, files)
     return manifest
 
 

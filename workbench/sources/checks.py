@@ -36,9 +36,11 @@ def data_files(folder: Path) -> list[Path]:
 
 
 def check_data_files(folder: Path) -> None:
-    """Every data file decoded as its reader will: Parquet read whole, text as UTF-8, JSON parsed."""
+    """Every data file decoded as its reader will: Parquet read whole, text as UTF-8, JSON parsed;
+    a CSV and a Parquet of the same name agree (copies.check_data)."""
     from ..core.files import read_parquet
     from ..core.text import read_json, read_text
+    from .copies import check_data
 
     files = data_files(folder)
     if not files:
@@ -51,6 +53,9 @@ def check_data_files(folder: Path) -> None:
             read_json(f, "data file")
         elif suffix in (".csv", ".tsv", ".jsonl", ".txt"):
             read_text(f, "data file")
+    # A table held twice (data/NAME.csv and data/NAME.parquet) must agree, as in a verified release.
+    check_data(folder, [f.relative_to(folder).as_posix() for f in files],
+               after="nothing was scored: rebuild the release or download it again")
 
 
 def _detect(kind: str, path: Path) -> bool:

@@ -2,7 +2,8 @@
 is pinned to downloaded from the Hub, checked against manifest.json before anything is scored.
 
 Copied into every release's evaluator/ (see `release/standalone`), so it imports only the
-standard library and workbench's pure readers (huggingface_hub inside the download).
+standard library and workbench's pure readers (huggingface_hub inside the download; pyarrow,
+when importable, to check the data files as `workbench evaluate` does: sources/copies).
 """
 from __future__ import annotations
 
@@ -15,10 +16,14 @@ from ...core.errors import display_path
 from ...core.ids import file_sha256
 from ...core.release_files import MANIFEST, refusal, shown, unsafe_names
 from ...core.text import check_header, read_json, read_text
+from ...sources.copies import check_data
 
 
 class Refused(Exception):
     """Something the user can fix: reported in one line, exit code 2, nothing scored."""
+
+
+SCORED_NOTHING = "nothing was scored: download the release again"
 
 
 def locate_release(here: Path, dataset: str | None, from_hub: bool, unverified: bool = False) -> tuple[Path, dict]:
@@ -56,9 +61,12 @@ def locate_release(here: Path, dataset: str | None, from_hub: bool, unverified: 
 def verified_manifest(folder: Path, kind: str, origin: dict | None = None) -> dict:
     """manifest.json, after checking that it is a `kind` release and every data file it lists
     against its sha256, after refusing any name it lists that is not a file inside the folder
-    (absolute, `..`, a link). For files scored --unverified: a stand-in naming the data files."""
+    (absolute, `..`, a link), then the data files as data (sources/copies.check_data). For
+    files scored --unverified: a stand-in naming the data files, checked as data too."""
     if origin and origin.get("unverified"):
-        return unverified_manifest(folder, kind)
+        manifest = unverified_manifest(folder, kind)
+        check_data(folder, manifest["files"], after=SCORED_NOTHING)
+        return manifest
     linked = unsafe_names(folder, [MANIFEST])
     if linked:
         raise Refused(refusal(folder / MANIFEST, linked) + "; nothing was scored: download the release again")
@@ -82,6 +90,10 @@ def verified_manifest(folder: Path, kind: str, origin: dict | None = None) -> di
     if bad:
         raise Refused(f"{folder}: {', '.join(map(shown, bad))} do(es) not match manifest.json (changed, cut short or missing); "
                       "nothing was scored: download the release again")
+    # As `workbench evaluate` (sources/verify_release): each Parquet reads, and a CSV and the
+    # Parquet of the same table agree. Only where pyarrow is importable: the card of most kinds
+    # installs torch, transformers and numpy, and this script scores the CSV, hashed above.
+    check_data(folder, data, files, after=SCORED_NOTHING)
     return manifest
 
 
