@@ -158,12 +158,13 @@ def summary(*, title: str, workload: str, figure: str, clock: str, roof: float |
 # -- results and the report ---------------------------------------------------------------------
 ORDER = ["expand", "generate", "filter", "fluency", "queue", "evaluate", "annotate", "labels", "labelstudio",
          "distributed",
-         "stereoset", "crows_pairs", "sos", "sofa", "honest", "intervals", "lmeval", "determinism"]
+         "stereoset", "crows_pairs", "sos", "sofa", "honest", "intervals", "lmeval", "determinism", "generation"]
 GROUPS = {"NLI loop": ["expand", "generate", "filter", "fluency", "queue", "evaluate", "annotate", "labels",
                        "labelstudio", "distributed"],
           "Intrinsic kinds' evaluators": ["stereoset", "crows_pairs", "sos", "sofa", "honest"],
           "Uncertainty": ["intervals"],
-          "Beside lm-evaluation-harness": ["lmeval"]}
+          "Beside lm-evaluation-harness": ["lmeval"],
+          "Shared model layer": ["determinism", "generation"]}
 
 
 def save(name: str, result: dict) -> None:

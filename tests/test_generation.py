@@ -51,8 +51,8 @@ def reference(scorer, encoded, n):
     width = max(len(e) for e in encoded)
     ids = torch.tensor([[scorer.pad_id] * (width - len(e)) + list(e) for e in encoded])
     mask = torch.tensor([[0] * (width - len(e)) + [1] * len(e) for e in encoded])
-    out = scorer.model.generate(input_ids=ids, attention_mask=mask, do_sample=False, max_new_tokens=n,
-                                pad_token_id=scorer.pad_id)
+    out = scorer.model.generate(input_ids=ids.to(scorer.device), attention_mask=mask.to(scorer.device),
+                                do_sample=False, max_new_tokens=n, pad_token_id=scorer.pad_id)
     eos = scorer.model.generation_config.eos_token_id
     rows = []
     for row in out[:, width:].tolist():
