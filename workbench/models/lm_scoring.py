@@ -879,3 +879,41 @@ def continuation_logprobs(scorer, pairs: Sequence[tuple[str, str]], progress=Non
         owners += [k] * n
     values = scorer.masked_logprobs(queries, progress=progress, owners=owners, n_inputs=len(options))
     return [(float(sum(values[s:s + n])), n) for s, n in spans]
+
+
+def choice_logprobs(scorer, items: Sequence[tuple[str, Sequence[str]]], delimiter: str = " ",
+                    progress: Progress = None) -> list[list[float]]:
+    """lm-evaluation-harness's multiple-choice log-likelihoods, for a causal LM: for each (context,
+    choices), the summed ln P of `delimiter + choice` after the context, one value per choice.
+
+    As lm-eval's hf backend asks: the context's trailing spaces move to the continuation, the
+    whole text and the context alone are tokenised as the tokenizer does by default (its own
+    special tokens; no BOS added beyond them), and the choice's tokens are those the whole text
+    has beyond the context's. The contexts' tokens are shared by their choices (one pass each,
+    see `prefixed_token_logprobs`). `progress` advances by one per item."""
+    if scorer.kind != "causal":
+        raise ModelError(f"{scorer.ref.name!r} is not a causal LM: multiple-choice log-likelihoods need one")
+
+    def encode(text: str) -> list[int]:
+        return list(scorer.tokenizer(text)["input_ids"])
+
+    sequences, cuts, spans = [], [], []
+    for context, choices in items:
+        stripped = context.rstrip()
+        spaces = context[len(stripped):]
+        context_ids = encode(stripped) or [scorer.bos_id]   # an empty context: lm-eval's prefix token
+        spans.append((len(sequences), len(choices)))
+        for choice in choices:
+            # lm-eval: the choice's tokens are the whole text's beyond as many as the context has,
+            # read after the context's own encoding
+            rest = encode(stripped + spaces + delimiter + choice)[len(context_ids):]
+            if not rest:
+                raise ModelError(f"{scorer.ref.name!r}: the choice {choice!r} adds no token after the context "
+                                 f"{stripped[-40:]!r}")
+            sequences.append(context_ids + rest)
+            cuts.append((len(context_ids), len(rest)))
+    values = scorer.prefixed_token_logprobs(sequences, [c for c, _ in cuts], progress=None)
+    sums = [scorer.sum_logprobs(lp[-n:]) for lp, (_, n) in zip(values, cuts)]
+    if progress is not None and items:
+        progress(len(items))
+    return [sums[start:start + n] for start, n in spans]

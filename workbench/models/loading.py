@@ -174,7 +174,7 @@ def preflight(names: list[str], root: Path | None = None) -> None:
 
 
 def runtime_for(ref: ModelRef, kind: str, spec: LoadSpec | str = "auto", budgets: dict | None = None) -> Runtime:
-    """How a 'mlm' or 'classifier' checkpoint will run (dtype, device or plan), from its config alone:
+    """How a 'mlm', 'causal' or 'classifier' checkpoint will run (dtype, device or plan), from its config alone:
     what its cached predictions are keyed by, before any weight is loaded."""
     from transformers import AutoConfig
 
@@ -188,9 +188,9 @@ def runtime_for(ref: ModelRef, kind: str, spec: LoadSpec | str = "auto", budgets
 
 
 def _model_class(kind: str):
-    from transformers import AutoModelForMaskedLM, AutoModelForSequenceClassification
+    from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoModelForSequenceClassification
 
-    return AutoModelForMaskedLM if kind == "mlm" else AutoModelForSequenceClassification
+    return {"mlm": AutoModelForMaskedLM, "causal": AutoModelForCausalLM}.get(kind, AutoModelForSequenceClassification)
 
 
 def load(ref: ModelRef, kind: str, spec: LoadSpec | str = "auto", runtime: Runtime | None = None):
