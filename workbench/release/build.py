@@ -189,7 +189,8 @@ def build(config: Config, version: str, *, force: bool = False, allow_unlabelled
         card = _without(local, card.rstrip("\n") + ("\n\n" + section if section else "\n"))
         (staging / "README.md").write_text(card, encoding="utf-8")
         write_evaluator(kind.name, dataset, staging)
-        lmeval.write_tasks(kind.name, lmeval.task_name(config.project.name, version), dataset, staging)
+        lmeval.write_tasks(kind.name, lmeval.task_name(config.project.name, version), dataset, staging,
+                           config.model_dump(mode="json"))
         audit = audit_changes(kind, items, labels, found.rows, released) \
             if found and config.origin is not None and kind.audit is not None else []
         (staging / "CHANGELOG.md").write_text(changes.changelog(version, found, diff, release.domains, notes, audit),

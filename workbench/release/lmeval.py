@@ -38,9 +38,11 @@ def _package(kind: str) -> str | None:
         return None
 
 
-def write_tasks(kind: str, task: str, dataset: str | None, folder: Path) -> bool:
+def write_tasks(kind: str, task: str, dataset: str | None, folder: Path, config: dict | None = None) -> bool:
     """Write the kind's lm-eval task for the release in `folder` (False, nothing written, for a
-    kind without one). `dataset` is the release's ORG/NAME@vX.Y.Z, None when unpublished."""
+    kind without one). `dataset` is the release's ORG/NAME@vX.Y.Z, None when unpublished. A task
+    package with a `render(yaml, config)` fills in what the project's settings decide (`config`:
+    the project's settings as the manifest records them)."""
     package = _package(kind)
     if package is None:
         return False
@@ -48,6 +50,9 @@ def write_tasks(kind: str, task: str, dataset: str | None, folder: Path) -> bool
     target = folder / FOLDER
     target.mkdir(parents=True, exist_ok=True)
     yaml = (source / "task.yaml").read_text(encoding="utf-8")
+    render = getattr(importlib.import_module(package), "render", None)
+    if render is not None:
+        yaml = render(yaml, config)
     yaml = re.sub(r"(?m)^task: .*$", f"task: {task}", yaml, count=1)
     yaml = re.sub(r"(?m)^  dataset: .*$", f"  dataset: {json.dumps(dataset)}", yaml, count=1)
     (target / "task.yaml").write_text(yaml, encoding="utf-8")

@@ -39,6 +39,8 @@ def load(data_file: str, dataset: str | None = None, **_ignored):
         path = Path(hf_hub_download(repo, data_file, repo_type="dataset", revision=tag or None))
     else:
         raise FileNotFoundError(f"{local} is missing, and the release names no Hub tag to download it from")
+    if data_file.endswith(".parquet"):
+        return {"test": datasets.Dataset.from_parquet(str(path))}
     with open(path, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     return {"test": datasets.Dataset.from_list(rows)}

@@ -15,7 +15,7 @@ from . import renew
 from ...authoring.renew import template_check
 from .renew import AUDIT_SOURCE, AUDIT_WORDS, FIXED, HYPOTHESIS_AUDIT
 from .scheme import NLI_SCHEME
-from .settings import FilterSection, FluencySection, check_settings
+from .settings import FilterSection, FluencySection, LLMSection, check_settings
 
 
 def _stages():
@@ -101,7 +101,8 @@ KIND = Kind(
                            "and their counterfactual partners", why="fills of one template share its wording"),
     evaluator="workbench.kinds.nli.evaluation.evaluator",
     check_templates=_check_templates,
-    settings={"filter": FilterSection, "fluency": FluencySection},
+    settings={"filter": FilterSection, "fluency": FluencySection, "llm": LLMSection},
+    lm_eval_tasks="workbench.kinds.nli.lm_eval_tasks",
     check_settings=check_settings,
     commands=_commands,
     demo="workbench.kinds.nli.demo",

@@ -15,6 +15,7 @@ from ... import DISTRIBUTION
 from ...core.config import Config
 from ...core.workspace import Workspace
 from ...release.generic import language_header, license_header
+from ...release import lmeval
 from ...release.standalone import card_lines
 from ...annotation.summary import agreement_figures
 
@@ -111,7 +112,7 @@ def _header(config: Config, rows: list[dict], domains: list[str], tags: tuple[st
     ]
 
 
-def _load_and_evaluate(repo: str, version: str, domains: list[str]) -> list[str]:
+def _load_and_evaluate(repo: str, version: str, domains: list[str], project: str = "") -> list[str]:
     return [
         "## Load",
         "",
@@ -132,6 +133,7 @@ def _load_and_evaluate(repo: str, version: str, domains: list[str]) -> list[str]
         f"pip install {DISTRIBUTION}   # not `workbench`: that name on PyPI is another project",
         f"workbench evaluate {repo}@v{version} --model MODEL --json scores.json --plots plots/",
         *card_lines("nli"),
+        *(lmeval.card_lines("nli", lmeval.task_name(project, version)) if project else []),
         "```",
         "",
     ]
@@ -173,7 +175,7 @@ def renewal_card(release, preface: list[str] = ()) -> str:
         "",
         CONTENT_WARNING,
         "",
-        *_load_and_evaluate(config.project.repo or "ORG/NAME", version, domains),
+        *_load_and_evaluate(config.project.repo or "ORG/NAME", version, domains, config.project.name),
         "## Fields",
         "",
         "`id`, `premise`, `hypothesis`, `label` (the gold label: `neutral`), `stance` (`pro` = the groups as written, "
@@ -234,7 +236,7 @@ def dataset_card(config: Config, ws: Workspace, version: str, rows: list[dict], 
         "",
         CONTENT_WARNING,
         "",
-        *_load_and_evaluate(repo, version, domains),
+        *_load_and_evaluate(repo, version, domains, config.project.name),
         "## Fields",
         "",
         "`id`, `premise`, `hypothesis`, `label` (always `neutral`), `stance` (`pro` = states the stereotype, "

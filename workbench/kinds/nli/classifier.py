@@ -10,7 +10,6 @@ prediction cache (`cache` None): see ../standalone.py.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from ...core import distributed
@@ -18,7 +17,7 @@ from ...core.errors import ModelError
 from ...core.ids import joined_key
 from ...models.batching import pad_batch, run_batched
 from ...models.loading import ModelRef
-from .label_mapping import LABELS, canonical_labels, decide, raw_label_names
+from .label_mapping import LABELS, Prediction, canonical_labels, decide, raw_label_names
 
 CALLS = {"forward": 0}
 NAMESPACE = "nli"
@@ -43,21 +42,30 @@ def normalise_labels(name: str, id2label: dict, override: dict[str, str] | None 
 
 
 def check_labels(ref: ModelRef, override: dict[str, str] | None = None, fix: str | None = None) -> list[str]:
-    """Read only the config (no weights) and check its labels."""
+    """Read only the config (no weights) and check its labels. A causal LM has none: it is asked
+    in a prompt (llm_judge), its answers mapped to the labels in their canonical order."""
+    if is_causal_lm(ref):
+        return list(LABELS)
+    return normalise_labels(ref.name, _config(ref).id2label, override, fix)
+
+
+def _config(ref: ModelRef):
     from transformers import AutoConfig
 
     revision = None if ref.revision.startswith("sha256:") else ref.revision
     try:
-        config = AutoConfig.from_pretrained(ref.location, revision=revision)
+        return AutoConfig.from_pretrained(ref.location, revision=revision)
     except (OSError, ValueError) as exc:
         raise ModelError(f"cannot read the config of {ref.name!r}: {exc}") from None
-    return normalise_labels(ref.name, config.id2label, override, fix)
 
 
-@dataclass
-class Prediction:
-    label: str
-    probs: dict[str, float]
+def is_causal_lm(ref: ModelRef) -> bool:
+    """Whether the checkpoint is a causal LM (*ForCausalLM, *LMHeadModel): an NLI judge asked in
+    a prompt rather than a classifier."""
+    from ...models.lm_scoring import CAUSAL_SUFFIXES
+
+    config = _config(ref)
+    return any(a.endswith(CAUSAL_SUFFIXES) for a in (getattr(config, "architectures", None) or []))
 
 
 class NLIClassifier:
@@ -113,7 +121,8 @@ def predict_with_cache(cache, ref: ModelRef, pairs: Iterable[tuple[str, str]], m
     # Filed under the weights' revision and the precision and device type they run in (a factory
     # from `classifier_factory` knows them), so a float32 run never reads a bfloat16 run's numbers.
     runtime = getattr(make_classifier, "runtime", None)
-    revision = f"{ref.revision}@{runtime.tag}" if runtime is not None else ref.revision
+    revision = getattr(make_classifier, "cache_revision", None) or (
+        f"{ref.revision}@{runtime.tag}" if runtime is not None else ref.revision)
     found: dict[str, Prediction] = {}
     if cache is not None:
         distributed.barrier()  # under a launcher: every rank reads the cache as rank 0 last wrote it
@@ -164,9 +173,16 @@ def resolve_classifiers(names: list[str], *, root, overrides: dict[str, dict[str
     return out
 
 
-def classifier_factory(ref: ModelRef, labels: list[str], batch_size: int, device="auto") -> "ClassifierFactory":
+def classifier_factory(ref: ModelRef, labels: list[str], batch_size: int, device="auto", asking=None):
     """A loader called only when some pair is missing from the cache. `device` is a device name
-    (the pipeline's settings) or the evaluate command's `LoadSpec`."""
+    (the pipeline's settings) or the evaluate command's `LoadSpec`. A causal LM becomes a judge
+    asked in a prompt (`asking`: llm_judge.Asking, lm-eval's mnli way by default)."""
+    if is_causal_lm(ref):
+        from ...models.runtime import LoadSpec
+        from .llm_judge import Asking, JudgeFactory
+
+        spec = device if isinstance(device, LoadSpec) else LoadSpec(device=device, batch_size=batch_size)
+        return JudgeFactory(ref, spec, asking or Asking())
     return ClassifierFactory(ref, labels, batch_size, device)
 
 

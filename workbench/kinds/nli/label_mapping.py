@@ -6,7 +6,19 @@ a checkpoint's labels and pick its prediction the same way.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 LABELS = ("entailment", "neutral", "contradiction")
+
+
+@dataclass
+class Prediction:
+    """One model's answer for a premise-hypothesis pair: the label and a probability per label."""
+
+    label: str
+    probs: dict[str, float]
+
+
 SYNONYMS = {
     "entailment": "entailment", "entail": "entailment", "entails": "entailment", "entailed": "entailment",
     "ent": "entailment", "e": "entailment",

@@ -36,6 +36,37 @@ def filter_settings(config) -> FilterSection:
     return config.section("filter", FilterSection)
 
 
+class LLMSection(BaseModel):
+    """How a causal LM named in [filter] models or evaluated is asked for an NLI label: the prompt
+    (lm-evaluation-harness's mnli prompt by default) and one answer word per label, the one with
+    the highest log-likelihood after the prompt being the model's label (see llm_judge)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prompt: str = Field("{premise}\nQuestion: {hypothesis} True, False or Neither?\nAnswer:",
+                        description="The prompt, with {premise} and {hypothesis} (lm-eval's mnli prompt).")
+    answers: dict[str, str] = Field(
+        default_factory=lambda: {"entailment": "True", "neutral": "Neither", "contradiction": "False"},
+        description="The answer word of each label (entailment, neutral, contradiction), read after a space.")
+
+    @model_validator(mode="after")
+    def _askable(self):
+        from .llm_judge import Asking
+
+        Asking(self.prompt, dict(self.answers))   # the same checks as the judge makes
+        return self
+
+
+def llm_asking(config, release_config: dict | None = None):
+    """The judge's way of asking: a release's own (its manifest's [llm], so evaluating a release
+    asks as its lm-eval task does), else the project's [llm]."""
+    from .llm_judge import Asking
+
+    section = LLMSection.model_validate(release_config["llm"]) if release_config and release_config.get("llm") \
+        else config.section("llm", LLMSection)
+    return Asking(section.prompt, dict(section.answers))
+
+
 class FluencySection(BaseModel):
     """How the queue's triage score is computed. `pll` (the default): the masked LM's
     pseudo-log-likelihood, one masked copy per token; `causal`: a causal LM's log-probability

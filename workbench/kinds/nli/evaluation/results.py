@@ -30,6 +30,7 @@ class EvalSet:
     repo: str | None = None
     revision: str | None = None
     notes: list[str] = field(default_factory=list)
+    config: dict | None = None   # a release's project config, from its manifest (how its LLM judge asks)
 
     @property
     def label(self) -> str:
@@ -60,8 +61,11 @@ def read_export(folder: Path, source: str) -> EvalSet:
         if not isinstance(meta, dict):
             raise InputError(f"{display_path(manifest)}: the release manifest is not a JSON object")
         repo, revision = meta.get("repo"), meta.get("version") and f"v{meta['version']}"
+        config = meta.get("config") if isinstance(meta.get("config"), dict) else None
+    else:
+        config = None
     return EvalSet(source, [{**{k: r.get(k) for k in COLUMNS}, "cluster": template_of(r.get("provenance"))}
-                            for r in rows], repo, revision)
+                            for r in rows], repo, revision, config=config)
 
 
 def template_of(provenance) -> str | None:

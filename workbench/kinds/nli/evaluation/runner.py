@@ -14,17 +14,20 @@ from .scoring import score
 
 
 def predict(eval_set: EvalSet, model: str, config: Config, cache_path: Path | None, spec=None,
-            runtimes: dict | None = None) -> list[str]:
+            runtimes: dict | None = None, asked: dict | None = None) -> list[str]:
+    """The label `model` predicts for each row; `asked` gets, for a causal LM, how it was asked."""
     from ....core.cache import Cache
     from ..classifier import classifier_factory, predict_labels, resolve_classifiers
-    from ..settings import filter_settings
+    from ..settings import filter_settings, llm_asking
 
     ec = config.evaluate
     (ref, labels), = resolve_classifiers([model], root=config.root, overrides={**filter_settings(config).label_overrides,
                                                                                **ec.label_overrides})
-    factory = classifier_factory(ref, labels, ec.batch_size, spec or ec.device)
+    factory = classifier_factory(ref, labels, ec.batch_size, spec or ec.device, llm_asking(config, eval_set.config))
     if runtimes is not None:
         runtimes[model] = factory.runtime
+    if asked is not None and getattr(factory, "asking", None) is not None:
+        asked[model] = factory.asking.describe()
     cache = Cache(Path(":memory:") if cache_path is None else cache_path)  # None: --no-cache, nothing kept
     try:
         return predict_labels(cache, ref, [(r["premise"], r["hypothesis"]) for r in eval_set.rows], factory,
@@ -44,9 +47,12 @@ def evaluate_datasets(specs: list[str], models: list[str], config: Config, cache
         if names and spec in names:
             eval_set.source = names[spec]
         overall.append({})
+        asked: dict[str, dict] = {}
         results.append(score_models(eval_set, models,
-                                    lambda model: predict(eval_set, model, config, cache_path, load, runtimes),
+                                    lambda model: predict(eval_set, model, config, cache_path, load, runtimes, asked),
                                     intervals=intervals, overall=overall[-1]))
+        for model, how in asked.items():   # an LLM judge: the JSON says how it was asked
+            results[-1]["models"][model]["asked"] = how
     settings = intervals or Settings()
     for i in range(1, len(results)):   # each data set against the one before it (versions side by side)
         if settings.resamples > 0:

@@ -30,7 +30,7 @@ class Filter(Stage):
 
     def settings(self, ctx):
         filter_settings(ctx.config)  # validated, defaults filled in
-        return ctx.config.section_hash("filter")
+        return ctx.config.section_hash("filter", "llm")   # [llm]: how a causal LM among the models is asked
 
     def external_inputs(self, ctx):
         from ....models.loading import fingerprint
@@ -62,8 +62,10 @@ class Filter(Stage):
         import pyarrow.compute as pc
 
         from ..classifier import classifier_factory, pair_key, predict_with_cache
+        from ..settings import llm_asking
 
         fc = filter_settings(ctx.config)
+        asking = llm_asking(ctx.config)
         models = self.models(ctx)
         model_info = [{"name": ref.name, "revision": ref.revision, "labels": labels} for ref, labels in models]
         kept = self._kept(inputs)
@@ -74,7 +76,7 @@ class Filter(Stage):
         per_model, computed = {}, {}
         if todo:
             for ref, labels in models:
-                factory = classifier_factory(ref, labels, fc.batch_size, fc.device)
+                factory = classifier_factory(ref, labels, fc.batch_size, fc.device, asking)
                 preds, computed[ref.name] = predict_with_cache(ctx.cache, ref, pairs, factory, progress_bar)
                 per_model[ref.name] = preds
         for r in todo:

@@ -1,0 +1,150 @@
+"""A causal LM as an NLI judge, asked as lm-evaluation-harness asks its mnli task: in the
+adversarial filter beside classifiers, in `workbench evaluate`, and in the lm-eval task an NLI
+release carries, which gives `workbench evaluate`'s accuracy and aggregate bias."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from conftest import ROOT, invoke
+from support.figures import REL
+from test_lmeval import RUN_LM_EVAL
+
+# Answer words that are single tokens of the fixture vocabulary and that the tiny random model
+# finds about equally likely, so its answers vary from prompt to prompt (its multi-token
+# True/Neither/False always come out Neither).
+ANSWERS = {"entailment": "your", "neutral": "these", "contradiction": "jobs"}
+PROMPT = "{premise}\nQuestion: {hypothesis} True, False or Neither?\nAnswer:"
+
+
+def judge_model(fixture: Path, folder: Path) -> Path:
+    """The fixture GPT-2 with the tokenizer of a real causal LM: BOS added, no EOS (the fixture's
+    RoBERTa-style tokenizer appends </s>, which then is all lm-eval's way scores of an answer)."""
+    from tokenizers.processors import TemplateProcessing
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    shutil.copytree(fixture, folder)
+    tok = AutoTokenizer.from_pretrained(folder)
+    backend = tok.backend_tokenizer
+    backend.post_processor = TemplateProcessing(single="<s> $A", pair="<s> $A $B",
+                                                special_tokens=[("<s>", tok.bos_token_id)])
+    for name in ("vocab.json", "merges.txt", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.json"):
+        (folder / name).unlink(missing_ok=True)
+    PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
+                            unk_token="<unk>", mask_token="<mask>").save_pretrained(folder)
+    return folder
+
+
+def lm_eval_way(model_dir, premise: str, hypothesis: str) -> str:
+    """The label lm-eval's hf backend would pick, computed here with plain torch one sequence at a
+    time: the context encoded alone, the answer's tokens those of context + ' ' + answer beyond it."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
+    h = hypothesis.strip()
+    context = PROMPT.format(premise=premise, hypothesis=h if h.endswith(".") else h + ".")
+    context_ids = tok(context)["input_ids"]
+    scores = []
+    for label in ("entailment", "neutral", "contradiction"):
+        rest = tok(context + " " + ANSWERS[label])["input_ids"][len(context_ids):]
+        ids = torch.tensor([context_ids + rest])
+        with torch.no_grad():
+            logprobs = torch.log_softmax(model(ids[:, :-1]).logits.float(), dim=-1)[0]
+        scores.append(sum(logprobs[len(context_ids) - 1 + i, t].item() for i, t in enumerate(rest)))
+    return ("entailment", "neutral", "contradiction")[scores.index(max(scores))]
+
+
+@pytest.fixture(scope="module")
+def llm_project(tmp_path_factory, fixture_models):
+    """An NLI project whose filter asks a classifier and a causal LM, labelled and built as 1.0.0."""
+    from typer.testing import CliRunner
+
+    from test_release import write_labels
+
+    project = tmp_path_factory.mktemp("llm-project")
+    judge = judge_model(fixture_models["clm-gpt2"], project.parent / f"{project.name}-judge")
+    shutil.copytree(ROOT / "templates", project / "templates")
+    answers = ", ".join(f'{k} = "{v}"' for k, v in ANSWERS.items())
+    (project / "workbench.toml").write_text(
+        '[project]\nname = "llm-bias"\nlicense = "cc-by-4.0"\n'
+        f'[generate]\nmodel = "{fixture_models["mlm-bert"]}"\ntop_k = 5\n'
+        f'[filter]\nmodels = ["{fixture_models["nli-a"]}", "{judge}"]\n'
+        f'[llm]\nanswers = {{ {answers} }}\n[evaluate]\nmodels = []\n', encoding="utf-8")
+    runner = CliRunner()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(project)
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        mp.setenv("WORKBENCH_PROGRESS", "0")
+        for step in (["expand"], ["generate"], ["filter"], ["run"]):
+            result = invoke(runner, *step)
+            assert result.exit_code == 0, result.output
+        items = pq.read_table(project / ".workbench" / "queue" / "data.parquet").to_pylist()
+        write_labels(project / "labels.jsonl", items, lambda k: ["valid-pro", "valid-anti"][k % 2])
+        assert invoke(runner, "annotate", "-a", "alice", "--labels-from", str(project / "labels.jsonl")).exit_code == 0
+        built = invoke(runner, "build", "--version", "1.0.0")
+        assert built.exit_code == 0, built.output
+    return project, project / "exports" / "llm-bias" / "1.0.0", judge
+
+
+def test_the_filter_asks_a_causal_lm_beside_a_classifier_in_its_k_of_n_rule(llm_project, fixture_models):
+    project, _, judge = llm_project
+    llm = str(judge)
+    rows = pq.read_table(project / ".workbench" / "filter" / "data.parquet").to_pylist()
+    asked = [(r, next(p for p in r["predictions"] if p["model"] == llm)) for r in rows]
+    assert len({p["label"] for _, p in asked}) >= 2   # the judge's answers vary
+    for r, p in asked[:6]:
+        assert p["label"] == lm_eval_way(judge, r["premise"], r["hypothesis"])
+        assert math.isclose(sum(p["probs"].values()), 1.0, abs_tol=1e-4)
+        assert (llm in r["fooled_by"]) == (p["label"] != "neutral")
+    assert any(llm in r["fooled_by"] for r in rows)
+
+
+def test_evaluate_asks_a_causal_lm_as_lm_eval_asks_mnli_and_says_how(llm_project, fixture_models, tmp_path, runner,
+                                                                      monkeypatch):
+    _, release, judge = llm_project
+    model = str(judge)
+    monkeypatch.chdir(tmp_path)
+    result = invoke(runner, "evaluate", str(release), "--model", model, "--no-cache", "--json", "s.json")
+    assert result.exit_code == 0, result.output
+    entry = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["models"][model]
+    assert entry["asked"]["answers"] == ANSWERS and entry["asked"]["prompt"] == PROMPT
+    assert entry["asked"]["chat_template"] is False and "log-likelihood" in entry["asked"]["mode"]
+    rows = pq.read_table(release / "data" / "all.parquet").to_pylist()
+    labels = [lm_eval_way(judge, r["premise"], r["hypothesis"]) for r in rows]
+    assert entry["overall"]["n"] == len(rows)
+    assert math.isclose(entry["overall"]["accuracy"], round(100 * labels.count("neutral") / len(rows), 4), abs_tol=1e-4)
+    assert 0 < entry["overall"]["accuracy"] < 100
+
+
+def test_lm_eval_on_a_built_nli_release_gives_workbench_evaluates_accuracy_and_bias(llm_project, fixture_models,
+                                                                                     tmp_path, runner, monkeypatch):
+    _, release, judge = llm_project
+    model = str(judge)
+    task_yaml = (release / "lm_eval_tasks" / "task.yaml").read_text(encoding="utf-8")
+    assert 'doc_to_choice: ["your", "these", "jobs"]' in task_yaml and "Question:" in task_yaml
+    task = "llm_bias_v1_0_0"
+    out = tmp_path / "lm_eval.json"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1",
+           "HF_HOME": str(tmp_path / "hf"), "TOKENIZERS_PARALLELISM": "false"}
+    done = subprocess.run([sys.executable, "-c", RUN_LM_EVAL, model, str(out), str(release / "lm_eval_tasks"), task],
+                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(out.read_text(encoding="utf-8"))
+    assert got["workbench_imported"] == []
+    theirs = got["results"][task]
+    monkeypatch.chdir(tmp_path)
+    result = invoke(runner, "evaluate", str(release), "--model", model, "--no-cache", "--json", "w.json")
+    assert result.exit_code == 0, result.output
+    ours = json.loads((tmp_path / "w.json").read_text(encoding="utf-8"))["models"][model]["overall"]
+    assert math.isclose(100 * theirs["accuracy,none"], ours["accuracy"], rel_tol=REL, abs_tol=1e-3)
+    assert math.isclose(100 * theirs["bias_aggregate,none"], ours["bias_aggregate"], rel_tol=REL, abs_tol=1e-3)
+    assert 0 < ours["accuracy"] < 100
