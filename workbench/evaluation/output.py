@@ -277,6 +277,11 @@ def provenance_path(path: Path) -> Path:
     return path.with_name(path.name + ".provenance.json")
 
 
+def per_version_path(path: Path | None, tag: str) -> Path | None:
+    """out.json -> out.<tag>.json: each version's own file beside a comparison's (evaluation/versions.py)."""
+    return None if path is None else Path(path).with_name(f"{Path(path).stem}.{tag}{Path(path).suffix}")
+
+
 def planned_outputs(request, versions: list[str] | None = None) -> list[tuple[str, Path, bool]]:
     """Every path the request writes: (the option naming it, the path, True for a folder).
     `versions`: the tags of sources evaluated one by one (evaluation/versions.py), whose own
@@ -287,10 +292,8 @@ def planned_outputs(request, versions: list[str] | None = None) -> list[tuple[st
             for flag, path in (("--csv", request.csv_out), ("--items", request.items_out))
             if path is not None and not writes_through(Path(path))]
     if versions:
-        from .versions import _per_version
-
         for tag in versions:
-            out += [(f"{flag} for {tag}", _per_version(path, tag), False)
+            out += [(f"{flag} for {tag}", per_version_path(path, tag), False)
                     for flag, path in (("--json", request.json_out), ("--csv", request.csv_out),
                                        ("--items", request.items_out)) if path is not None]
     out.append(("--plots", request.plots, True))
@@ -302,7 +305,7 @@ def planned_outputs(request, versions: list[str] | None = None) -> list[tuple[st
 def request_inputs(request, given=()) -> list[tuple[str, Path]]:
     """Every file or folder the request reads, which no output may replace: the data sets (as
     given, and as found), the local models (folders protect what is inside them), the score
-    cache, the --predictions file, a kind option naming a file (HONEST's --lexicon) and the
+    cache, the --predictions file, a kind option naming a file (a lexicon, say) and the
     project's workbench.toml."""
     found: list[tuple[str, Path]] = []
     for spec in dict.fromkeys([*map(str, given), *map(str, request.sources)]):

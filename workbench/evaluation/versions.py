@@ -53,9 +53,6 @@ def version_tags(sources: list[str]) -> list[str]:
     return tags
 
 
-def _per_version(path: Path | None, tag: str) -> Path | None:
-    """out.json -> out.<tag>.json: each version's own file beside the comparison's."""
-    return None if path is None else Path(path).with_name(f"{Path(path).stem}.{tag}{Path(path).suffix}")
 
 
 def side_by_side(tags: list[str], rows_per_version: list[list[dict]], compared: Compared) -> list[dict]:
@@ -210,15 +207,15 @@ def evaluate_versions(module, request, console, kind_name: str) -> dict:
                          "evaluator names no measures to compare versions by")
     from rich.table import Table
 
-    from .output import write_csv, write_json
+    from .output import per_version_path, write_csv, write_json
 
     tags = version_tags(list(request.sources))
     docs = []
     for source, tag in zip(request.sources, tags):
         console.rule(f"{source}  [{tag}]", style="dim")
-        one = dataclasses.replace(request, sources=[source], json_out=_per_version(request.json_out, tag),
-                                  csv_out=_per_version(request.csv_out, tag),
-                                  items_out=_per_version(request.items_out, tag),
+        one = dataclasses.replace(request, sources=[source], json_out=per_version_path(request.json_out, tag),
+                                  csv_out=per_version_path(request.csv_out, tag),
+                                  items_out=per_version_path(request.items_out, tag),
                                   plots=Path(request.plots) / tag if request.plots else None)
         docs.append(module.evaluate(one, console))
     rows = side_by_side(tags, [module.measure_rows(d) for d in docs], compared)
@@ -250,7 +247,7 @@ def evaluate_versions(module, request, console, kind_name: str) -> dict:
     console.print(table)
     doc = {"kind": kind_name, "versions": [{"tag": t, "source": s, "json": display_path(p) if p else None}
                                            for t, s, p in zip(tags, request.sources,
-                                                              [_per_version(request.json_out, t) for t in tags])],
+                                                              [per_version_path(request.json_out, t) for t in tags])],
            "keys": list(compared.keys), "measures": list(compared.measures), "rows": rows,
            **({"decomposition": decomposed} if decomposed else {})}
     if request.json_out:

@@ -67,7 +67,7 @@ MODEL_OPTIONS = (
     ModelOption("--load-in-4bit", "quantize the weights to 4 bits (NF4) as they load (bitsandbytes, CUDA GPU)", switch=True),
     ModelOption("--logprob-dtype", "causal LMs: float32 (default) takes log-softmax and sums of log-probabilities in "
            "float32 whatever --dtype is; model takes both in the model's own dtype, as lm-evaluation-harness's hf "
-           "backend does (in bfloat16 its sums round to a few bits, and many CrowS-Pairs pairs tie)", "float32",
+           "backend does (in bfloat16 its sums round to a few bits, and many sentence pairs tie)", "float32",
            LOGPROB_DTYPES),
 )
 MODEL_OPTION_HELP = {o.dest: o.help.replace("%%", "%") for o in MODEL_OPTIONS}   # what typer shows (argparse needs the %%)

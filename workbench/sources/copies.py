@@ -15,7 +15,7 @@ counts are compared, then each column as a whole (pyarrow reads the CSV as text 
 in bulk), so a large release is checked in about a second; only a disagreement is looked at
 row by row, to name the first differing row and column.
 
-A JSON document (StereoSet's data/stereoset.json) is not a table of rows: its Parquet is only
+A JSON document (a kind's nested data file) is not a table of rows: its Parquet is only
 read here; the kind's reader checks the JSON.
 
 This module needs only the standard library, core.errors and core.text, and pyarrow when it is

@@ -123,7 +123,7 @@ def _resolved(name: str) -> str:
 def release_inputs(args: argparse.Namespace, run: Run, folder: Path, origin: dict, manifest: dict) -> list:
     """What the script reads, which --json must not replace: the release's manifest, the files
     it lists and its data/ folder (a downloaded snapshot whole), the script and its evaluator/,
-    the models given as local folders or files, and any file an option names (HONEST's --lexicon).
+    the models given as local folders or files, and any file an option names (a lexicon, say).
     A new file beside the script (`--json scores.json`, as the card says) is fine."""
     found: list = [("this script", run.here / "evaluate.py"), ("the evaluator's code", run.here / "evaluator")]
     if origin.get("dataset_folder") is None:
