@@ -158,12 +158,12 @@ def summary(*, title: str, workload: str, figure: str, clock: str, roof: float |
 # -- results and the report ---------------------------------------------------------------------
 ORDER = ["expand", "generate", "filter", "fluency", "queue", "evaluate", "annotate", "labels", "labelstudio",
          "distributed",
-         "stereoset", "crows_pairs", "sos", "sofa", "honest", "intervals", "lmeval", "determinism", "generation"]
+         "stereoset", "crows_pairs", "sos", "sofa", "honest", "intervals", "lmeval", "determinism", "generation", "nli_llm"]
 GROUPS = {"NLI loop": ["expand", "generate", "filter", "fluency", "queue", "evaluate", "annotate", "labels",
                        "labelstudio", "distributed"],
           "Intrinsic kinds' evaluators": ["stereoset", "crows_pairs", "sos", "sofa", "honest"],
           "Uncertainty": ["intervals"],
-          "Beside lm-evaluation-harness": ["lmeval"],
+          "Beside lm-evaluation-harness": ["lmeval", "nli_llm"],
           "Shared model layer": ["determinism", "generation"]}
 
 
