@@ -50,11 +50,46 @@ def local_revision(folder: Path) -> str:
     return "sha256:" + h.hexdigest()[:16]
 
 
+REVISION_INDEX = "local-revisions.json"   # in the user's cache folder: see indexed_revision
+
+
+def indexed_revision(folder: Path) -> str:
+    """`local_revision`, computed once per change of the folder's files: an index in the user's
+    cache folder ($XDG_CACHE_HOME/workbench, else ~/.cache/workbench) maps the folder and each
+    file's name, size and mtime to the revision, so a freshness check (`status`, `run`) of a large
+    checkpoint costs a few stat calls, not a read of every file. A file changed in place gets a
+    new mtime, hence a new hash."""
+    import json
+    import os
+
+    folder = folder.resolve()
+    listing = [(f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in sorted(folder.iterdir())
+               if f.is_file() and not f.name.startswith(".")]
+    key = hashlib.sha256(json.dumps([str(folder), listing]).encode()).hexdigest()
+    index_file = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "workbench" / REVISION_INDEX
+    try:
+        index = json.loads(index_file.read_text(encoding="utf-8"))
+        index = index if isinstance(index, dict) else {}
+    except (OSError, ValueError):
+        index = {}
+    if key in index:
+        return index[key]
+    revision = local_revision(folder)
+    index[key] = revision
+    try:
+        from ..core.outputs import atomic_write_text
+
+        atomic_write_text(index_file, json.dumps(index))
+    except OSError:
+        pass   # a read-only home: the revision is still right, computed again next time
+    return revision
+
+
 def fingerprint(name: str, revision: str | None = None, root: Path | None = None) -> str:
     """What identifies a model's weights without touching the network (for `status`)."""
     for folder in ([root / name] if root is not None else []) + [Path(name).expanduser()]:
         if (folder / "config.json").is_file():
-            return local_revision(folder)
+            return indexed_revision(folder)
     return f"hub:{revision or 'main'}"
 
 
