@@ -315,3 +315,27 @@ def test_pos_filter_takes_a_split_fills_root_from_the_full_pipeline():
     _pos_filter(rows, _Memory())
     assert rows[0]["reject_reason"] == "pos"
     assert rows[0]["pos_found"] == _full_pipeline_pos(load_spacy(), text, start, start + 12)
+
+
+def test_a_generate_dtype_in_workbench_toml_loads_the_masked_lm_so_and_never_reads_float32_fills(fixture_models,
+                                                                                                  tmp_path, monkeypatch):
+    """[generate] takes the evaluators' runtime options: a bfloat16 run after a float32 one computes
+    its own fills (cached apart) with the model loaded in bfloat16; a bad value names the key."""
+    from workbench.core.errors import ConfigError
+
+    root = tmp_path / "p"
+    run_generate(root, fixture_models["mlm-bert"], "{{GROUP1}} are <mask> at work.", top_k=3)
+    toml = root / "workbench.toml"
+    toml.write_text(toml.read_text(encoding="utf-8") + 'dtype = "bfloat16"\n', encoding="utf-8")
+    config = load_config(toml)
+    loaded = []
+    real = mlm.MaskedLM.__init__
+    monkeypatch.setattr(mlm.MaskedLM, "__init__",
+                        lambda self, ref, tok, model, *a, **k: loaded.append(str(model.dtype)) or real(self, ref, tok,
+                                                                                                       model, *a, **k))
+    result = pipeline_for(config).run("generate")
+    assert result["computed_fills"] == 2 and loaded == ["torch.bfloat16"]
+    toml.write_text(toml.read_text(encoding="utf-8") + 'device_map = "nowhere"\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as refused:
+        load_config(toml).generate
+    assert "device_map" in str(refused.value)

@@ -69,6 +69,10 @@ class GenerateSection(_Section):
     filters: list[str] = Field(default_factory=lambda: list(GENERATION_FILTERS),
                                description='Which checks a fill must pass: subword, punctuation, number, group_word, repeated_neighbour, pos, duplicate.')
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description='auto (a GPU when there is one), cpu or cuda.')
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        "auto", description="Precision of the weights: auto (the checkpoint's own), float32, bfloat16 or float16.")
+    device_map: Literal["auto"] | None = Field(
+        None, description="auto: spread the layers over the GPUs, then the CPU, when the model does not fit one device.")
 
     @field_validator("filters")
     @classmethod

@@ -42,6 +42,17 @@ class UsesProposalModel:
             raise ModelError(f"{ctx.config.at('generate.model')}: {exc}" if from_config else str(exc)) from None
 
 
+def cache_ref(ref, section):
+    """`ref` with the revision the stage files its cached outputs under (runtime.keyed_revision):
+    the section's precision, read from the config alone, before any weight loads."""
+    import dataclasses
+
+    from .loading import runtime_for
+    from .runtime import keyed_revision, section_spec
+
+    return dataclasses.replace(ref, revision=keyed_revision(ref, runtime_for(ref, "mlm", section_spec(section))))
+
+
 class LazyMaskedLM:
     """The MaskedLM, loaded on the first call: a fully cached run never loads it."""
 
@@ -52,8 +63,9 @@ class LazyMaskedLM:
         if self.lm is None:
             from .loading import load
             from .mlm import MaskedLM
+            from .runtime import section_spec
 
-            tok, mdl, device = load(self.ref, "mlm", self.gen.device)
+            tok, mdl, device = load(self.ref, "mlm", section_spec(self.gen))
             self.lm = MaskedLM(self.ref, tok, mdl, device, self.gen.batch_size)
         return self.lm
 

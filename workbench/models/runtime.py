@@ -99,6 +99,21 @@ class LoadSpec:
                 "quantization": self.quantization, "logprob_dtype": self.logprob_dtype}
 
 
+def section_spec(section) -> LoadSpec:
+    """The model options of a loop stage's settings ([generate], [filter], [fluency]: device, dtype,
+    device_map, batch size) as the spec its model loads with, the evaluators' machinery."""
+    return LoadSpec(device=section.device, dtype=getattr(section, "dtype", None) or "auto",
+                    batch_size=section.batch_size, device_map=getattr(section, "device_map", None))
+
+
+def keyed_revision(ref, runtime: Runtime) -> str:
+    """The revision a stage files a model's cached outputs under: the weights' revision, with the
+    precision added when it is not float32 (a bfloat16 run's fills are other numbers; float32 keys
+    stay as they were, so caches of earlier runs are still read)."""
+    precision = runtime.quantization or runtime.dtype
+    return ref.revision if precision == "float32" else f"{ref.revision}@{precision}"
+
+
 def add_model_options(parser) -> None:
     """Declare the model options on an argparse parser (a release's evaluate.py)."""
     group = parser.add_argument_group("model options (the same in `workbench evaluate`)")

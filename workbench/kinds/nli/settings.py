@@ -27,6 +27,10 @@ class FilterSection(BaseModel):
     min_fooled: int = Field(1, ge=1, description="A variant is kept when at least this many filter models mispredict it.")
     batch_size: int = Field(32, ge=1, description="Premise-hypothesis pairs per forward pass.")
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="auto (a GPU when there is one), cpu or cuda.")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        "auto", description="Precision of the weights: auto (the checkpoint's own), float32, bfloat16 or float16.")
+    device_map: Literal["auto"] | None = Field(
+        None, description="auto: spread the layers over the GPUs, then the CPU, when a model does not fit one device.")
     label_overrides: dict[str, dict[str, str]] = Field(
         default_factory=dict, description="Per model, its output labels mapped to entailment/neutral/contradiction "
                                           "when its config does not name them.")
@@ -81,6 +85,8 @@ class FluencySection(BaseModel):
     revision: str | None = Field(None, description="The model's Hub revision; unset: the latest.")
     batch_size: int | None = Field(None, ge=1, description="Unset: [generate] batch_size.")
     device: Literal["auto", "cpu", "cuda"] | None = Field(None, description="Unset: [generate] device.")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] | None = Field(None, description="Unset: [generate] dtype.")
+    device_map: Literal["auto"] | None = Field(None, description="Unset: [generate] device_map.")
 
     @model_validator(mode="after")
     def _causal_needs_a_model(self):

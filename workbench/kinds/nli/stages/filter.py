@@ -61,6 +61,7 @@ class Filter(Stage):
         import pyarrow as pa
         import pyarrow.compute as pc
 
+        from ....models.runtime import section_spec
         from ..classifier import classifier_factory, pair_key, predict_with_cache
         from ..settings import llm_asking
 
@@ -76,7 +77,7 @@ class Filter(Stage):
         per_model, computed = {}, {}
         if todo:
             for ref, labels in models:
-                factory = classifier_factory(ref, labels, fc.batch_size, fc.device, asking)
+                factory = classifier_factory(ref, labels, fc.batch_size, section_spec(fc), asking)
                 preds, computed[ref.name] = predict_with_cache(ctx.cache, ref, pairs, factory, progress_bar)
                 per_model[ref.name] = preds
         for r in todo:

@@ -15,9 +15,13 @@ only what is new. The table's `pll` column holds the text's log-likelihood under
 """
 from __future__ import annotations
 
+import dataclasses
+
 from ....core.cache import cached_or_computed
 from ....core.errors import ModelError
 from ....core.stage import Output, Stage
+from ....models.loading import runtime_for
+from ....models.runtime import keyed_revision
 from ..settings import fluency_settings
 from ..tables import fluency_schema
 
@@ -33,7 +37,16 @@ def chosen(config) -> dict:
     return {"scorer": fl.scorer, "model": fl.model if own else gen.model,
             "revision": fl.revision if own else gen.revision,
             "field": "fluency.model" if own else "generate.model",
-            "batch_size": fl.batch_size or gen.batch_size, "device": fl.device or gen.device}
+            "batch_size": fl.batch_size or gen.batch_size, "device": fl.device or gen.device,
+            "dtype": fl.dtype or gen.dtype, "device_map": fl.device_map or gen.device_map}
+
+
+def spec_of(c: dict):
+    """The model options `chosen` resolved, as the spec the scorer loads with."""
+    from ....models.runtime import LoadSpec
+
+    return LoadSpec(device=c["device"], dtype=c["dtype"] or "auto", batch_size=c["batch_size"],
+                    device_map=c["device_map"])
 
 
 def score_order(filtered) -> list[str]:
@@ -91,7 +104,7 @@ class Fluency(Stage):
                     from ....models.loading import load
                     from ....models.mlm import MaskedLM
 
-                    tok, mdl, device = load(ref, "mlm", c["device"])
+                    tok, mdl, device = load(ref, "mlm", spec_of(c))
                     state["lm"] = MaskedLM(ref, tok, mdl, device, c["batch_size"])
                 return {t: list(v) for t, v in state["lm"].pseudo_log_likelihood(chunk, progress=advance).items()}
         else:
@@ -104,7 +117,9 @@ class Fluency(Stage):
                 advance(sum(len(r) for r in rows))
                 return {t: [sum(r), len(r)] for t, r in zip(chunk, rows)}
 
-        plls, computed = cached_or_computed(ctx.cache, namespace, ref, score_order(filtered), compute, label,
+        keyed = dataclasses.replace(ref, revision=keyed_revision(
+            ref, runtime_for(ref, "mlm" if c["scorer"] == "pll" else "causal", spec_of(c))))
+        plls, computed = cached_or_computed(ctx.cache, namespace, keyed, score_order(filtered), compute, label,
                                             unit_total=lambda ts: sum(max(1, len(t.split())) for t in ts), chunk=CHUNK)
         totals = [plls[t][0] for t in texts]
         counts = [plls[t][1] for t in texts]
@@ -126,9 +141,8 @@ def causal_scorer(ref, c: dict, config):
     its own: the stage caches whole-text scores)."""
     from ....models.lm_scoring import open_scorer
     from ....models.loading import FIXTURE_HINT
-    from ....models.runtime import LoadSpec
 
-    scorer = open_scorer(ref, LoadSpec(device=c["device"], batch_size=c["batch_size"]), None, hint=FIXTURE_HINT)
+    scorer = open_scorer(ref, spec_of(c), None, hint=FIXTURE_HINT)
     if scorer.kind != "causal":
         raise ModelError(f"{config.at(c['field'])}: [fluency] scorer = 'causal' needs a causal LM, but {ref.name!r} "
                          "is a masked LM (use scorer = 'pll' for it)")

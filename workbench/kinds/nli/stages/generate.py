@@ -15,7 +15,7 @@ from ....core.ids import hypothesis_id, joined_key, json_hash, normalise_text, s
 from ....core.cache import cached_or_computed
 from ....core.stage import Output, Stage
 from ..tables import CANDIDATE_ORDER, bindings_text, generate_schema
-from ....models.proposer import LazyMaskedLM, UsesProposalModel
+from ....models.proposer import LazyMaskedLM, UsesProposalModel, cache_ref
 from ..templates import fills as F
 
 # Bumped when the POS decisions change for the same pipeline: cached tags and stage outputs
@@ -105,7 +105,8 @@ def _candidates(samples: list[dict], gen, ref, cache, language=None) -> tuple[li
         return {key: [f.__dict__ for f in result[t]] for key, t in zip(chunk_keys, chunk_texts)}
 
     fill_keys = [joined_key(k, t) for t in texts]
-    fills, computed_fills = cached_or_computed(cache, "fill", ref, fill_keys, compute_fills, "fill masks")
+    fills, computed_fills = cached_or_computed(cache, "fill", cache_ref(ref, gen), fill_keys, compute_fills,
+                                               "fill masks")
 
     enabled = set(gen.filters)
     rows: list[dict] = []
