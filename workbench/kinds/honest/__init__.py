@@ -22,6 +22,7 @@ AUDIT = audit_scheme("template-audit", "template", (
 AUDIT_SOURCE = ("Nozza, Bianchi and Hovy (2021), \"HONEST: Measuring Hurtful Sentence Completion in Language Models\", "
                 "NAACL 2021, https://aclanthology.org/2021.naacl-main.191/; " + PAIR_AUDIT_SOURCE)
 FIXED = (("raw", TEXT),)   # what a fix may change: the template (with [I]); its prompts are made again from it
+from .completions import DECODINGS, MAX_NEW_TOKENS, SEED, TEMPERATURE, TOP_P
 from .measure import TOP_K
 from .parsing import NORMALISATIONS, REPEATED
 from .scoring import parse_ks
@@ -51,6 +52,19 @@ KIND = Kind(
                         metavar="workbench|unidecode"),
         EvaluatorOption("--group-by", "grouping column (default: category, mf or type, whichever is there)",
                         metavar="COLUMN"),
+        # --score-rule generation (causal LMs): K generated completions per template. No declared
+        # defaults, so that one given without the rule is refused (completions.completions_for).
+        EvaluatorOption("--max-new-tokens", f"with --score-rule generation: new tokens per completion (default "
+                        f"{MAX_NEW_TOKENS})", type=int, metavar="N"),
+        EvaluatorOption("--decoding", "with --score-rule generation: greedy (one completion per template, the "
+                        "default for K = 1) or sample (K seeded samples, the default for K > 1)",
+                        choices=DECODINGS, metavar="greedy|sample"),
+        EvaluatorOption("--temperature", f"with --score-rule generation and sampling: the temperature (default "
+                        f"{TEMPERATURE})", type=float, metavar="T"),
+        EvaluatorOption("--top-p", f"with --score-rule generation and sampling: the nucleus (top-p) mass (default "
+                        f"{TOP_P})", type=float, metavar="P"),
+        EvaluatorOption("--generation-seed", f"with --score-rule generation and sampling: completion r of every "
+                        f"template is sampled with seed S + r (default {SEED})", type=int, metavar="S"),
     ),
     words=WORDS,
     audit=Audit(AUDIT, AUDIT_SOURCE, import_published, FIXED, lambda: renewal_stages(AUTHORING, AUDIT, FIXED, refresh)),

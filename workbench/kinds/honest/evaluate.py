@@ -2,10 +2,12 @@
 
 Each template's `[M]` slot gets the model's top-K fills (see fills.py for the rules); a fill
 is hurtful when, accents stripped, it equals a lemma of the user's lexicon (case-sensitive),
-and it counts for that lemma's first listed category. measure.py turns the hits into the
-cumulative HONEST@k curve, per group and per lexicon category. The JSON is built by
-scoring.py (pure, shared with a release's standalone evaluate.py); this module adds reading
-the files, loading models, progress bars and the reports.
+and it counts for that lemma's first listed category. With `--score-rule generation` a causal
+LM's K generated completions stand for the fills, each hurtful when one of its words is a
+lemma (completions.py). measure.py turns the hits into the cumulative HONEST@k curve, per
+group and per lexicon category. The JSON is built by scoring.py (pure, shared with a
+release's standalone evaluate.py); this module adds reading the files, loading models,
+progress bars and the reports.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from ...evaluation.versions import Compared
 from ...evaluation.intervals import notes
 from ...evaluation.output import short, write_csv, write_items, write_json
 from . import data
+from .completions import Completions, completions_for
 from .scoring import distinct_texts, honest_document, model_entry, score_templates
 
 
@@ -50,11 +53,12 @@ def _ks(request) -> list[int]:
         raise InputError(f"--top-k: {exc}") from None
 
 
-def _check(request) -> None:
-    """Everything that can be wrong before a model is loaded."""
+def _check(request) -> Completions | None:
+    """Everything that can be wrong before a model is loaded; the generation rule's settings."""
     ks = _ks(request)
     if min(ks) < 1:
         raise InputError(f"--top-k must be at least 1 (got {request.options['top_k']})")
+    completions = completions_for(request.score_rule, max(ks), request.options)
     if request.options["lexicon"] is None:
         raise InputError("honest needs the hurtful-word lexicon: pass --lexicon FILE.tsv (HurtLex's layout: "
                          "lemma, category[, level]); workbench ships none")
@@ -65,6 +69,7 @@ def _check(request) -> None:
         raise InputError(f"honest evaluates one template file or release at a time ({len(request.sources)} given)")
     if not request.models:
         raise InputError("no model: pass --model (a Hub name or a local folder)")
+    return completions
 
 
 def scorer_label(scorer) -> str:
@@ -74,22 +79,24 @@ def scorer_label(scorer) -> str:
 
 
 def score_model(scorer, templates: data.TemplateSet, lexicon: data.Lexicon, K: int,
-                requested_rule: str | None = None) -> tuple[dict, list[list[str]], list[list[str | None]], str]:
-    """(the model's HONEST scores, fills per template row, hits per template row, the rule used),
-    with a progress bar."""
+                requested_rule: str | None = None, completions: Completions | None = None
+                ) -> tuple[dict, list[list[str]], list[list[str | None]], str]:
+    """(the model's HONEST scores, fills (or completions) per template row, hits per template
+    row, the rule used), with a progress bar."""
     from ...core.progress import progress_bar
     from .fills import score_rule
 
     rule = score_rule(scorer.kind, requested_rule)
-    with progress_bar(f"honest {short(scorer_label(scorer))}", len(distinct_texts(templates.templates))) as advance:
-        scores, fills, hits = score_templates(scorer, templates.templates, lexicon, K, rule, advance)
+    steps = len(distinct_texts(templates.templates)) * (completions.K if completions is not None else 1)
+    with progress_bar(f"honest {short(scorer_label(scorer))}", steps) as advance:
+        scores, fills, hits = score_templates(scorer, templates.templates, lexicon, K, rule, advance, completions)
     return scores, fills, hits, rule
 
 
 def evaluate(request, console) -> dict:
     from ...models.lm_loading import load_scorer
 
-    _check(request)
+    completions = _check(request)
     ks = _ks(request)
     K = max(ks)   # the fills are ranked: HONEST@k for a smaller k reads the first k of the top K
     templates = data.read_templates(request.sources[0], request.options["group_by"],
@@ -106,8 +113,8 @@ def evaluate(request, console) -> dict:
     for name in request.models:
         scorer = load_scorer(name, root=request.root, spec=request.spec, runtimes=request.runtimes,
                              cache_path=request.cache_path)
-        scores, fills, hits, rule = score_model(scorer, templates, lexicon, K, request.score_rule)
-        models[name] = model_entry(scorer, rule, scores)
+        scores, fills, hits, rule = score_model(scorer, templates, lexicon, K, request.score_rule, completions)
+        models[name] = model_entry(scorer, rule, scores, completions)
         hits_by_model[name] = hits
         if request.items_out:
             items.extend({"model": name, "line": t.line, "template": t.text, "identity": t.identity,

@@ -13,6 +13,7 @@ Causal LMs see only the text before the slot (stripped of trailing spaces, BOS f
     first piece's probability; two candidates may complete to the same word, and both count.
   - `next-token`: the same K word-starting pieces, not completed (cheaper; a lemma that
     needs several pieces can then never match).
+  - `generation`: K generated completions of a few words, scored word by word (completions.py).
 
 Pure code (the LM scoring layer's scorers come in as arguments): a release's standalone
 evaluate.py carries it verbatim.
@@ -21,10 +22,11 @@ from __future__ import annotations
 
 from ...core.errors import InputError, ModelError
 from ...models.lm_scoring import Progress
+from .completions import GENERATION
 from .parsing import SLOT
 
 MASKED_RULES = ("fill-mask",)
-CAUSAL_RULES = ("next-word", "next-token")
+CAUSAL_RULES = ("next-word", "next-token", GENERATION)
 MAX_WORD_PIECES = 8
 
 

@@ -20,6 +20,7 @@ from ...evaluation.intervals import (
     measure_of_ratio,
 )
 from ...models.lm_scoring import Progress
+from .completions import GENERATION, Completions, completion_category, generated
 from .fills import causal_fills, masked_fills
 from .measure import honest_scores
 from .parsing import Lexicon, Template, TemplateSet
@@ -52,17 +53,25 @@ def distinct_texts(templates: list[Template]) -> list[str]:
 
 
 def score_templates(scorer, templates: list[Template], lexicon: Lexicon, K: int, rule: str,
-                    progress: Progress = None) -> tuple[dict, list[list[str]], list[list[str | None]]]:
+                    progress: Progress = None, completions: Completions | None = None
+                    ) -> tuple[dict, list[list[str]], list[list[str | None]]]:
     """(HONEST scores, fills per template row, hits per template row) of one model by `rule`
-    (see fills.py); `progress` (optional) is advanced per distinct text."""
+    (see fills.py); `progress` (optional) is advanced per distinct text (per text and completion
+    for the generation rule, whose settings `completions` holds). A fill is one word, matched
+    whole; a generated completion is matched word by word (completions.py)."""
+    if (rule == GENERATION) != (completions is not None):
+        raise ValueError("the generation rule, and only it, takes its completions' settings")
     texts = distinct_texts(templates)
     if scorer.kind == "masked":
         found = masked_fills(scorer, texts, K, progress)
+    elif completions is not None:
+        found = generated(scorer, texts, completions, progress)
     else:
         found = causal_fills(scorer, texts, K, rule, progress)
     by_text = dict(zip(texts, found))
     fills = [by_text[t.text] for t in templates]
-    hits = [[lexicon.category_of(w) for w in row] for row in fills]
+    match = (lambda text: completion_category(lexicon, text)) if completions is not None else lexicon.category_of
+    hits = [[match(w) for w in row] for row in fills]
     return honest_scores(hits, [t.group for t in templates], K, lexicon.categories), fills, hits
 
 
@@ -75,9 +84,11 @@ def scorer_revision(scorer) -> str | None:
     return None
 
 
-def model_entry(scorer, rule: str, scores: dict) -> dict:
-    """A model's entry under the JSON's `models`: its kind, revision and rule, then the scores."""
-    return {"model_kind": scorer.kind, "revision": scorer_revision(scorer), "score_rule": rule, **scores}
+def model_entry(scorer, rule: str, scores: dict, completions: Completions | None = None) -> dict:
+    """A model's entry under the JSON's `models`: its kind, revision and rule (with how its
+    completions were generated, for the generation rule), then the scores."""
+    how = {"completions": completions.describe()} if completions is not None else {}
+    return {"model_kind": scorer.kind, "revision": scorer_revision(scorer), "score_rule": rule, **how, **scores}
 
 
 UNIT = "templates"    # what the intervals resample: a template, with every identity filled into it

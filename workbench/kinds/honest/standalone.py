@@ -1,23 +1,26 @@
 """The `honest` kind's standalone evaluator: HONEST@k on data/templates.tsv with the user's
 lexicon, with the parsing, fills, measures and document `workbench evaluate --kind honest`
-uses (parsing.py, fills.py, measure.py, scoring.py).
+uses (parsing.py, fills.py, completions.py, measure.py, scoring.py).
 
 The lexicon is not part of a release, so the script takes --lexicon (and --top-k, --score-rule,
---group-by, as `workbench evaluate` does) besides the shared options, and records the
-lexicon's sha256 in the provenance. A release carries this module and everything it imports
-in its evaluator/ folder; its evaluate.py runs it through `release.runtime.cli.main`.
+--group-by and the generation rule's options, as `workbench evaluate` does) besides the shared
+options, and records the lexicon's sha256 in the provenance. A release carries this module and
+everything it imports in its evaluator/ folder; its evaluate.py runs it through
+`release.runtime.cli.main`.
 """
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+from ...core.errors import InputError
 from ...core.ids import file_sha256
 from ...core.text import read_text
 from ...evaluation.intervals import notes
 from ...release.runtime.cli import Run
 from ...release.runtime.lm import load_lm
 from ...release.runtime.release import dataset_label
+from .completions import DECODINGS, MAX_NEW_TOKENS, SEED, TEMPERATURE, TOP_P, completions_for
 from .fills import CAUSAL_RULES, MASKED_RULES, score_rule
 from .measure import TOP_K
 from .parsing import (
@@ -54,12 +57,32 @@ def add_options(parser) -> None:
                         help="how lemmas and fills are normalised: workbench (the default) or unidecode (as the "
                              "reference HONEST tool; needs pip install unidecode)")
     parser.add_argument("--score-rule", choices=(*MASKED_RULES, *CAUSAL_RULES),
-                        help="how a model fills the slot (default: fill-mask for masked LMs, next-word for causal)")
+                        help="how a model fills the slot (default: fill-mask for masked LMs, next-word for causal; "
+                             "generation: a causal LM's K generated completions, scored word by word)")
     parser.add_argument("--group-by", help="grouping column (default: category, mf or type, whichever is there)")
+    # Those of --score-rule generation, without defaults: one given without the rule is refused.
+    parser.add_argument("--max-new-tokens", type=int,
+                        help=f"with --score-rule generation: new tokens per completion (default {MAX_NEW_TOKENS})")
+    parser.add_argument("--decoding", choices=DECODINGS,
+                        help="with --score-rule generation: greedy (the default for K = 1) or sample (K seeded "
+                             "samples, the default for K > 1)")
+    parser.add_argument("--temperature", type=float,
+                        help=f"with --score-rule generation and sampling: the temperature (default {TEMPERATURE})")
+    parser.add_argument("--top-p", type=float,
+                        help=f"with --score-rule generation and sampling: the nucleus mass (default {TOP_P})")
+    parser.add_argument("--generation-seed", type=int,
+                        help=f"with --score-rule generation and sampling: completion r of every template is sampled "
+                             f"with seed S + r (default {SEED})")
 
 
 def check_options(args) -> str | None:
-    return f"--top-k must be at least 1 (got {min(args.top_k)})" if min(args.top_k) < 1 else None
+    if min(args.top_k) < 1:
+        return f"--top-k must be at least 1 (got {min(args.top_k)})"
+    try:
+        completions_for(args.score_rule, max(args.top_k), vars(args))
+    except InputError as exc:
+        return str(exc)
+    return None
 
 
 def provenance(args) -> dict:
@@ -79,13 +102,14 @@ def evaluate(args, run: Run, folder: Path, origin: dict, manifest: dict) -> tupl
     for note in lexicon.notes:
         print(f"{args.lexicon}: {note}", file=sys.stderr)
     K = max(args.top_k)   # the fills are ranked: HONEST@k for a smaller k reads the first k of the top K
+    completions = completions_for(args.score_rule, K, vars(args))
     models, revisions, hits = {}, {}, {}
     for name in args.model:
         print(f"filling {len(templates.templates)} templates with {name} ...", file=sys.stderr)
         scorer = load_lm(name, args.spec, run.runtimes)
         rule = score_rule(scorer.kind, args.score_rule)
-        scores, _, hits[name] = score_templates(scorer, templates.templates, lexicon, K, rule)
-        models[name] = model_entry(scorer, rule, scores)
+        scores, _, hits[name] = score_templates(scorer, templates.templates, lexicon, K, rule, None, completions)
+        models[name] = model_entry(scorer, rule, scores, completions)
         revisions[name] = scorer.ref.revision
         print(f"{name}: HONEST@{K} {scores['overall']['honest']:.2f} % (lower is better), "
               f"{len(templates.templates)} templates")
