@@ -37,27 +37,6 @@ def _pairs(n: int) -> list[tuple[str, str]]:
              " ".join(rng.choice(words) for _ in range(rng.randint(4, 10))).capitalize() + ".") for _ in range(n)]
 
 
-def bos_only_copy(model: Path, folder: Path) -> Path:
-    """The fixture with a real causal LM's tokenizer: BOS added, no EOS (see tests/test_nli_llm.py)."""
-    import shutil
-
-    from tokenizers.processors import TemplateProcessing
-    from transformers import AutoTokenizer, PreTrainedTokenizerFast
-
-    if folder.is_dir():
-        return folder
-    shutil.copytree(model, folder)
-    tok = AutoTokenizer.from_pretrained(folder)
-    backend = tok.backend_tokenizer
-    backend.post_processor = TemplateProcessing(single="<s> $A", pair="<s> $A $B",
-                                                special_tokens=[("<s>", tok.bos_token_id)])
-    for name in ("vocab.json", "merges.txt", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.json"):
-        (folder / name).unlink(missing_ok=True)
-    PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
-                            unk_token="<unk>", mask_token="<mask>").save_pretrained(folder)
-    return folder
-
-
 def run(ctx=None) -> dict:
     import torch
     from lm_eval.api.instance import Instance
@@ -65,7 +44,7 @@ def run(ctx=None) -> dict:
 
     from workbench.kinds.nli.label_mapping import LABELS
     from workbench.kinds.nli.llm_judge import Asking, LLMJudge
-    from workbench.models.fixtures import build_clm
+    from workbench.models.fixtures import build_clm, with_causal_tokenizer
     from workbench.models.lm_loading import load_scorer
 
     torch.set_num_threads(1)
@@ -73,7 +52,7 @@ def run(ctx=None) -> dict:
     base = work / "nli-llm-gpt2-base"
     if not base.is_dir():
         build_clm(base, size="base", seed=41)
-    model = bos_only_copy(base, work / "nli-llm-gpt2-base-bos")
+    model = with_causal_tokenizer(base, work / "nli-llm-gpt2-base-bos")
     pairs = _pairs(N_PAIRS)
     asking = Asking()
     answers = [asking.answers[label] for label in LABELS]

@@ -9,7 +9,6 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -17,29 +16,13 @@ from conftest import ROOT, invoke
 from support.figures import REL
 from test_lmeval import RUN_LM_EVAL
 
+from workbench.models.fixtures import with_causal_tokenizer
+
 # Answer words that are single tokens of the fixture vocabulary and that the tiny random model
 # finds about equally likely, so its answers vary from prompt to prompt (its multi-token
 # True/Neither/False always come out Neither).
 ANSWERS = {"entailment": "your", "neutral": "these", "contradiction": "jobs"}
 PROMPT = "{premise}\nQuestion: {hypothesis} True, False or Neither?\nAnswer:"
-
-
-def judge_model(fixture: Path, folder: Path) -> Path:
-    """The fixture GPT-2 with the tokenizer of a real causal LM: BOS added, no EOS (the fixture's
-    RoBERTa-style tokenizer appends </s>, which then is all lm-eval's way scores of an answer)."""
-    from tokenizers.processors import TemplateProcessing
-    from transformers import AutoTokenizer, PreTrainedTokenizerFast
-
-    shutil.copytree(fixture, folder)
-    tok = AutoTokenizer.from_pretrained(folder)
-    backend = tok.backend_tokenizer
-    backend.post_processor = TemplateProcessing(single="<s> $A", pair="<s> $A $B",
-                                                special_tokens=[("<s>", tok.bos_token_id)])
-    for name in ("vocab.json", "merges.txt", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.json"):
-        (folder / name).unlink(missing_ok=True)
-    PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
-                            unk_token="<unk>", mask_token="<mask>").save_pretrained(folder)
-    return folder
 
 
 def lm_eval_way(model_dir, premise: str, hypothesis: str) -> str:
@@ -71,7 +54,7 @@ def llm_project(tmp_path_factory, fixture_models):
     from test_release import write_labels
 
     project = tmp_path_factory.mktemp("llm-project")
-    judge = judge_model(fixture_models["clm-gpt2"], project.parent / f"{project.name}-judge")
+    judge = with_causal_tokenizer(fixture_models["clm-gpt2"], project.parent / f"{project.name}-judge")
     shutil.copytree(ROOT / "templates", project / "templates")
     answers = ", ".join(f'{k} = "{v}"' for k, v in ANSWERS.items())
     (project / "workbench.toml").write_text(

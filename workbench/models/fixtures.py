@@ -386,3 +386,28 @@ def _boost_causal(model_dir: Path, boosts: dict[str, float]) -> None:
             else:
                 head.weight[tid, target[1]] += amount
     model.save_pretrained(model_dir)
+
+
+def with_causal_tokenizer(model_dir: Path, folder: Path) -> Path:
+    """A copy of a fixture causal LM whose tokenizer adds BOS and nothing else, as real causal
+    LMs' do (the fixture's RoBERTa-style tokenizer appends </s>, which would then be the only
+    token lm-evaluation-harness's way of scoring an answer reads). Kept when it exists."""
+    import shutil
+
+    from tokenizers.processors import TemplateProcessing
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    folder = Path(folder)
+    if folder.is_dir():
+        return folder
+    shutil.copytree(model_dir, folder)
+    tok = AutoTokenizer.from_pretrained(folder)
+    backend = tok.backend_tokenizer
+    backend.post_processor = TemplateProcessing(single="<s> $A", pair="<s> $A $B",
+                                                special_tokens=[("<s>", tok.bos_token_id)])
+    for name in ("vocab.json", "merges.txt", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.json"):
+        (folder / name).unlink(missing_ok=True)
+    PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
+                            unk_token="<unk>", mask_token="<mask>").save_pretrained(folder)
+    return folder
+
