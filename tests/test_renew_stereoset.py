@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 
 from conftest import invoke
 from support.renewal import labels_file as _labels
@@ -275,3 +276,75 @@ def test_both_versions_of_a_renewal_are_compared_with_the_move_split_into_droppe
     assert [v["tag"] for v in raw["versions"]] == ["dev", "1.1.0"]
     assert raw["decomposition"]["dropped"] == 1
     assert [{k.replace("dev", "1.0.0"): v for k, v in r.items()} for r in raw["rows"]] == both["rows"]
+
+
+# -- fixes applied by structure (issue 43) ------------------------------------------------------------------
+TWO_BLANKS = {"id": "wb-intra-two", "target": "bakers", "bias_type": "profession",
+              "context": "The BLANK baker sold a BLANK loaf.",
+              "sentences": [{"id": f"wb-two-{tag}", "sentence": f"The {a} baker sold a {b} loaf.", "gold_label": gold,
+                             "labels": [{"human_id": "workbench-writer", "label": gold}]}
+                            for tag, gold, a, b in (("st", "stereotype", "cheerful", "fresh"),
+                                                    ("an", "anti-stereotype", "grumpy", "stale"),
+                                                    ("un", "unrelated", "purple", "cloudy"))]}
+
+
+def _two_blanks_project(tmp_path, monkeypatch, runner):
+    doc = document()
+    doc["data"]["intrasentence"].append(TWO_BLANKS)
+    path = tmp_path / "dev.json"
+    path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    assert invoke(runner, "import", str(path), "--kind", "stereoset", "--out", str(tmp_path / "ss")).exit_code == 0
+    monkeypatch.chdir(tmp_path / "ss")
+    assert invoke(runner, "run").exit_code == 0
+    return doc
+
+
+def _everyone(tmp_path, runner, doc, fix: dict) -> None:
+    rows = [{"item_id": c["id"], "label": "keep"} if c["id"] != TWO_BLANKS["id"] else
+            {"item_id": c["id"], "label": "fix", "fix": fix} for split in doc["data"].values() for c in split]
+    for name in ("alice", "bob"):
+        assert invoke(runner, "annotate", "--annotator", name, "--labels-from",
+                      _labels(tmp_path / f"{name}.jsonl", rows)).exit_code == 0
+
+
+def test_a_context_fixed_from_two_blanks_to_one_rebuilds_each_sentence_from_its_own_words(tmp_path, monkeypatch,
+                                                                                         runner):
+    """The published sentences fill both BLANKs; the fix writes the second one's words into the
+    context. Each sentence is then the new context with its own first words in place of the BLANK,
+    never the whole published sentence pasted into it."""
+    from workbench.kinds.stereoset.cats import parse
+
+    doc = _two_blanks_project(tmp_path, monkeypatch, runner)
+    fixed = "The BLANK baker sold a fresh loaf."
+    _everyone(tmp_path, runner, doc, {"context": fixed})
+    r = invoke(runner, "build", "--version", "1.0.0")
+    assert r.exit_code == 0, r.output + str(r.exception)
+    release = tmp_path / "ss" / "exports" / "ss" / "1.0.0" / "data" / "stereoset.json"
+    cat = next(c for c in _data(release)["intrasentence"] if c["id"] == TWO_BLANKS["id"])
+    assert cat["context"] == fixed
+    assert {s["gold_label"]: s["sentence"] for s in cat["sentences"]} == {
+        "stereotype": "The cheerful baker sold a fresh loaf.", "anti-stereotype": "The grumpy baker sold a fresh loaf.",
+        "unrelated": "The purple baker sold a fresh loaf."}
+    for split in _data(release).values():       # every released sentence: its context with a word or phrase at BLANK
+        for c in split:
+            for s in c["sentences"]:
+                if "BLANK" in c["context"]:
+                    before, after = c["context"].split("BLANK")
+                    word = s["sentence"][len(before):len(s["sentence"]) - len(after)]
+                    assert s["sentence"].lower() == (before + word + after).lower() and len(word.split()) <= 3, s
+                    assert not re.search(r"\b(baker|loaf)\b", word), s
+    parse(json.loads(release.read_text(encoding="utf-8")), release)   # and the evaluator reads it as it is
+
+
+def test_a_fix_that_cannot_be_applied_stops_the_build_naming_the_item(tmp_path, monkeypatch, runner):
+    doc = _two_blanks_project(tmp_path, monkeypatch, runner)
+    for fix, why in (({"context": "The BLANK baker sold a BLANK loaf to BLANK."}, "has 3 BLANK(s)"),
+                     ({"stereotype": "A cheerful baker sold bread."}, "is not its context"),
+                     ({"context": "The BLANK baker sold a fresh loaf.", "unrelated": "The purple cook sold a fresh loaf."},
+                      "is not its context")):
+        _everyone(tmp_path, runner, doc, fix)
+        r = invoke(runner, "build", "--version", "1.0.0")
+        message = str(r.exception)
+        assert r.exit_code == 2 and message.startswith(f"item {TWO_BLANKS['id']!r}: ") and why in message, message
+        assert "\n" not in message
+        assert not (tmp_path / "ss" / "exports" / "ss" / "1.0.0").exists()

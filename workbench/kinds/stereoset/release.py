@@ -69,7 +69,10 @@ def stereoset_document(rows: list[dict]) -> dict:
             data[r["split"]].append(cat)
         cat["sentences"].append({"id": r["item_id"], "sentence": r["hypothesis"], "gold_label": r["label"],
                                  "labels": [v for v in _votes(r) if v["label"] in (*GOLD, "related")]})
-    return {"version": FORMAT, "data": data}
+    # the published file's own `version` for the data as published (build --original), else this format's
+    versions = {r.get("version") for r in rows}
+    return {"version": json.loads(versions.pop()) if len(versions) == 1 and None not in versions else FORMAT,
+            "data": data}
 
 
 def write_release(rows: list[dict], staging: Path) -> list[str]:

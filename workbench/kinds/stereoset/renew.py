@@ -12,10 +12,12 @@ context or any of the three sentences; the release writes them back in StereoSet
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from ...authoring.renew import PAIR_AUDIT_SOURCE, audit_scheme
-from ...authoring.stages import Authoring, Row, text_field
+from ...authoring.files import nonempty_string
+from ...authoring.stages import Authoring, Row
 from ...core.errors import InputError, Problem, display_path
 from ...core.stage import Output, Stage
 from .cats import BLANK, GOLD, SPLITS
@@ -55,10 +57,11 @@ def _labels_ok(labels) -> bool:
 def import_published(path: Path) -> tuple[dict[str, str], list[str]]:
     """A StereoSet JSON file -> one template file per (split, bias type), every CAT as published."""
     from ...authoring.renew import published_files
-    from .data import load
+    from .data import from_hf, hf_records, load, read_json
 
     data = load(str(path))                # refuses a malformed file with every problem and its field path
-    doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    records = hf_records(Path(path)) if Path(path).suffix.lower() in (".jsonl", ".json") else None   # as load() reads
+    doc = from_hf(records) if records is not None else read_json(Path(path), "StereoSet file")   # a BOM too
     groups: dict[str, list[dict]] = {}
     problems = [Problem(display_path(path), None, f"data.{split}[{i}].sentences[{k}].labels",
                         "labels must be a list of {\"human_id\", \"label\"} mappings")
@@ -75,7 +78,7 @@ def import_published(path: Path) -> tuple[dict[str, str], list[str]]:
 
     def per_group(group: str) -> dict:
         split, bias_type = group.split("-", 1)
-        return {"split": split, "bias_type": bias_type}
+        return {"split": split, "bias_type": bias_type, "version": doc.get("version")}
 
     return published_files(FORMAT, path, groups, per_group, key="cats", noun="CATs"), list(data.notes)
 
@@ -84,9 +87,12 @@ def import_published(path: Path) -> tuple[dict[str, str], list[str]]:
 def _parse(raw, tid: str) -> tuple[list[Row], list]:
     problems: list = []
     data = raw.data
-    split, bias_type = data.get("split"), text_field(data.get("bias_type"), raw, ("bias_type",), problems, "bias_type")
+    split, bias_type = data.get("split"), nonempty_string(data.get("bias_type"), raw, ("bias_type",), problems, "bias_type")
     if split not in SPLITS:
         problems.append(raw.problem(("split",), f"split must be one of {', '.join(SPLITS)}, not {split!r}"))
+    version = data.get("version")   # the published file's `version` field, as it is (older imports have none)
+    if isinstance(version, (list, dict)):
+        problems.append(raw.problem(("version",), "version is the published file's version field, a text or a number"))
     cats = data.get("cats")
     if not isinstance(cats, list) or not cats:
         problems.append(raw.problem(("cats",), "cats must be a non-empty list"))
@@ -97,8 +103,9 @@ def _parse(raw, tid: str) -> tuple[list[Row], list]:
         if not isinstance(cat, dict):
             problems.append(raw.problem(where, "a CAT is a mapping (id, position, target, context, sentences)"))
             continue
-        cid, target, context = (text_field(cat.get(k), raw, where + (k,), problems, k) for k in ("id", "target",
-                                                                                             "context"))
+        cid = nonempty_string(cat.get("id"), raw, where + ("id",), problems, "id")
+        # ids and texts exactly as published (double and trailing spaces kept), so `build --original` is the file itself
+        target, context = (nonempty_string(cat.get(k), raw, where + (k,), problems, k) for k in ("target", "context"))
         if split == "intrasentence" and context is not None and BLANK not in context:
             problems.append(raw.problem(where + ("context",), f"an intrasentence context needs a {BLANK} (where the options go)"))
         sentences = cat.get("sentences")
@@ -108,13 +115,14 @@ def _parse(raw, tid: str) -> tuple[list[Row], list]:
             problems.append(raw.problem(where + ("sentences",), f"a CAT has three sentences, one each with gold_label "
                                                                 f"{', '.join(SENTENCES)}"))
             continue
-        texts = {g: text_field(s.get("sentence"), raw, where + ("sentences", k, "sentence"), problems, "sentence")
+        texts = {g: nonempty_string(s.get("sentence"), raw, where + ("sentences", k, "sentence"), problems, "sentence")
                  for k, (g, s) in enumerate(zip(golds, sentences))}
         if None in (cid, target, context, *texts.values()) or not isinstance(cat.get("position"), int):
             if not isinstance(cat.get("position"), int):
                 problems.append(raw.problem(where + ("position",), "position (its place in the split) is a number"))
             continue
         record = {"id": cid, "split": split, "bias_type": bias_type, "target": target, "context": context,
+                  "version": version,
                   "position": cat["position"], **texts, "published": {"context": context, **texts},
                   "sentences": [{"id": str(s.get("id")), "gold_label": s["gold_label"],
                                  "labels": list(s.get("labels") or [])} for s in sentences]}
@@ -125,33 +133,95 @@ def _parse(raw, tid: str) -> tuple[list[Row], list]:
 AUTHORING = Authoring(
     kind="stereoset", parse=_parse, columns=("id", "split", "bias_type", "target", "context", *SENTENCES),
     data_file="data/stereoset.json", unit="CAT", about="", fields="",
-    top_level=frozenset({"split", "bias_type", "cats"}), question=CAT_AUDIT.question, text_column="context",
+    top_level=frozenset({"split", "bias_type", "version", "cats"}), question=CAT_AUDIT.question, text_column="context",
     file_format=FORMAT)
 
 
 def refresh(record: dict) -> dict:
-    """A fixed CAT, checked: an intrasentence context keeps its BLANK, and its sentences not fixed
-    themselves are the fixed context with their words in place of BLANK."""
+    """A fixed CAT, rebuilt by its structure and checked: an intrasentence context keeps a BLANK;
+    each sentence not fixed itself is the fixed context with that sentence's own words put in
+    place of each BLANK (never a search for the old context's text, which a changed context no
+    longer holds); and every sentence of the CAT must be its context with words in place of its
+    BLANKs, else the fix cannot be applied and the build stops."""
     if record["split"] != "intrasentence":
         return record
     context, published = record["context"], record["published"]
     if BLANK not in context:
         raise InputError(f"the fixed context {context!r} has no {BLANK}")
-    if context == published["context"]:
-        return record
-    refilled = {g: context.replace(BLANK, _option("intrasentence", published["context"], published[g]), 1)
-                for g in SENTENCES if record[g] == published[g]}
-    return {**record, **refilled}
+    record = dict(record)
+    unfixed = [g for g in SENTENCES if record[g] == published[g]]
+    if context != published["context"] and unfixed:
+        where = blank_map(published["context"], context)
+        if where is None:
+            raise InputError(f"the fixed context {context!r} has {context.count(BLANK)} {BLANK}(s) where the published "
+                             f"{published['context']!r} has {published['context'].count(BLANK)}, and its "
+                             f"{', '.join(unfixed)} sentence(s) have no words for the new one(s): fix them too, or keep "
+                             f"the published {BLANK}s")
+        for g in unfixed:
+            words = fills(published["context"], published[g])
+            if words is None:
+                raise InputError(f"its published {g} sentence {published[g]!r} does not match its published context "
+                                 f"{published['context']!r}: fix the sentence too")
+            record[g] = refill(context, [words[i] for i in where])
+    for g in SENTENCES:
+        if fills(context, record[g]) is None:
+            raise InputError(f"the {g} sentence {record[g]!r} is not its context {context!r} with words in place of "
+                             f"{BLANK}: fix the sentence so that only the words at {BLANK} differ")
+    return record
+
+
+def fills(context: str, sentence: str) -> list[str] | None:
+    """The words of `sentence` in place of each BLANK of `context`, or None when the rest of the
+    sentence is not the context (case ignored there, as the evaluator reads a CAT; cats.py)."""
+    parts = context.strip().split(BLANK)
+    if len(parts) < 2:
+        return None
+    pattern = "(.+?)".join(re.escape(p) for p in parts[:-1]) + "(.+)" + re.escape(parts[-1])
+    found = re.fullmatch(pattern, sentence.strip(), flags=re.IGNORECASE | re.DOTALL)
+    if found is None or not all(g.strip() for g in found.groups()):
+        return None
+    return list(found.groups())
+
+
+def refill(context: str, words: list[str]) -> str:
+    """`context` with words[i] in place of its i-th BLANK."""
+    parts = context.split(BLANK)
+    return parts[0] + "".join(w + p for w, p in zip(words, parts[1:]))
+
+
+_TOKEN = re.compile(rf"{BLANK}|\w+|[^\w\s]")
+
+
+def blank_map(published: str, fixed: str) -> list[int] | None:
+    """For each BLANK of the fixed context, the published BLANK it stands for (so a sentence's
+    words for that BLANK go there): in order when there are as many; when the fix filled some in
+    (two BLANKs -> one), those that stay where the words around them are unchanged. None when a
+    BLANK of the fixed context is new, or cannot be told apart."""
+    from difflib import SequenceMatcher
+
+    n_old, n_new = published.count(BLANK), fixed.count(BLANK)
+    if n_new == n_old:
+        return list(range(n_new))
+    if n_new > n_old:
+        return None
+    a, b = _TOKEN.findall(published), _TOKEN.findall(fixed)
+    mapped: dict[int, int] = {}
+    for tag, i1, _, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            for k in range(j2 - j1):
+                if b[j1 + k] == BLANK:
+                    mapped[b[:j1 + k].count(BLANK)] = a[:i1 + k].count(BLANK)
+    return [mapped[j] for j in range(n_new)] if len(mapped) == n_new else None
 
 
 # -- the rows the StereoSet release writes --------------------------------------------------------------------
 def _option(split: str, context: str, sentence: str) -> str:
+    """The words in place of BLANK (the last BLANK's, as cats.py scores a context with several),
+    or the whole sentence (intersentence)."""
     if split != "intrasentence":
         return sentence
-    before, _, after = context.partition(BLANK)
-    if sentence.startswith(before) and sentence.endswith(after) and len(sentence) >= len(before) + len(after):
-        return sentence[len(before):len(sentence) - len(after)]
-    return sentence
+    words = fills(context, sentence)
+    return words[-1] if words else sentence
 
 
 class Cats(Stage):
@@ -159,8 +229,10 @@ class Cats(Stage):
     is the audit's final decision on the CAT (keep or fix) when `upstream` is the renewed stage,
     kept apart from the published `labels` (the original validators' gold-label votes)."""
 
-    def __init__(self, name: str, upstream: str):
-        self.name, self.upstream = name, (upstream,)
+    format = 2   # 2: the published file's `version` on each row of the data as published
+
+    def __init__(self, name: str, upstream: str, published: bool = False):
+        self.name, self.upstream, self.published = name, (upstream,), published
 
     def schema(self):
         import pyarrow as pa
@@ -172,7 +244,8 @@ class Cats(Stage):
                           ("context", pa.string()), ("hypothesis", pa.string()), ("option", pa.string()),
                           ("label", pa.string()), ("source", pa.string()), ("mlm_rank", pa.int32()),
                           ("mlm_score", pa.float64()), ("mlm_name", pa.string()), ("mlm_revision", pa.string()),
-                          ("votes", pa.list_(vote)), ("agree", pa.int32()), ("audit", pa.string())])
+                          ("votes", pa.list_(vote)), ("agree", pa.int32()), ("audit", pa.string()),
+                          ("version", pa.string())])
 
     def compute(self, ctx, inputs, reused) -> Output:
         import pyarrow as pa
@@ -188,7 +261,9 @@ class Cats(Stage):
                              "hypothesis": cat[g], "option": _option(cat["split"], cat["context"], cat[g]),
                              "label": g, "source": "published", "mlm_rank": None, "mlm_score": None,
                              "mlm_name": None, "mlm_revision": None, "votes": s["labels"],
-                             "agree": sum(v.get("label") == g for v in s["labels"]), "audit": r.get("label")})
+                             "agree": sum(v.get("label") == g for v in s["labels"]), "audit": r.get("label"),
+                             "version": json.dumps(cat["version"]) if self.published and cat.get("version") is not None
+                             else None})
         return Output(pa.Table.from_pylist(rows, schema=self.schema()), {"sentences": len(rows)})
 
     def counts(self, ctx, table, inputs, work):
@@ -198,5 +273,5 @@ class Cats(Stage):
 def stages() -> list:
     from ...authoring.renew import renewal_stages
 
-    return [*renewal_stages(AUTHORING, CAT_AUDIT, _fixed(), refresh), Cats("published", "expand"),
+    return [*renewal_stages(AUTHORING, CAT_AUDIT, _fixed(), refresh), Cats("published", "expand", published=True),
             Cats("cats", "released")]
