@@ -64,7 +64,7 @@ def _pairs(raw, problems) -> list[Row]:
                                               "marginalised"))
             continue
         texts = [nonempty_string(item.get(k), raw, path + (k,), problems, k) for k in ("id", "profane", "nice")]
-        identity = text_field(item.get("identity"), raw, path + ("identity",), problems, "identity")
+        identity = nonempty_string(item.get("identity"), raw, path + ("identity",), problems, "identity")   # as published
         attribute = text_field(item.get("attribute"), raw, path + ("attribute",), problems, "attribute")
         marginalised = item.get("marginalised")
         if not isinstance(marginalised, bool):
@@ -140,9 +140,10 @@ def import_published(path: Path) -> tuple[dict[str, str], list[str]]:
     table = pairs.table
     id_col = find_column(table.columns, "id", "")
     read = {find_column(table.columns, *names) for names in (PROFANE, NICE, IDENTITY)}
+    identity = find_column(table.columns, *IDENTITY)   # its cells as published: the evaluator strips them itself
     groups: dict[str, list] = {}
     for i in range(len(table.rows)):
         groups.setdefault(pairs.attribute[i], []).append(published_entry(table, i, id_col, read, {
-            "profane": pairs.profane[i], "nice": pairs.nice[i], "identity": pairs.identity[i],
+            "profane": pairs.profane[i], "nice": pairs.nice[i], "identity": table.rows[i][identity],
             "attribute": pairs.attribute[i], "marginalised": pairs.marginalised[i]}))
     return published_files("workbench-sos/1", path, groups), import_notes(table, id_col)
