@@ -570,3 +570,51 @@ def test_the_guide_shows_every_audit_picture_and_each_one_it_links_exists():
         assert path.is_file() and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", link
     made = {f"images/renewing/{p.name}" for p in (ROOT / "docs" / "images" / "renewing").glob("*.png")}
     assert made <= set(linked), f"made but not in the guide: {sorted(made - set(linked))}"
+
+
+def test_the_drop_edit_split_holds_however_the_renewed_release_is_named(imported, tmp_path, runner, fixture_models):
+    """The split of the move into dropping and editing reads the renewed release's changes.csv: the
+    same from its folder, from its data file, and from the Hub (ORG/NAME@v1.1.0, the local test
+    server), where the pulled release carries its changes.csv (issue 43)."""
+    from support.hub_server import HubServer
+    from test_release import TOKEN, run_cli
+
+    project = tmp_path / "renewed"
+    toml = (project / "workbench.toml").read_text(encoding="utf-8")
+    (project / "workbench.toml").write_text(toml.replace("[project]\n", '[project]\nrepo = "test-org/renewed"\n', 1),
+                                            encoding="utf-8")
+    assert invoke(runner, "build", "--version", "1.0.0", "--original").exit_code == 0
+    audit = [{"item_id": r[0], "label": "keep"} for r in PAIRS]
+    audit[1], audit[3] = {"item_id": "1", "label": "not-stereotype"}, {"item_id": "3", "label": "not-minimal"}
+    audit[5] = {"item_id": "5", "label": "fix", "fix": FIXED}
+    label_as(runner, tmp_path, audit, "alice", "bob")
+    r = invoke(runner, "build", "--version", "1.1.0")
+    assert r.exit_code == 0, r.output + str(r.exception)
+    release = project / "exports" / "renewed" / "1.1.0"
+    model = str(fixture_models["mlm-bert"])
+
+    def split(doc) -> tuple:
+        headline = doc["measures"][0]
+        return doc["decomposition"]["dropped"], [(r[f"{headline} moved by dropping"], r[f"{headline} moved by editing"])
+                                                 for r in doc["rows"]]
+
+    found = {}
+    for name, renewed in (("folder", release), ("data file", release / "data" / "pairs.csv")):
+        r = invoke(runner, "evaluate", str(imported), str(renewed), "--kind", "crows-pairs", "--model", model,
+                   "--json", str(tmp_path / f"{name}.json"), "--cache", str(tmp_path / "c.sqlite"))
+        assert r.exit_code == 0, r.output + str(r.exception)
+        found[name] = split(json.loads((tmp_path / f"{name}.json").read_text()))
+    hub = HubServer(tokens={TOKEN}).start()
+    try:
+        done = run_cli(project, hub, "publish", "--version", "1.1.0")
+        assert done.returncode == 0, done.stderr[-3000:]
+        done = run_cli(project, hub, "evaluate", str(imported), "test-org/renewed@v1.1.0", "--kind", "crows-pairs",
+                       "--model", model, "--json", str(tmp_path / "hub.json"), "--cache", str(tmp_path / "c.sqlite"))
+        assert done.returncode == 0, done.stderr[-3000:]
+    finally:
+        hub.stop()
+    doc = json.loads((tmp_path / "hub.json").read_text())
+    assert [v["tag"] for v in doc["versions"]][1] == "v1.1.0"
+    found["hub"] = split(doc)
+    assert found["folder"][0] == 2 and found["folder"] == found["data file"] == found["hub"]
+    assert all(dropping is not None for dropping, _ in found["folder"][1][:1])   # the overall row is split

@@ -91,11 +91,33 @@ def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def local_source(spec: str) -> str:
+    """Where a source's files are on this machine, so that a release is read for its changes.csv and
+    manifest however it was named: a release folder as it is; a data file of one (its
+    `data/...`, listed in its manifest) as that folder; a Hub release ORG/NAME[@REV] as the folder
+    it was fetched into (the Hub's cache, where evaluating it just put it). Anything else (a
+    published file) as given."""
+    path = Path(spec).expanduser()
+    if path.is_file():
+        for folder in path.parents[:2]:
+            listed = _manifest(folder).get("files")
+            if isinstance(listed, dict) and path.resolve().relative_to(folder.resolve()).as_posix() in listed:
+                return str(folder)
+        return spec
+    if path.exists():
+        return spec
+    from ..sources import hub_spec, resolve
+
+    if hub_spec(spec) is None:
+        return spec
+    return str(resolve(spec, verify=False).path)
+
+
 def removed_ids(last: str) -> set[str]:
-    """The ids a renewed release folder's changes.csv lists as removed (none for anything else)."""
+    """The ids a renewed release's changes.csv lists as removed (none for anything else)."""
     import csv
 
-    changes = Path(last) / "changes.csv"
+    changes = Path(local_source(last)) / "changes.csv"
     if not changes.is_file():
         return set()
     try:
@@ -118,6 +140,7 @@ def changes_not_since(first: str, last: str) -> str | None:
     what changed since another release (items an intermediate release dropped are not in it, so
     their drop would be counted as editing). None when nothing says so (a file as the first
     source is taken to be what the renewal imported)."""
+    first, last = local_source(first), local_source(last)
     if not Path(first).is_dir():
         return None
     since, version = _manifest(Path(last)).get("previous_version"), _manifest(Path(first)).get("version")
@@ -129,12 +152,14 @@ def changes_not_since(first: str, last: str) -> str | None:
 
 def without_dropped(first: str, last: str, folder: Path, without_removed=None) -> tuple[Path, int] | None:
     """A renewal's middle step (docs/renewing.md): the first source without the items the last
-    source (a release folder) lists as removed in its changes.csv, written into `folder`;
+    source (a release, named in any way `local_source` reads) lists as removed in its changes.csv,
+    written into `folder`;
     evaluated apart, it tells how much of the move comes from dropping items and how much from
     editing them. `without_removed(first, removed ids, folder)` is the kind's way to write it
     (its evaluator's); without one, the first source is a CSV file (see `_csv_without`). None when
     the two sources are not an original and a renewed release of it with removed items, or when
     none of the removed items is found in the original (a release that lists rows by ids of its own)."""
+    first, last = local_source(first), local_source(last)
     removed = removed_ids(last)
     if not removed or changes_not_since(first, last):
         return None
@@ -223,11 +248,12 @@ def evaluate_versions(module, request, console, kind_name: str) -> dict:
     if len(request.sources) == 2:
         import tempfile
 
-        why_not = changes_not_since(request.sources[0], request.sources[1])
-        if why_not and removed_ids(request.sources[1]):   # only where a split would have been made
+        first, last = (local_source(s) for s in request.sources)   # a Hub release: the folder it was fetched into
+        why_not = changes_not_since(first, last)
+        if why_not and removed_ids(last):   # only where a split would have been made
             console.print(why_not, markup=False, highlight=False)
         with tempfile.TemporaryDirectory(prefix="workbench-kept-") as folder:
-            found = without_dropped(request.sources[0], request.sources[1], Path(folder),
+            found = without_dropped(first, last, Path(folder),
                                     getattr(module, "without_removed", None) or _layout_without(kind_name))
             if found is not None:
                 unit = compared.unit
