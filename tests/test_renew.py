@@ -618,3 +618,40 @@ def test_the_drop_edit_split_holds_however_the_renewed_release_is_named(imported
     found["hub"] = split(doc)
     assert found["folder"][0] == 2 and found["folder"] == found["data file"] == found["hub"]
     assert all(dropping is not None for dropping, _ in found["folder"][1][:1])   # the overall row is split
+
+
+@pytest.mark.parametrize("original, renewed, allowed", [
+    ("cc-by-sa-4.0", "cc-by-sa-4.0", True), ("cc-by-sa-4.0", "mit", False), ("cc-by-sa-4.0", "cc-by-4.0", False),
+    ("cc-by-sa-3.0", "cc-by-sa-4.0", True), ("CC BY-SA 4.0", "cc-by-sa-4.0", True),
+    ("cc-by-nc-sa-4.0", "cc-by-sa-4.0", False), ("cc-by-nc-4.0", "cc-by-nc-sa-4.0", True), ("cc-by-nc-4.0", "mit", False),
+    ("cc-by-nd-4.0", "cc-by-nd-4.0", False), ("cc-by-4.0", "mit", True), ("mit", "cc-by-4.0", True),
+    ("odbl", "odbl", True), ("odbl", "cc-by-4.0", False), ("some terms of our own", "mit", True), (None, "mit", True)])
+def test_which_licences_a_renewal_may_take(original, renewed, allowed):
+    from workbench.authoring.licences import refusal
+
+    assert (refusal(original, renewed, as_published=False) is None) == allowed
+
+
+def test_a_licence_the_original_does_not_allow_stops_the_build_naming_both(imported, tmp_path, runner):
+    """ShareAlike: a renewal of a CC BY-SA 4.0 file needs CC BY-SA 4.0; NoDerivatives: no renewed
+    version at all, though the data as published may be shared under its own licence."""
+    toml = tmp_path / "renewed" / "workbench.toml"
+    text = toml.read_text(encoding="utf-8")
+    assert 'license = "cc-by-sa-4.0"' in text            # the import's default: the original's own
+    keep = _labels(tmp_path / "keep.jsonl", [{"item_id": r[0], "label": "keep"} for r in PAIRS])
+    assert invoke(runner, "annotate", "--annotator", "alice", "--labels-from", keep).exit_code == 0
+    toml.write_text(text.replace('license = "cc-by-sa-4.0"', 'license = "mit"', 1), encoding="utf-8")
+    for extra in ((), ("--original",)):
+        r = invoke(runner, "build", "--version", "1.0.0", *extra)
+        message = str(r.exception)
+        assert r.exit_code == 2 and "\n" not in message and "cc-by-sa-4.0" in message and "mit" in message, message
+    assert "ShareAlike" in str(invoke(runner, "build", "--version", "1.0.0").exception)
+    assert not (tmp_path / "renewed" / "exports").exists()
+    toml.write_text(text.replace('license = "cc-by-sa-4.0"', 'license = "cc-by-nd-4.0"'), encoding="utf-8")   # both
+    r = invoke(runner, "build", "--version", "1.0.0")
+    assert r.exit_code == 2 and "NoDerivatives" in str(r.exception) and "cc-by-nd-4.0" in str(r.exception)
+    r = invoke(runner, "build", "--version", "1.0.0", "--original")
+    assert r.exit_code == 0, r.output + str(r.exception)
+    toml.write_text(text, encoding="utf-8")
+    r = invoke(runner, "build", "--version", "1.1.0", "--force")
+    assert r.exit_code == 0, r.output + str(r.exception)

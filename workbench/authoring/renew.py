@@ -226,8 +226,8 @@ def import_project(kind, file: Path, out: Path, *, name: str, origin: dict) -> d
     lines = [f"# The renewal of {origin['name']} (docs/renewing.md): written by `workbench import`.",
              "[project]", f"name = {_toml(name)}", f"kind = {_toml(kind.name)}"]
     if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9.+_-]*", origin.get("license") or ""):
-        lines.append(f"license = {_toml(origin['license'])}   # the original's: check that its terms allow "
-                     "(or require) it for the renewed data")
+        lines.append(f"license = {_toml(origin['license'])}   # the original's: `build` checks that a licence you "
+                     "put here is one the original's allows (docs/renewing.md)")
     lines += ["", "[annotation]", "validators = 2   # every item audited by two people; an adjudicator decides "
                                    "their disagreements", "", "[origin]"]
     lines += [f"{k} = {_toml(v)}" for k, v in origin.items()]

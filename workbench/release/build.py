@@ -134,6 +134,12 @@ def build(config: Config, version: str, *, force: bool = False, allow_unlabelled
     if original and (config.origin is None or kind.audit is None):
         raise InputError("--original builds the published data a renewal project imported; this project has no "
                          "[origin] (start one with `workbench import`)")
+    if config.origin is not None:   # a renewal: released only under a licence the original's allows
+        from ..authoring.licences import refusal
+
+        why = refusal(config.origin.license, config.project.license, as_published=original)
+        if why:
+            raise InputError(why)
     pipeline = kind.pipeline(config)
     produced = pipeline.run(kind.audit.original_stage if original else kind.release_stage)
     items = items_from_table(pipeline.table(kind.queue_stage))
@@ -154,6 +160,12 @@ def build(config: Config, version: str, *, force: bool = False, allow_unlabelled
     layout = kind.release
     target = export_dir(config, version)
     messages: list[str] = []
+    if config.origin is not None and config.origin.license:
+        from ..authoring.licences import known, normalised
+
+        if not known(normalised(config.origin.license)):
+            messages.append(f"the original's licence {config.origin.license!r} is not one the workbench knows: check "
+                            f"that it allows releasing this data under {config.project.license or 'no licence'}")
     if force and config.project.repo:
         _refuse_if_published(config.project.repo, version, messages)
     found = changes.find_previous(config, version, layout.read_release, messages)
