@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Callable, Mapping
 
 from ..core.errors import ConfigError
+from .orthography import Orthography
 
 GROUP = "workbench.languages"
 DEFAULT = "en"
@@ -44,6 +45,16 @@ class Language:
     indefinite_articles: frozenset[str] = frozenset()    # the articles that fixer rewrites
     elisions: tuple[str, ...] = ()              # prefixes cut from a word before it is read ("l'", "d'")
     word_pattern: str = r"[\w'-]+"             # what a word is (French adds the typographic apostrophe)
+    # Spelling where a placeholder, a fill or a changed word meets its neighbours (contractions,
+    # elisions, a/an); None: the article fixer alone, if the language has one.
+    orthography: Orthography | None = None
+
+    @property
+    def spelling(self) -> Orthography | None:
+        """The rules `respell` applies: the declared orthography, else one made of the article fixer."""
+        if self.orthography is not None or self.indefinite_article is None:
+            return self.orthography
+        return Orthography(article=self.indefinite_article, articles=self.indefinite_articles)
 
     def tokens(self, text: str) -> list[str]:
         """The words of a text, lower-cased, elided prefixes cut ("l'homme" -> "homme")."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .. import Language
+from ..orthography import Orthography
 
 # Plurals that the endings below get wrong.
 _PLURAL_EXCEPTIONS = {
@@ -109,6 +110,33 @@ def is_plural(group: str) -> bool:
 _PLURAL_DETERMINERS = frozenset("les des ces mes tes ses nos vos leurs plusieurs quelques certains certaines "
                                 "tous toutes aux".split())
 
+# Spelling where words meet (workbench/languages/orthography.py): "de" + "les femmes" is "des
+# femmes", "que" + "une femme" "qu'une femme", "n'" + "sont" "ne sont".
+_CONTRACTIONS = {("de", "le"): "du", ("de", "les"): "des", ("à", "le"): "au", ("à", "les"): "aux"}
+_ELISIONS = {w: w[:-1] + "'" for w in ("le", "la", "de", "que", "ne", "je", "me", "te", "se", "ce", "si",
+                                       "jusque", "lorsque", "puisque", "quoique")}
+_BEFORE_PRONOUNS = frozenset("il ils elle elles on un une en".split())
+_ELIDE_ONLY_BEFORE = {
+    "si": frozenset({"il", "ils"}),                                   # s'il, but "si elle"
+    "ce": frozenset("est était étaient étant eût eut".split()),     # c'est; before a noun "cet"
+    **{w: _BEFORE_PRONOUNS for w in ("lorsque", "puisque", "quoique")},
+}
+_UNELISIONS = {"n'": "ne", "qu'": "que", "d'": "de", "j'": "je", "m'": "me", "t'": "te", "s'": "se", "c'": "ce",
+               "jusqu'": "jusque", "lorsqu'": "lorsque", "puisqu'": "puisque", "quoiqu'": "quoique"}
+# Words in h- that elide (h muet), with their families; every other h- word is aspirated
+# ("le héros", "la honte", "le handicap", "les hauts"), so nothing elides before it.
+_MUTE_H = frozenset("""homme hommes hier heure heures heureux heureuse heureuses héroïne héroïnes héroïque horaire
+horaires hôte hôtes hôtesse hôtesses huile huiles huître huîtres hiver hivers herbe herbes hélice hélicoptère
+horizon horizons horloge horloges hôtel hôtels hommage hommages""".split())
+_MUTE_H_PREFIXES = ("habit", "habil", "habill", "harmoni", "hébd", "hebdo", "héberg", "hérit", "hésit", "histo",
+                    "homo", "hôpita", "hospita", "honnêt", "honor", "honneur", "horr", "hum", "hydr", "hygi", "hyp")
+_NO_ELISION = frozenset("onze onzième onzièmes oui ouistiti ouistitis yaourt yaourts".split())
+
+ORTHOGRAPHY = Orthography(
+    contractions=_CONTRACTIONS, elisions=_ELISIONS, elide_only_before=_ELIDE_ONLY_BEFORE, unelisions=_UNELISIONS,
+    before_vowel={"ce": "cet", "ma": "mon", "ta": "ton", "sa": "son"}, before_consonant={"cet": "ce"},
+    mute_h=_MUTE_H, mute_h_prefixes=_MUTE_H_PREFIXES, no_elision=_NO_ELISION)
+
 _DETERMINERS = frozenset("le la les l' un une des du de d' ce cet cette ces mon ma mes ton ta tes son sa ses notre nos "
                          "votre vos leur leurs chaque aucun aucune quelques plusieurs certains certaines tout toute "
                          "tous toutes au aux".split())
@@ -131,4 +159,5 @@ LANGUAGE = Language(
                "sera": "seront", "peut": "peuvent", "doit": "doivent", "veut": "veulent"},
     elisions=("l'", "d'", "qu'", "n'", "s'", "j'", "m'", "t'", "c'", "jusqu'", "lorsqu'", "puisqu'"),
     word_pattern=r"[\w'\u2019-]+",
+    orthography=ORTHOGRAPHY,
 )

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from .... import languages
 from ....core.stage import Output, Stage
 from ..tables import expand_schema
 from ....authoring.files import ReadsTemplateFiles
@@ -10,17 +11,21 @@ from ....authoring.files import ReadsTemplateFiles
 
 class Expand(ReadsTemplateFiles, Stage):
     name = "expand"
-    format = 3
+    format = 4   # 4: sentences written in the project's language (spelling where placeholders meet words, agreement)
 
     def schema(self):
         return expand_schema()
+
+    def settings(self, ctx):
+        return {**super().settings(ctx), **languages.freshness(ctx.config)}
 
     def compute(self, ctx, inputs, reused) -> Output:
         from ..templates.expand import expand_all
         from ..templates.loader import load_templates_or_fail
 
+        language = languages.require(ctx.config.project.language, "expand (its spelling and agreement rules)")
         templates, warnings = load_templates_or_fail([self.folder(ctx)])
-        rows = expand_all(templates)
+        rows = expand_all(templates, language)
         import pyarrow as pa
 
         work = {"templates": len(templates), "warnings": len(warnings)}

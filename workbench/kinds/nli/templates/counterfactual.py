@@ -17,7 +17,7 @@ from functools import lru_cache
 from ....authoring import text as tt
 from .... import languages
 from ....languages import Language
-from .fills import apply_fills
+from . import sentences as S
 
 # Words that may sit between an article and the group ("older", "very young", "Muslim"),
 # and words that rule an article out ("the", "three", "their" is caught by its tag PRP$).
@@ -107,28 +107,17 @@ def _spacy(language: Language):
     return load_spacy(language=language)
 
 
-SENTINEL = "\x00{}\x00"
-
-
 def counterfactual(template: str, bindings: dict[str, str], groups: dict[str, str], fills: list[str],
                    language: Language | None = None) -> str | None:
-    """The hypothesis with GROUP1 and GROUP2 exchanged (None if it names no group).
-
-    Groups are first rendered as sentinels, the masks filled, then each sentinel replaced by
-    its (swapped) group while noting where it landed, so agreement can be mended there."""
+    """The hypothesis with GROUP1 and GROUP2 exchanged (None if it names no group): rendered
+    again from its template with the same words and fills, respelt where the groups and fills
+    meet their neighbours, and mended around each swapped group."""
     if not any(p in tt.GROUP_KEYS for p in tt.placeholders(template)):
         return None
     language = language or languages.find(languages.DEFAULT)
     swapped = {"GROUP1": groups["GROUP2"], "GROUP2": groups["GROUP1"]}
-    marked = tt.render(tt.strip_mask_constraints(template), {**bindings, **{k: SENTINEL.format(k) for k in tt.GROUP_KEYS}})
-    if fills:
-        marked = apply_fills(marked, fills, language=language).text
-    text, spans = "", []
-    for piece in re.split(r"(\x00GROUP[12]\x00)", marked):
-        name = piece.strip("\x00")
-        if piece.startswith("\x00") and name in tt.GROUP_KEYS:
-            spans.append((len(text), len(text) + len(swapped[name]), groups[name], swapped[name]))
-            text += swapped[name]
-        else:
-            text += piece
+    pieces = S.render(template, {**bindings, **swapped}, fills)
+    text, _, group_spans = S.joined(pieces, language)
+    names = [pieces.names[i] for i in pieces.groups()]
+    spans = [(a, b, groups[name], swapped[name]) for (a, b), name in zip(group_spans, names)]
     return sentence_case(_mend(text, spans, language))

@@ -15,6 +15,9 @@ from typing import Iterator
 
 from ....core.ids import short_hash
 from ....authoring import text as tt
+from ....languages import Language
+from . import sentences as S
+from .counterfactual import sentence_case
 from .schema import Template
 
 SAMPLE_COLUMNS = [
@@ -40,7 +43,10 @@ def _groups_in(text: str, values: dict[str, str]) -> tuple[str | None, str | Non
     return None, None
 
 
-def expand_template(t: Template) -> Iterator[dict]:
+def expand_template(t: Template, language: Language | None = None) -> Iterator[dict]:
+    """The template's rows. Without a language, exactly BBNLI's expansion (its reference rows
+    are the test); with one, the sentences are written as that language writes them: words
+    respelt where a placeholder meets them, premises in sentence case."""
     keys = list(t.words)
     combos = list(itertools.product(*(t.words[k] for k in keys)))
     seen: set[tuple] = set()
@@ -52,11 +58,11 @@ def expand_template(t: Template) -> Iterator[dict]:
                 values["GROUP1"], values["GROUP2"] = (
                     (t.groups["GROUP2"], t.groups["GROUP1"]) if swapped else (t.groups["GROUP1"], t.groups["GROUP2"])
                 )
-                premise_text = tt.render(premise.text, values)
+                premise_text = _written(premise.text, values, language, sentence=True)
                 for h in t.hypotheses:
                     stance = _stance(h.stance, swapped)
-                    hypothesis = tt.strip_mask_constraints(tt.render(h.text, values))
-                    question = tt.render(h.question, values) if h.question else None
+                    hypothesis = _written(h.text, values, language)
+                    question = _written(h.question, values, language) if h.question else None
                     key = (premise.index, stance, premise_text, h.kind, hypothesis, question, h.true_label, h.bias_label)
                     if key in seen:
                         continue
@@ -91,8 +97,16 @@ def expand_template(t: Template) -> Iterator[dict]:
                     }
 
 
-def expand_all(templates: list[Template]) -> list[dict]:
+def _written(text: str, values: dict[str, str], language: Language | None, sentence: bool = False) -> str:
+    """A template string rendered (masks kept as `<mask>`, their constraints to `mask_pos`)."""
+    if language is None:
+        return tt.strip_mask_constraints(tt.render(text, values))
+    out, _, _ = S.joined(S.render(text, values), language)
+    return sentence_case(out) if sentence else out
+
+
+def expand_all(templates: list[Template], language: Language | None = None) -> list[dict]:
     rows: list[dict] = []
     for t in templates:
-        rows.extend(expand_template(t))
+        rows.extend(expand_template(t, language))
     return rows

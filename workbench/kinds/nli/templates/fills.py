@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
 from .... import languages
 from ....languages import Language
+from ....languages.orthography import respell
 
 MARK = "<mask>"
 
@@ -19,44 +19,32 @@ def _language(language: Language | None) -> Language:
     return language or languages.find(languages.DEFAULT)
 
 
-@lru_cache(maxsize=None)
-def _article_before(articles: frozenset[str]) -> re.Pattern:
-    """An indefinite article (as written, lower, capitalised or upper case) right before a point."""
-    forms = sorted({f for a in articles for f in (a, a.capitalize(), a.upper())}, key=len)
-    return re.compile(r"(?:^|(?<=\W))(" + "|".join(map(re.escape, forms)) + r")\s+$")
-
-
 @dataclass
 class Filled:
     text: str
     spans: list[tuple[int, int]]  # where each fill sits in the text
-    article_fixed: bool
+    article_fixed: bool           # a word next to a fill was respelt ("a" -> "an", "le" -> "l'", "de" + "le" -> "du")
 
 
 def apply_fills(masked: str, words: list[str], fix_articles: bool = True, language: Language | None = None) -> Filled:
-    """Replace the masks left to right; fix the indefinite article right before a fill where the
-    language has such a rule (English 'a'/'an', by inflect; none in French)."""
+    """Replace the masks left to right, then respell where each fill meets its neighbours by
+    the language's orthography (English "a"/"an"; French elisions and contractions; none in a
+    language without one). `fix_articles=False` leaves the words around the fills as written."""
     language = _language(language)
-    fix = language.indefinite_article if fix_articles else None
-    out, spans, pos, fixed = "", [], 0, False
-    for word in words:
-        at = masked.index(MARK, pos)
-        before = masked[pos:at]
-        if fix is not None:
-            m = _article_before(language.indefinite_articles).search(out + before)
-            if m:
-                right = fix(word, m.group(1))
-                if right != m.group(1):
-                    whole = out + before
-                    start = m.start(1)
-                    whole = whole[:start] + right + whole[start + len(m.group(1)):]
-                    out, before, fixed = whole, "", True
-        out += before
-        spans.append((len(out), len(out) + len(word)))
-        out += word
-        pos = at + len(MARK)
-    out += masked[pos:]
-    return Filled(out, spans, fixed)
+    parts = masked.split(MARK)
+    if len(parts) - 1 != len(words):
+        raise ValueError(f"{len(words)} fill(s) for {len(parts) - 1} mask(s) in {masked!r}")
+    pieces, substituted = [parts[0]], [False]
+    for word, rest in zip(words, parts[1:]):
+        pieces += [word, rest]
+        substituted += [True, False]
+    spelt = respell(pieces, substituted, language.spelling) if fix_articles else pieces
+    text, spans = "", []
+    for k, piece in enumerate(spelt):
+        if substituted[k]:
+            spans.append((len(text), len(text) + len(piece)))
+        text += piece
+    return Filled(text, spans, spelt != pieces)
 
 
 def group_words(*groups: str | None, language: Language | None = None) -> set[str]:
