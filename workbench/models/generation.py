@@ -277,8 +277,11 @@ def generate(scorer, prompts: Sequence[str], settings: GenerationSettings | None
     Cached texts are read from the scorer's cache (when it has one) and the rest generated in
     length-sorted batches of `scorer.batch_size` (halved on out-of-memory, and kept halved),
     each batch committed as it ends; a prompt given twice is generated once. `progress`
-    (an `advance(n)` callable) advances by one per prompt done, cached or generated."""
+    (an `advance(n)` callable) advances by one per prompt done, cached or generated. A served
+    model (`served.ServedModel`) takes the same call and answers through its server."""
     settings = settings or GenerationSettings()
+    if getattr(scorer, "served", False):   # a model behind an OpenAI-compatible server: see models/served.py
+        return scorer.generate(prompts, settings, progress)
     if getattr(scorer, "kind", "") != "causal":
         raise ModelError(f"model {scorer.ref.name!r} is not a causal LM: only causal LMs generate text")
     encoded = [tuple(ids) for ids in encode_prompts(scorer, prompts, settings)]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..core.errors import ModelError
 from .lm_scoring import CausalLMScorer, MaskedLMScorer, open_scorer
 from .loading import FIXTURE_HINT, resolve
 from .runtime import LoadSpec
@@ -15,10 +16,33 @@ from .runtime import LoadSpec
 
 def load_scorer(name: str, *, root: Path | None = None, revision: str | None = None, device: str = "auto",
                 batch_size: int = 32, cache_path: Path | None = None, spec: LoadSpec | None = None,
-                runtimes: dict | None = None) -> MaskedLMScorer | CausalLMScorer:
+                runtimes: dict | None = None, served: bool = False) -> MaskedLMScorer | CausalLMScorer:
     """Load a masked or causal LM (local folder or Hub id) ready for scoring, in eval mode.
     `spec` (the evaluate command's model options) wins over `device` and `batch_size`; how the
-    model runs is recorded in `runtimes[name]` when given (for the JSON documents)."""
+    model runs is recorded in `runtimes[name]` when given (for the JSON documents).
+
+    A name `http(s)://HOST:PORT/v1#MODEL` names a model behind an OpenAI-compatible server
+    (`served.ServedModel`): it answers generated text (`generation.generate` takes it) and, where
+    its server gives them, log-likelihoods of continuations, but none of the per-token scores of
+    a checkpoint's own tokens that the scorers here give. A caller that only generates (or asks
+    the served model's own methods) passes `served=True` and gets it, cached in `cache_path`;
+    any other is refused in one line, after the first contact (which says whether the server is
+    there, and whether it gives prompt log-probabilities at all)."""
+    from .served import is_served
+
+    if is_served(name):
+        from .served import open_served
+
+        model = open_served(name, cache_path if served else None)
+        if runtimes is not None:
+            runtimes[name] = model.runtime
+        if served:
+            return model
+        lacks = model.logprobs_problem()
+        raise ModelError(f"served model {model.endpoint.shown}: these scores need a checkpoint's log-probabilities "
+                         "of each of its own tokens, which a server does not give"
+                         + (f" (nor does it give prompt log-probabilities: {lacks})" if lacks else "")
+                         + "; score the checkpoint itself (a local folder or a Hub name)")
     ref = resolve(name, revision, root)
     spec = spec or LoadSpec(device=device, batch_size=batch_size)
     cache = None
