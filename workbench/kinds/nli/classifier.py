@@ -60,12 +60,25 @@ def _config(ref: ModelRef):
 
 
 def is_causal_lm(ref: ModelRef) -> bool:
-    """Whether the checkpoint is a causal LM (*ForCausalLM, *LMHeadModel): an NLI judge asked in
-    a prompt rather than a classifier."""
+    """Whether the checkpoint is a causal LM (*ForCausalLM, *LMHeadModel), or a model behind a
+    server: an NLI judge asked in a prompt rather than a classifier."""
     from ...models.lm_scoring import CAUSAL_SUFFIXES
 
+    if _served_judge(ref.name) is not None:
+        return True
     config = _config(ref)
     return any(a.endswith(CAUSAL_SUFFIXES) for a in (getattr(config, "architectures", None) or []))
+
+
+def _served_judge(name: str):
+    """served_judge (the module) when `name` names a model behind an OpenAI-compatible server
+    (http(s)://HOST:PORT/v1#MODEL), else None. The import is optional: a release's evaluate.py
+    carries no served backend."""
+    try:
+        from . import served_judge
+    except ImportError:
+        return None
+    return served_judge if served_judge.is_served(name) else None
 
 
 class NLIClassifier:
@@ -163,7 +176,8 @@ def resolve_classifiers(names: list[str], *, root, overrides: dict[str, dict[str
     out = []
     for i, name in enumerate(names):
         try:
-            ref = resolve(name, root=root)
+            served = _served_judge(name)
+            ref = served.served_ref(name) if served is not None else resolve(name, root=root)
             labels = check_labels(ref, (overrides or {}).get(name))
         except ModelError as exc:
             if where is None:
@@ -176,7 +190,13 @@ def resolve_classifiers(names: list[str], *, root, overrides: dict[str, dict[str
 def classifier_factory(ref: ModelRef, labels: list[str], batch_size: int, device="auto", asking=None):
     """A loader called only when some pair is missing from the cache. `device` is a device name
     (the pipeline's settings) or the evaluate command's `LoadSpec`. A causal LM becomes a judge
-    asked in a prompt (`asking`: llm_judge.Asking, lm-eval's mnli way by default)."""
+    asked in a prompt (`asking`: llm_judge.Asking, lm-eval's mnli way by default), and so does a
+    model behind a server (served_judge)."""
+    served = _served_judge(ref.name)
+    if served is not None:
+        from .llm_judge import Asking
+
+        return served.ServedJudgeFactory(ref, asking or Asking())
     if is_causal_lm(ref):
         from ...models.runtime import LoadSpec
         from .llm_judge import Asking, JudgeFactory

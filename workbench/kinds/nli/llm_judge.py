@@ -28,14 +28,19 @@ from .label_mapping import LABELS, Prediction
 PROMPT = "{premise}\nQuestion: {hypothesis} True, False or Neither?\nAnswer:"
 ANSWERS = {"entailment": "True", "neutral": "Neither", "contradiction": "False"}
 CHUNK = 256   # pairs per call of the scoring layer: progress moves, memory stays flat
+# How a model behind a server (served_judge.py) is asked: by log-likelihood where its server gives
+# prompt log-probabilities, else by generation (auto); only by log-likelihood, refusing a server
+# without them; or always by generation. A local causal LM is always asked by log-likelihood.
+MODES = ("auto", "log-likelihood", "generation")
 
 
 @dataclass(frozen=True)
 class Asking:
-    """How a causal LM is asked for an NLI label."""
+    """How a causal LM is asked for an NLI label (`mode`: see MODES; not part of `key`)."""
 
     prompt: str = PROMPT
     answers: dict = field(default_factory=lambda: dict(ANSWERS))
+    mode: str = "auto"
 
     def __post_init__(self):
         if "{premise}" not in self.prompt or "{hypothesis}" not in self.prompt:
@@ -43,6 +48,8 @@ class Asking:
         if set(self.answers) != set(LABELS) or len(set(self.answers.values())) != 3:
             raise InputError(f"the NLI answers must name three different words for {', '.join(LABELS)} "
                              f"(got {self.answers})")
+        if self.mode not in MODES:
+            raise InputError(f"the NLI mode {self.mode!r} is not one of {', '.join(MODES)}")
 
     def render(self, premise: str, hypothesis: str) -> str:
         """The prompt for one pair; the hypothesis ends with a full stop, as lm-eval's mnli writes it."""

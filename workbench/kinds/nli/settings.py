@@ -52,12 +52,17 @@ class LLMSection(BaseModel):
     answers: dict[str, str] = Field(
         default_factory=lambda: {"entailment": "True", "neutral": "Neither", "contradiction": "False"},
         description="The answer word of each label (entailment, neutral, contradiction), read after a space.")
+    mode: Literal["auto", "log-likelihood", "generation"] = Field(
+        "auto", description="How a model behind a server (http(s)://HOST:PORT/v1#MODEL) is asked: auto (by "
+                            "log-likelihood where its server gives prompt log-probabilities, else by generation, its "
+                            "answer's first word read as an answer word), log-likelihood (a server without them is "
+                            "refused) or generation. A local causal LM is always asked by log-likelihood.")
 
     @model_validator(mode="after")
     def _askable(self):
         from .llm_judge import Asking
 
-        Asking(self.prompt, dict(self.answers))   # the same checks as the judge makes
+        Asking(self.prompt, dict(self.answers), self.mode)   # the same checks as the judge makes
         return self
 
 
@@ -68,7 +73,7 @@ def llm_asking(config, release_config: dict | None = None):
 
     section = LLMSection.model_validate(release_config["llm"]) if release_config and release_config.get("llm") \
         else config.section("llm", LLMSection)
-    return Asking(section.prompt, dict(section.answers))
+    return Asking(section.prompt, dict(section.answers), section.mode)
 
 
 class FluencySection(BaseModel):

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ....core.errors import InputError, display_path
+from ....core.errors import InputError, ModelError, display_path
 from ....core.files import read_parquet
 from ....core.text import check_header, read_json
 from ....evaluation.intervals import Settings, Uncertainty, variant_stability
@@ -85,6 +85,22 @@ def template_of(provenance) -> str | None:
     return f"{found['template_id']}|{found.get('masked_template') or ''}"
 
 
+def answered(rows: list[dict], predictions: list, where: str) -> tuple[list[dict], list[str]]:
+    """The rows a model gave a label for, and those labels. A sample without one (None: a
+    generated answer that reads as no answer word) is left out of the figures, and its
+    counterfactual partner, now without a pair, counts among the unpaired samples: nothing is
+    guessed. The caller counts and states what was left out."""
+    if all(p is not None for p in predictions):
+        return rows, predictions
+    alone = {r.get("pair_id") for r, p in zip(rows, predictions) if p is None and r.get("pair_id") is not None}
+    kept = [({**r, "pair_id": None} if r.get("pair_id") in alone else r, p)
+            for r, p in zip(rows, predictions) if p is not None]
+    if not kept:
+        raise ModelError(f"{where}: none of the {len(rows)} answers reads as an answer word, so there is nothing to "
+                         "score; see the prompt and answers in [llm]")
+    return [r for r, _ in kept], [p for _, p in kept]
+
+
 def score_models(eval_set: EvalSet, models: list[str], predict: Callable[[str], list[str]],
                  scored: Callable[[str, dict], None] | None = None, intervals: Settings | None = None,
                  overall: dict | None = None) -> dict:
@@ -102,13 +118,13 @@ def score_models(eval_set: EvalSet, models: list[str], predict: Callable[[str], 
     uncertainty = Uncertainty(intervals or Settings(), UNIT, HEADLINE)
     kept = {}   # model -> how its aggregate score depends on which variant of each template was kept
     for model in models:
-        predictions = predict(model)
-        entry["models"][model] = score(eval_set.rows, predictions, where=eval_set.label)
-        found = scopes(eval_set.rows, predictions, eval_set.label)
+        rows, predictions = answered(eval_set.rows, predict(model), f"{eval_set.label}: {model}")
+        entry["models"][model] = score(rows, predictions, where=eval_set.label)
+        found = scopes(rows, predictions, eval_set.label)
         uncertainty.add(model, entry["models"][model], found)
         if overall is not None:
             overall[model] = found[0]
-        stable = variant_stability(*variants(eval_set.rows, predictions, eval_set.label), uncertainty.settings,
+        stable = variant_stability(*variants(rows, predictions, eval_set.label), uncertainty.settings,
                                    f"bias_aggregate ({model})")
         if stable is not None:
             kept[model] = stable

@@ -27,13 +27,17 @@ def predict(eval_set: EvalSet, model: str, config: Config, cache_path: Path | No
     if runtimes is not None:
         runtimes[model] = factory.runtime
     if asked is not None and getattr(factory, "asking", None) is not None:
-        asked[model] = factory.asking.describe()
+        describe = getattr(factory, "describe", None)   # a served judge says how it was asked itself
+        asked[model] = describe() if describe is not None else factory.asking.describe()
     cache = Cache(Path(":memory:") if cache_path is None else cache_path)  # None: --no-cache, nothing kept
     try:
-        return predict_labels(cache, ref, [(r["premise"], r["hypothesis"]) for r in eval_set.rows], factory,
-                              progress_bar)
+        labels = predict_labels(cache, ref, [(r["premise"], r["hypothesis"]) for r in eval_set.rows], factory,
+                                progress_bar)
     finally:
         cache.close()
+    if asked is not None and "unparseable" in asked.get(model, {}):   # asked by generation: None is no answer word
+        asked[model]["unparseable"] = labels.count(None)
+    return labels
 
 
 def evaluate_datasets(specs: list[str], models: list[str], config: Config, cache_path: Path, load=None,
@@ -53,6 +57,9 @@ def evaluate_datasets(specs: list[str], models: list[str], config: Config, cache
                                     intervals=intervals, overall=overall[-1]))
         for model, how in asked.items():   # an LLM judge: the JSON says how it was asked
             results[-1]["models"][model]["asked"] = how
+            if how.get("unparseable"):   # said in the terminal too (the evaluator prints the notes)
+                results[-1]["notes"].append(f"{model}: {how['unparseable']} of {len(eval_set.rows)} generated answers "
+                                            f"are unparseable: {how['unparseable_rule']}")
     settings = intervals or Settings()
     for i in range(1, len(results)):   # each data set against the one before it (versions side by side)
         if settings.resamples > 0:

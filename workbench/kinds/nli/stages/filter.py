@@ -63,6 +63,7 @@ class Filter(Stage):
 
         from ....models.runtime import section_spec
         from ..classifier import classifier_factory, pair_key, predict_with_cache
+        from ..served_judge import refuse_in_filter
         from ..settings import llm_asking
 
         fc = filter_settings(ctx.config)
@@ -78,6 +79,7 @@ class Filter(Stage):
         if todo:
             for ref, labels in models:
                 factory = classifier_factory(ref, labels, fc.batch_size, section_spec(fc), asking)
+                refuse_in_filter(factory)   # a served model asked by generation may leave a pair without a label
                 preds, computed[ref.name] = predict_with_cache(ctx.cache, ref, pairs, factory, progress_bar)
                 per_model[ref.name] = preds
         for r in todo:

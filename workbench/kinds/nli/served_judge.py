@@ -1,0 +1,132 @@
+"""A model behind an OpenAI-compatible server (`http(s)://HOST:PORT/v1#MODEL`, see
+models/served.py) as an NLI judge, asked with a local causal LM's prompt and answer words
+(llm_judge.Asking).
+
+By log-likelihood where the server returns prompt log-probabilities (vLLM's does): the answer
+word with the highest summed log-likelihood after the prompt, lm-eval's way, so the same
+Predictions as llm_judge. Otherwise ([llm] mode "auto" with a server without them, or mode
+"generation") by generation: the prompt is completed greedily (GENERATION) and the answer's
+first word, compared case-insensitively without punctuation, is read as one of the three answer
+words (`read_answer`). An answer that reads as none of them is unparseable: its label is None,
+never a guess. `workbench evaluate` leaves such samples out of the model's figures and counts
+them (the JSON's asked.unparseable, and a note); the filter refuses a judge that may leave a
+pair without a label. Mode "log-likelihood" refuses a server without prompt log-probabilities
+in one line.
+
+Predictions go to the prediction cache one by one as answers come, so a server that dies
+mid-run leaves every answered pair cached and a rerun asks only for the rest.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import unicodedata
+from collections.abc import Callable
+
+from ...core.errors import ModelError
+from ...models.generation import GenerationSettings
+from ...models.loading import ModelRef
+from ...models.served import is_served, open_served, parse
+from .label_mapping import LABELS, Prediction
+from .llm_judge import Asking, _softmax
+
+__all__ = ["is_served", "served_ref", "ServedJudgeFactory", "read_answer"]
+
+# Greedy, a few tokens, up to the end of the line: enough for an answer word and what follows it.
+GENERATION = GenerationSettings(max_new_tokens=8, stop=("\n",))
+READING = "the generated answer's first word, compared case-insensitively without punctuation to the answer words"
+UNPARSEABLE_RULE = ("a sample whose answer reads as no answer word is left out of the model's figures (n counts the "
+                    "answered samples) and its counterfactual partner counts as unpaired; nothing is guessed")
+
+
+def _bare(word: str) -> str:
+    return "".join(ch for ch in word if not unicodedata.category(ch).startswith("P")).casefold()
+
+
+def read_answer(text: str, answers: dict) -> str | None:
+    """The label whose answer word is the text's first word (case and punctuation aside), or None."""
+    words = text.split()
+    if not words:
+        return None
+    first = _bare(words[0])
+    return next((label for label, word in answers.items() if first and _bare(word) == first), None)
+
+
+def served_ref(name: str) -> ModelRef:
+    """A served model's reference, without a request: the server's own model id joins the
+    cache key when the judge connects (`ServedJudgeFactory.cache_revision`)."""
+    endpoint = parse(name)
+    return ModelRef(name, endpoint.base, f"served:{endpoint.model or ''}")
+
+
+class ServedJudge:
+    """`NLIClassifier`'s interface (predict_stream) over a served model."""
+
+    def __init__(self, model, asking: Asking, mode: str):
+        self.model, self.asking, self.mode = model, asking, mode
+
+    def predict_stream(self, pairs, on_batch: Callable, progress: Callable[[int], None] | None = None) -> None:
+        prompts = [self.asking.render(p, h) for p, h in pairs]
+        if self.mode == "log-likelihood":
+            choices = [self.asking.answers[label] for label in LABELS]
+
+            def scored(i: int, v: list[float]) -> None:
+                on_batch([pairs[i]], [Prediction(LABELS[max(range(3), key=lambda k: (v[k], -k))], _softmax(v))])
+
+            self.model.choice_logprobs([(prompt, choices) for prompt in prompts], progress=progress, on_item=scored)
+            return
+
+        def generated(i: int, answer) -> None:
+            label = read_answer(answer.text, self.asking.answers)
+            probs = {name: float(name == label) for name in LABELS} if label is not None else {}
+            on_batch([pairs[i]], [Prediction(label, probs)])
+
+        self.model.generate(prompts, GENERATION, progress, on_answer=generated)
+
+
+class ServedJudgeFactory:
+    """Connects to the server when made (a wrong address is said before anything runs) and
+    decides how the model is asked; `cache_revision` files its predictions by the server's model
+    id, the way of asking and, for generation, the decoding settings."""
+
+    def __init__(self, ref: ModelRef, asking: Asking):
+        self.ref, self.asking = ref, asking
+        self.model = open_served(ref.name)
+        self.why = None
+        mode = asking.mode
+        if mode == "log-likelihood":
+            self.model.require_logprobs('asking by log-likelihood ([llm] mode = "log-likelihood")')
+        elif mode == "auto":
+            self.why = self.model.logprobs_problem()
+            mode = "generation" if self.why else "log-likelihood"
+        self.mode = mode
+        self.runtime = self.model.runtime
+        if mode == "log-likelihood":
+            how = "loglik"
+        else:
+            how = "generated:" + hashlib.sha256(json.dumps(GENERATION.decoding()).encode()).hexdigest()[:12]
+        self.cache_revision = f"{self.model.revision}+asked:{asking.key}+{how}"
+
+    def describe(self) -> dict:
+        """How the model was asked, for the JSON (`unparseable` is filled in once it has answered)."""
+        served = {"endpoint": self.model.endpoint.base, "model": self.model.name, "mode_setting": self.asking.mode}
+        if self.why:
+            served["no_log_likelihood"] = self.why
+        if self.mode == "log-likelihood":
+            return {**self.asking.describe(), "served": served}
+        return {"mode": "generation", "prompt": self.asking.prompt, "answers": dict(self.asking.answers),
+                "chat_template": False, "generation": GENERATION.describe(), "reading": READING,
+                "unparseable": 0, "unparseable_rule": UNPARSEABLE_RULE, "served": served}
+
+    def __call__(self) -> ServedJudge:
+        return ServedJudge(self.model, self.asking, self.mode)
+
+
+def refuse_in_filter(factory) -> None:
+    """The filter's k-of-n rule needs a label for every pair: a judge asked by generation may
+    leave some without one, so it is refused there in one line."""
+    if getattr(factory, "mode", None) == "generation":
+        reason = f" ({factory.why})" if getattr(factory, "why", None) else ""
+        raise ModelError(f"filter model {factory.ref.name}: asked by generation{reason}, it may leave a pair without a "
+                         "label, and the filter needs one for every pair; use a server that gives prompt "
+                         "log-probabilities (as vLLM's), or leave the model out of [filter] models")
