@@ -19,20 +19,43 @@ _PLURAL_EXCEPTIONS = {
     "madame": "mesdames", "mademoiselle": "mesdemoiselles",
 }
 _SINGULAR_EXCEPTIONS = {plural: singular for singular, plural in _PLURAL_EXCEPTIONS.items()}
-# Feminine endings of adjectives and nouns of people (masculine -> feminine), longest first.
-_FEMININE_ENDINGS = (("eux", "euse"), ("eur", "euse"), ("teur", "trice"), ("ien", "ienne"), ("en", "enne"),
+# Feminine endings of adjectives and nouns of people (masculine -> feminine), longest first:
+# "-teur" before "-eur" (directeur -> directrice, travailleur -> travailleuse).
+_FEMININE_ENDINGS = (("teur", "trice"), ("eux", "euse"), ("eur", "euse"), ("ien", "ienne"), ("en", "enne"),
                      ("on", "onne"), ("el", "elle"), ("et", "ette"), ("er", "ère"), ("if", "ive"), ("f", "ve"))
-_FEMININE_EXCEPTIONS = {"vieux": "vieille", "beau": "belle", "nouveau": "nouvelle", "fou": "folle",
-                        "blanc": "blanche", "franc": "franche", "grec": "grecque", "turc": "turque", "long": "longue",
-                        "doux": "douce", "faux": "fausse", "gentil": "gentille", "bas": "basse", "gras": "grasse"}
+# -teur words whose feminine is -teuse: nouns made on a verb's stem (chanter -> chanteur -> chanteuse).
+_TEUSE = frozenset("""acheteur ajusteur batteur chanteur comploteur conteur dompteur emprunteur exploiteur flatteur
+frotteur lutteur menteur monteur porteur prêteur profiteur quêteur rapporteur sauteur transporteur visiteur
+raconteur""".split())
+# -eur words whose feminine adds -e (ingénieure, professeure) and the -ieur comparatives.
+_EURE = frozenset("""ingénieur professeur procureur gouverneur assesseur censeur successeur prédécesseur défenseur
+proviseur superviseur précurseur docteur pasteur sapeur entrepreneur extérieur intérieur supérieur inférieur
+antérieur postérieur ultérieur majeur mineur meilleur""".split())
+_FEMININE_EXCEPTIONS = {"vieux": "vieille", "beau": "belle", "nouveau": "nouvelle", "fou": "folle", "mou": "molle",
+                        "blanc": "blanche", "franc": "franche", "sec": "sèche", "frais": "fraîche",
+                        "grec": "grecque", "turc": "turque", "public": "publique", "long": "longue",
+                        "doux": "douce", "faux": "fausse", "roux": "rousse", "jaloux": "jalouse", "époux": "épouse",
+                        "gentil": "gentille", "nul": "nulle", "pareil": "pareille", "bas": "basse", "gras": "grasse",
+                        "gros": "grosse", "épais": "épaisse", "las": "lasse", "métis": "métisse", "bref": "brève",
+                        "complet": "complète", "incomplet": "incomplète", "concret": "concrète",
+                        "discret": "discrète", "indiscret": "indiscrète", "inquiet": "inquiète", "secret": "secrète",
+                        "paysan": "paysanne", "favori": "favorite", "malin": "maligne", "bénin": "bénigne",
+                        "auteur": "autrice", "empereur": "impératrice", "ambassadeur": "ambassadrice",
+                        "vengeur": "vengeresse", "pécheur": "pécheresse", "enchanteur": "enchanteresse",
+                        "chasseur": "chasseuse", "copain": "copine", "héros": "héroïne", "roi": "reine",
+                        "prince": "princesse", "maître": "maîtresse", "hôte": "hôtesse", "comte": "comtesse",
+                        "duc": "duchesse", "tigre": "tigresse", "dieu": "déesse", "neveu": "nièce"}
+_FEMININE_EXCEPTIONS.update({w: w + "e" for w in _EURE})
+_FEMININE_EXCEPTIONS.update({w: w[:-1] + "se" for w in _TEUSE})
 _MASCULINE_EXCEPTIONS = {female: male for male, female in _FEMININE_EXCEPTIONS.items()}
 # Feminine endings read back (feminine -> masculine candidates): the ones above, and "+e" where
 # the masculine ends in a consonant or a vowel other than "e" ("musulmane", "âgée", "jolie").
-_MASCULINE_ENDINGS = (("euse", ("eux", "eur")), ("trice", ("teur",)), ("ienne", ("ien",)), ("enne", ("en",)),
-                      ("onne", ("on",)), ("elle", ("el",)), ("ette", ("et",)), ("ère", ("er",)), ("ive", ("if",)),
-                      ("ve", ("f",)), ("aine", ("ain",)), ("ine", ("in",)), ("ane", ("an",)), ("aise", ("ais",)),
-                      ("oise", ("ois",)), ("ise", ("is",)), ("ande", ("and",)), ("ante", ("ant",)),
-                      ("ente", ("ent",)), ("ée", ("é",)), ("ie", ("i",)), ("ue", ("u",)))
+_MASCULINE_ENDINGS = (("eresse", ("eur",)), ("euse", ("eux", "eur")), ("drice", ("deur",)), ("trice", ("teur",)),
+                      ("ienne", ("ien",)), ("enne", ("en",)), ("onne", ("on",)), ("elle", ("el",)), ("ette", ("et",)),
+                      ("eure", ("eur",)), ("ère", ("er",)), ("ète", ("et",)), ("ive", ("if",)), ("ve", ("f",)),
+                      ("aine", ("ain",)), ("ine", ("in",)), ("ane", ("an",)), ("aise", ("ais",)), ("oise", ("ois",)),
+                      ("ise", ("is",)), ("ande", ("and",)), ("ante", ("ant",)), ("ente", ("ent",)), ("ée", ("é",)),
+                      ("ie", ("i",)), ("ue", ("u",)), ("te", ("t",)), ("de", ("d",)))
 # Singular words that end like plurals.
 _SINGULAR_EXCEPTIONS.update({w: w for w in ("vieux", "heureux", "curieux", "joyeux", "fils", "gros", "gris", "pays",
                                             "français", "anglais", "chinois", "bas", "gras")})
@@ -77,12 +100,14 @@ def feminine(word: str) -> str:
 
 
 def masculine(word: str) -> set[str]:
-    """The masculine forms a feminine singular word may come from ("âgée" -> {"âgé"})."""
+    """The masculine forms a feminine singular word may come from ("âgée" -> {"âgé"},
+    "directrice" -> {"directeur"}); each gives `word` back through `feminine`."""
     if word in _MASCULINE_EXCEPTIONS:
         return {_MASCULINE_EXCEPTIONS[word]}
     for female, males in _MASCULINE_ENDINGS:
-        if word.endswith(female) and len(word) > len(female) + 1:
-            return {word[:-len(female)] + male for male in males}
+        if word.endswith(female) and len(word) > len(female):
+            found = {word[:-len(female)] + male for male in males}
+            return {m for m in found if feminine(m) == word} or found
     return set()
 
 
