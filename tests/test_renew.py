@@ -655,3 +655,52 @@ def test_a_licence_the_original_does_not_allow_stops_the_build_naming_both(impor
     toml.write_text(text, encoding="utf-8")
     r = invoke(runner, "build", "--version", "1.1.0", "--force")
     assert r.exit_code == 0, r.output + str(r.exception)
+
+
+def test_a_partial_audit_of_a_sample_releases_the_unaudited_items_unchanged(tmp_path, monkeypatch, runner):
+    """`import --sample 10 --seed 7` of a 1,000-pair file queues 10 pairs; two annotators drop 2 of
+    them and keep 8. The build refuses, listing what nobody audited, until `--unaudited keep`: then
+    998 pairs are released, the 990 unaudited ones exactly as published, and the card says how many
+    were audited, how they were drawn, and that agreement counts them only (issue 43)."""
+    import pyarrow.parquet as pq
+
+    from workbench import kinds
+    from workbench.core.config import load_config
+
+    rows = [[str(i), f"The {i}th neighbour is slow with new phones .", f"The {i}th visitor is slow with new phones .",
+             "stereo", ("age", "gender", "socioeconomic")[i % 3], "[]", f"a{i % 7}", "[]"] for i in range(1000)]
+    original = _write(tmp_path / "thousand.csv", rows)
+    r = invoke(runner, "import", str(original), "--kind", "crows-pairs", "--out", str(tmp_path / "partial"),
+               "--origin-license", "cc-by-sa-4.0", "--sample", "10", "--seed", "7")
+    assert r.exit_code == 0, r.output + str(r.exception)
+    assert "sample = 10\nseed = 7" in (tmp_path / "partial" / "workbench.toml").read_text(encoding="utf-8")
+    monkeypatch.chdir(tmp_path / "partial")
+    assert invoke(runner, "run").exit_code == 0
+    config = load_config(tmp_path / "partial" / "workbench.toml")
+    queue = kinds.of_config(config).pipeline(config).table("queue")["item_id"].to_pylist()
+    assert len(queue) == 10
+    assert invoke(runner, "build", "--version", "1.0.0", "--original").exit_code == 0
+    dropped = sorted(queue)[:2]
+    label_as(runner, tmp_path, [{"item_id": i, "label": "not-minimal" if i in dropped else "keep"} for i in queue],
+             "alice", "bob")
+    r = invoke(runner, "build", "--version", "1.1.0")
+    message = str(r.exception)
+    assert r.exit_code == 2 and "990 of the 1000 items are outside the audit's sample" in message, message
+    assert "--unaudited keep" in message and not (tmp_path / "partial" / "exports" / "partial" / "1.1.0").exists()
+    r = invoke(runner, "build", "--version", "1.1.0", "--unaudited", "keep")
+    assert r.exit_code == 0, r.output + str(r.exception)
+    release = tmp_path / "partial" / "exports" / "partial" / "1.1.0"
+    built = _rows(release / "data" / "pairs.csv")
+    published = _rows(original)
+    assert len(built) == 998 and sorted(published) == sorted([*built, *dropped])
+    unaudited = set(published) - set(queue)
+    assert len(unaudited) == 990 and all(built[i] == published[i] for i in unaudited)
+    labels = {r["row_id"]: r["label"] for r in pq.read_table(release / "data" / "pairs.parquet").to_pylist()}
+    assert {labels[i] for i in unaudited} == {"unaudited"} and {labels[i] for i in set(queue) - set(dropped)} == {"keep"}
+    with open(release / "changes.csv", encoding="utf-8", newline="") as f:
+        assert sorted((r["change"], r["id"]) for r in csv.DictReader(f)) == [("removed", i) for i in dropped]
+    card = " ".join((release / "README.md").read_text(encoding="utf-8").split())
+    assert ("10 of the original's 1000 items were audited by people (a random sample of 10 drawn when it was "
+            "imported (seed 7))") in card and "the other 990 were not audited and are released unchanged" in card
+    assert "Agreement between the annotators on 10 items" in card and "counts the audited items only" in card
+    assert "| `not-minimal` |" in card and f"| `not-minimal` | {NOT_MINIMAL} | 2 |" in card

@@ -348,3 +348,28 @@ def test_a_fix_that_cannot_be_applied_stops_the_build_naming_the_item(tmp_path, 
         assert r.exit_code == 2 and message.startswith(f"item {TWO_BLANKS['id']!r}: ") and why in message, message
         assert "\n" not in message
         assert not (tmp_path / "ss" / "exports" / "ss" / "1.0.0").exists()
+
+
+def test_cats_nobody_audited_are_released_as_published_with_unaudited_keep(tmp_path, monkeypatch, runner):
+    """Without a sample, the CATs left unlabelled are the unaudited ones: refused by default (with the
+    way out named), released unchanged with --unaudited keep, their `audit` column saying so."""
+    doc, original = _published(tmp_path)
+    assert invoke(runner, "import", str(original), "--kind", "stereoset", "--out", str(tmp_path / "ss")).exit_code == 0
+    monkeypatch.chdir(tmp_path / "ss")
+    assert invoke(runner, "run").exit_code == 0
+    cats = [c["id"] for split in doc["data"].values() for c in split]
+    rows = [{"item_id": cats[0], "label": "not-minimal"}, {"item_id": cats[1], "label": "keep"}]
+    for name in ("alice", "bob"):
+        assert invoke(runner, "annotate", "--annotator", name, "--labels-from",
+                      _labels(tmp_path / f"{name}.jsonl", rows)).exit_code == 0
+    r = invoke(runner, "build", "--version", "1.0.0")
+    assert r.exit_code == 2 and "--unaudited keep" in str(r.exception)
+    r = invoke(runner, "build", "--version", "1.0.0", "--unaudited", "keep")
+    assert r.exit_code == 0, r.output + str(r.exception)
+    release = tmp_path / "ss" / "exports" / "ss" / "1.0.0"
+    built = _data(release / "data" / "stereoset.json")
+    expected = {split: [c for c in cs if c["id"] != cats[0]] for split, cs in doc["data"].items()}
+    assert built == expected
+    assert _audits(release) == {c: "keep" if c == cats[1] else "unaudited" for c in cats[1:]}
+    card = " ".join((release / "README.md").read_text(encoding="utf-8").split())
+    assert f"2 of the original's {len(cats)} items were audited by people (the items the annotators labelled)" in card

@@ -125,11 +125,47 @@ class Renewed(Stage):
         return dict(work)
 
 
+def audit_sample(ids: list[str], n: int | None, seed: int | None) -> set[str]:
+    """The items a partial audit covers (`[origin] sample`, drawn at import): `n` of `ids` at random,
+    the same for the same ids and seed wherever it is drawn (ids sorted first, so their order in the
+    queue does not matter). Every item when no sample is set."""
+    import random
+
+    if n is None or n >= len(ids):
+        return set(ids)
+    return set(random.Random(seed or 0).sample(sorted(ids), n))
+
+
 def renewal_stages(authoring, scheme: LabelScheme, fix_fields: tuple[tuple[str, str], ...], refresh=None) -> list:
     """The renewal pipeline; `refresh` recomputes a fixed record's derived columns (record -> record)."""
     from .stages import Expand, Queue
 
-    return [Expand(authoring), Queue(), Validated(scheme), Renewed(scheme, authoring.text_column, fix_fields, refresh)]
+    class SampledQueue(Queue):
+        """The queue of a partial audit: only the items of its sample (Blodgett et al.'s audits
+        sample items too); every item when `[origin]` sets no sample."""
+
+        def settings(self, ctx):
+            origin = ctx.config.origin
+            return {**super().settings(ctx), "sample": origin.sample if origin else None,
+                    "seed": origin.seed if origin else None}
+
+        def compute(self, ctx, inputs, reused) -> Output:
+            out = super().compute(ctx, inputs, reused)
+            origin = ctx.config.origin
+            if origin is None or origin.sample is None:
+                return out
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            ids = out.table["item_id"].to_pylist()
+            chosen = audit_sample(ids, origin.sample, origin.seed)
+            table = out.table.filter(pc.is_in(out.table["item_id"], value_set=pa.array(sorted(chosen), pa.string())))
+            table = table.set_column(table.schema.get_field_index("position"), "position",
+                                     pa.array(range(table.num_rows), table.schema.field("position").type))
+            return Output(table, out.work, out.extra)
+
+    return [Expand(authoring), SampledQueue(), Validated(scheme), Renewed(scheme, authoring.text_column, fix_fields,
+                                                                        refresh)]
 
 
 def template_check(authoring):
@@ -137,6 +173,42 @@ def template_check(authoring):
     from .stages import check_project
 
     return lambda config: check_project(authoring, config)
+
+
+def partial_audit(pipeline, kind, items: list, labels) -> dict:
+    """Which items of a renewal nobody audited: every item of the data as published (the audit's
+    original stage) that no annotator or adjudicator labelled, whether it is outside the audit's
+    sample (`[origin] sample`) or in the queue unlabelled. Returns the counts the card states
+    (`units`, `audited`), those items (`unaudited`, `outside` the sample) and their rows as
+    published (`rows`), which `build --unaudited keep` releases unchanged."""
+    stage = kind.audit.original_stage
+    pipeline.run(stage)
+    published = pipeline.workspace.read(stage).to_pylist()
+    named = unit_of(kind.release)
+
+    def unit(r: dict) -> str:
+        try:
+            return named(r)
+        except KeyError:     # a layout's unit names a column of its release files, not of the stage's rows
+            return r.get("unit_id", r.get("item_id"))
+
+    units = list(dict.fromkeys(unit(r) for r in published))
+    queued = {i.id for i in items}
+    audited = {i.id for i in items if labels.finals[i.id].votes or labels.finals[i.id].rulings}
+    nobody = [u for u in units if u not in audited]
+    left = set(nobody)
+    return {"units": len(units), "audited": len(audited), "unaudited": nobody,
+            "outside": [u for u in nobody if u not in queued], "rows": [r for r in published if unit(r) in left]}
+
+
+def unaudited_lines(scope: dict, sample: int | None) -> list[str]:
+    """Why a partial audit's build stops (the default, `--unaudited refuse`): the items nobody audited."""
+    outside = scope["outside"]
+    shown = ", ".join(outside[:8]) + (f" ... and {len(outside) - 8} more" if len(outside) > 8 else "")
+    where = f"outside the audit's sample ([origin] sample = {sample})" if sample else "not in the audit's queue"
+    return [f"{len(outside)} of the {scope['units']} items are {where}: nobody audited them ({shown}); pass "
+            "--unaudited keep to release them unchanged, as published (the card then says how many items were "
+            "audited), or import again without --sample to audit every item"]
 
 
 # -- the import ---------------------------------------------------------------------------------------------------
@@ -199,10 +271,13 @@ def fingerprint(path: Path) -> str:
     return digest.hexdigest()
 
 
-def import_project(kind, file: Path, out: Path, *, name: str, origin: dict) -> dict:
+def import_project(kind, file: Path, out: Path, *, name: str, origin: dict, sample: int | None = None,
+                   seed: int | None = None) -> dict:
     """Write the renewal project of `file` (a `kind`'s published layout) into `out`: its template
-    files (from the kind's importer) and workbench.toml with `[origin]`. Refuses a folder that
-    already holds a project."""
+    files (from the kind's importer) and workbench.toml with `[origin]` (and, for a partial audit,
+    its sample: `sample` items drawn with `seed`). Refuses a folder that already holds a project."""
+    if sample is not None and sample < 1:
+        raise InputError(f"--sample {sample}: a sample is one item or more")
     if kind.audit is None:
         raise InputError(f"kind {kind.name!r} cannot import a published file (it declares no audit)")
     out = Path(out)
@@ -222,7 +297,8 @@ def import_project(kind, file: Path, out: Path, *, name: str, origin: dict) -> d
         raise InputError(f"{target}: cannot write the imported file ({exc.strerror or exc}); nothing is imported "
                          "yet: free the space (or fix the folder) and run the import again") from None
     origin = {"file": Path(file).name + ("/" if Path(file).is_dir() else ""), "sha256": fingerprint(Path(file)),
-              **{k: v for k, v in origin.items() if v}}
+              **{k: v for k, v in origin.items() if v},
+              **({"sample": sample, "seed": seed if seed is not None else 0} if sample is not None else {})}
     lines = [f"# The renewal of {origin['name']} (docs/renewing.md): written by `workbench import`.",
              "[project]", f"name = {_toml(name)}", f"kind = {_toml(kind.name)}"]
     if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9.+_-]*", origin.get("license") or ""):

@@ -151,6 +151,7 @@ def register(app: typer.Typer) -> None:
         "workbench import published.csv --kind KIND --out renewed \\",
         "    --origin-name NAME --origin-version 1.0 --origin-license cc-by-sa-4.0 \\",
         "    --origin-citation 'Author et al. (2020)' --origin-url https://example.org/dataset",
+        "workbench import published.csv --kind KIND --out renewed --sample 100 --seed 1   # audit 100 items",
     ))(import_)
 
 
@@ -168,6 +169,10 @@ def import_(
                                                                                "id also becomes the project's)."),
     origin_citation: Optional[str] = typer.Option(None, "--origin-citation", help="How to cite the original."),
     origin_url: Optional[str] = typer.Option(None, "--origin-url", help="Where the original is published."),
+    sample: Optional[int] = typer.Option(None, "--sample", help="Audit only N items, drawn at random (a partial "
+                                                                "audit; `build --unaudited keep` releases the others "
+                                                                "unchanged). Default: every item."),
+    seed: int = typer.Option(0, "--seed", help="The seed --sample draws with (kept in workbench.toml)."),
 ) -> None:
     """Renew a published benchmark: turn its file into a project whose items keep their original
     ids, fields and labels, audited by people (keep / fix / drop, and why) before the next
@@ -181,7 +186,7 @@ def import_(
     name = name or re.sub(r"[^A-Za-z0-9._-]+", "-", Path(out).resolve().name).strip("-._") or "renewed"
     done = import_project(kind, file, out, name=name, origin={
         "name": origin_name or Path(file).stem, "version": origin_version, "license": origin_license,
-        "citation": origin_citation, "url": origin_url})
+        "citation": origin_citation, "url": origin_url}, sample=sample, seed=seed)
     for note in done["notes"]:
         console.print(f"{file}: {note}", markup=False, highlight=False)
     console.print(f"wrote {Path(out) / 'workbench.toml'} and templates/ ({', '.join(done['files'])}) of kind "

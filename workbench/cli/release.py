@@ -15,6 +15,7 @@ def register(app: typer.Typer) -> None:
     app.command("build", epilog=example("workbench build --version 1.0.0",
                                         "workbench build --version 1.1.0 --notes notes/1.1.0.md",
                                         "workbench build --version 1.1.0 --allow-unlabelled",
+                                        "workbench build --version 1.1.0 --unaudited keep   # a partial audit",
                                         "workbench build --version 1.1.0 --force"))(build)
     app.command("publish", epilog=example(
         "workbench publish --repo my-org/my-bias-benchmark --version 1.0.0 --dry-run",
@@ -47,6 +48,7 @@ def build(
     allow_unlabelled: bool = typer.Option(False, "--allow-unlabelled", help="Build although some queue items have no final label yet (not labelled, waiting for votes, disagreed); they are left out and the card says how many."),
     notes: Optional[Path] = typer.Option(None, "--notes", help="A Markdown file of release notes: they go into the card and this version's CHANGELOG.md entry."),
     original: bool = typer.Option(False, "--original", help="In a project made by `workbench import`: build the imported data as published, before any audit (the version the renewed one is compared with)."),
+    unaudited: str = typer.Option("refuse", "--unaudited", metavar="refuse|keep", help="In a project made by `workbench import`: what becomes of the items nobody audited (a partial audit, `import --sample`): refuse, listing them (the default), or keep them in the release unchanged, as published (the card says how many items were audited)."),
 ) -> None:
     """Build exports/<name>/<version>/: the kind's data files, the dataset card, the bundled
     evaluator, a manifest with the sha256 of every file, and the changes against the newest
@@ -67,11 +69,19 @@ def build(
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read the release notes {display_path(notes)}: "
                              f"{getattr(exc, 'strerror', None) or exc}") from None
+    if unaudited not in ("refuse", "keep"):
+        raise InputError(f"--unaudited {unaudited}: refuse or keep")
     config = get_config(ctx)
-    r = run_build(config, version, force=force, allow_unlabelled=allow_unlabelled, notes=text, original=original)
+    r = run_build(config, version, force=force, allow_unlabelled=allow_unlabelled, notes=text, original=original,
+                  unaudited=unaudited)
     since = (f" ({r['added']} added, {r['edited']} edited, {r['removed']} removed since {r['previous']}: CHANGELOG.md)"
              if r["previous"] else "")
-    console.print(f"build: {r['samples']} samples in {len(r['domains'])} domain(s) -> {display_path(r['path'])}{since}")
+    from .. import kinds
+    from ..annotation.display import words_of
+
+    words = words_of(kinds.of_config(config).words)   # the release's rows and groups as the kind names them
+    console.print(f"build: {r['samples']} {words.rows} in {len(r['domains'])} {words.domain}(s) -> "
+                  f"{display_path(r['path'])}{since}")
     if r["undecided"]:
         console.print("\n".join([f"note: left out of this build (the card says how many): {r['undecided'][0]}",
                                  *r["undecided"][1:]]), style="yellow", markup=False, highlight=False)

@@ -135,6 +135,8 @@ class OriginSection(_Section):
     url: str | None = Field(None, description="Where the original is published.")
     file: str | None = Field(None, description="The file imported (its name, never a local path).")
     sha256: str | None = Field(None, description="The imported file's sha256 (of a folder: of its files' paths and contents), to tell which it was.")
+    sample: int | None = Field(None, ge=1, description="How many items the audit covers, drawn at random (`workbench import --sample N`); unset: every item. The others are released unchanged with `build --unaudited keep`.")
+    seed: int | None = Field(None, description="The seed the audit's sample was drawn with (`import --seed`), so it can be drawn again.")
 
 
 class Config(BaseModel):

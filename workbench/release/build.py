@@ -80,6 +80,7 @@ class Release:
     notes: str = ""                                          # the maintainer's release notes (build --notes)
     left_out: dict[str, int] = field(default_factory=dict)   # queue items without a final label, by status
     original: bool = False                                   # a renewal's imported data as published (build --original)
+    audit_scope: dict | None = None                          # a renewal: items audited of how many, those kept unaudited
 
 
 SHOWN_UNDECIDED = 5
@@ -115,13 +116,14 @@ def undecided_lines(open_items: list[tuple], total: int) -> list[str]:
 
 
 def build(config: Config, version: str, *, force: bool = False, allow_unlabelled: bool = False,
-          notes: str = "", original: bool = False) -> dict:
+          notes: str = "", original: bool = False, unaudited: str = "refuse") -> dict:
     """Build the configured kind's release: its release stage's rows (computed if stale), written
     by the kind's layout, with the card, changelog, evaluator and a manifest of every file.
     Queue items without a final label refuse the build unless `allow_unlabelled` (the card then
     says how many were left out); `notes` are the maintainer's release notes. `original`: in a
     renewal project, the imported data as published, before any audit (the version the renewed
-    one is compared with)."""
+    one is compared with). `unaudited`: in a renewal, what becomes of the items nobody audited (a
+    partial audit): "refuse" lists them and stops, "keep" releases them unchanged, as published."""
     from .. import kinds
     from ..annotation.session import items_from_table
     from ..annotation.summary import final_labels_for, summarise
@@ -145,18 +147,32 @@ def build(config: Config, version: str, *, force: bool = False, allow_unlabelled
     items = items_from_table(pipeline.table(kind.queue_stage))
     labels = final_labels_for(config, [i.id for i in items], kind.scheme)
     open_items = [] if original else undecided(config, items, labels.finals, kind.default_validators)
+    scope = None
+    if config.origin is not None and kind.audit is not None and not original:
+        from ..authoring.renew import partial_audit, unaudited_lines
+
+        scope = partial_audit(pipeline, kind, items, labels)
+        if unaudited == "keep":   # released unchanged below, so not left out
+            open_items = [(item, status) for item, status in open_items if status != "unlabelled"]
     if open_items and not allow_unlabelled:
+        partial = " or --unaudited keep to release those nobody labelled unchanged" if scope is not None else ""
         raise InputError("\n".join([*undecided_lines(open_items, len(items)),
                                     "label them (`workbench annotate`), or pass --allow-unlabelled to build without "
-                                    "them (the card then says how many were left out)"]))
+                                    f"them (the card then says how many were left out){partial}"]))
+    if scope is not None and scope["outside"] and unaudited != "keep":
+        raise InputError("\n".join(unaudited_lines(scope, config.origin.sample)))
     if original:
         rows = [{"label": "published", **r} for r in pipeline.workspace.read(kind.audit.original_stage).to_pylist()]
     else:
         rows = pipeline.workspace.read(kind.release_stage).to_pylist()
+    if scope is not None and unaudited == "keep":   # nobody audited them: released as published
+        rows += [{"label": "unaudited", **r, **({"audit": "unaudited"} if "audit" in r else {})} for r in scope["rows"]]
+        scope["kept"] = len(scope["unaudited"])
     if not rows:
         raise StageError("no release samples: label items valid first")
     release = Release(config, pipeline.workspace, version, rows, summarise(config, items, labels), notes=notes,
-                      left_out=dict(Counter(status for _, status in open_items)), original=original)
+                      left_out=dict(Counter(status for _, status in open_items)), original=original,
+                      audit_scope=None if scope is None else {k: v for k, v in scope.items() if k != "rows"})
     layout = kind.release
     target = export_dir(config, version)
     messages: list[str] = []

@@ -59,11 +59,20 @@ def renewal_sections(release, audit) -> list[str]:
     if origin is None or audit is None:
         return []
     what = f"**{origin.name}**" + (f" (version {origin.version})" if origin.version else "")
-    lines = ["## Original dataset", "",
-             (f"This is {what} as published, imported for an audit that has not changed it yet (the version a "
-              "renewed one is compared with)." if release.original else
-              f"This is a renewed version of {what}: every item of the original was audited by people and kept, "
-              "fixed or dropped with a reason.") + " Credit for the data goes to its authors.", "",
+    scope = release.audit_scope or {}
+    if release.original:
+        said = (f"This is {what} as published, imported for an audit that has not changed it yet (the version a "
+                "renewed one is compared with).")
+    elif scope.get("kept"):   # a partial audit: how many, how they were chosen, and what became of the others
+        how = (f"a random sample of {origin.sample} drawn when it was imported (seed {origin.seed or 0})"
+               if origin.sample else "the items the annotators labelled")
+        said = (f"This is a renewed version of {what} after a partial audit: {scope['audited']} of the original's "
+                f"{scope['units']} items were audited by people ({how}) and kept, fixed or dropped with a reason; the "
+                f"other {scope['kept']} were not audited and are released unchanged, as published.")
+    else:
+        said = (f"This is a renewed version of {what}: every item of the original was audited by people and kept, "
+                "fixed or dropped with a reason.")
+    lines = ["## Original dataset", "", said + " Credit for the data goes to its authors.", "",
              f"- Licence of the original: {origin.license or 'not stated at import'}"]
     if origin.url:
         lines.append(f"- Published at: {origin.url}")
@@ -80,14 +89,16 @@ def renewal_sections(release, audit) -> list[str]:
     s = release.summary
     total = next((r for r in s.get("breakdown", []) if r.get("subtopic") == "total"), {})
     ac = release.config.annotation
+    audited = f"Each of the {scope['audited']} audited items" if scope.get("kept") else "Each item"
     lines += ["## Audit protocol", "",
-              f"Each item was audited by {ac.validators} annotator(s) on their own, who chose one of these decisions "
+              f"{audited} was audited by {ac.validators} annotator(s) on their own, who chose one of these decisions "
               f"(reasons to drop after {audit.source}); final decisions follow the `{ac.policy}` policy, and an "
               "adjudicator decided the items the annotators disagreed on. A fix is the corrected text the deciding "
               "annotators proposed.", "",
               markdown_table(["decision", "what it means", "items"],
                              [[f"`{c.id}`", c.title, total.get(c.id, 0)] for c in audit.scheme.choices]), "",
-              agreement_sentence(s.get("agreement", {})), ""]
+              agreement_sentence(s.get("agreement", {}))
+              + (" Agreement counts the audited items only." if scope.get("kept") else ""), ""]
     return lines
 
 
