@@ -43,7 +43,8 @@ def build_release_rows(rows: list[dict], finals: dict, language=None) -> tuple[l
                       "fill": " | ".join(r["fill"]), "mlm_rank": r["fill_rank"], "mlm": r["mlm_name"],
                       "mlm_revision": r["mlm_revision"], "fooled_by": list(r["fooled_by"]),
                       "masked_template": r["hypothesis_template"]}
-        return {"id": short_hash(r["premise"], hypothesis, stance), "premise": r["premise"], "hypothesis": hypothesis,
+        premise = sentence_case(r["premise"])   # as hypotheses are (expand writes them so since its format 4)
+        return {"id": short_hash(premise, hypothesis, stance), "premise": premise, "hypothesis": hypothesis,
                 "label": "neutral", "stance": stance, "domain": r["domain"], "subtopic": r["subtopic"], "pair_id": pair_id,
                 "is_counterfactual": is_cf, "provenance": json.dumps(provenance, sort_keys=True, ensure_ascii=False)}
 
