@@ -43,8 +43,41 @@ def check_model_references(config: Config) -> list[Problem]:
     except Exception as exc:  # an unknown kind is a config problem, reported with the others
         problems.append(Problem(shown, None, "project.kind", str(exc)))
         kind = None
+    problems += check_language(config, kind)
     scheme_ids = {c.binding_id for c in kind.scheme.choices} if kind is not None and kind.scheme else set()
     for key in sorted(set(config.annotation.keys) - BINDING_IDS - scheme_ids):
         problems.append(Problem(shown, None, f"annotation.keys.{key}",
                                 f"unknown key binding id; known: {', '.join(sorted(BINDING_IDS | scheme_ids))}"))
     return problems
+
+
+def check_language(config: Config, kind) -> list[Problem]:
+    """`[project] language` without support, refused by `validate` at once when a stage of the
+    project's kind reads the language's rules (its settings name the language), rather than
+    first at `run`. Kinds that score or build text in any language are not concerned."""
+    import re
+    from types import SimpleNamespace
+
+    from . import languages
+    from .core.errors import ConfigError
+
+    code = config.project.language
+    if kind is None or kind.stages is None or languages.find(code) is not None:
+        return []
+    probe = SimpleNamespace(config=config, options={})
+    for stage in kind.stages():
+        try:
+            reads = "language" in (stage.settings(probe) or {})
+        except Exception:   # a stage whose settings need more than the config cannot say: not this check's concern
+            continue
+        if reads:
+            try:
+                languages.require(code, stage.name)
+            except ConfigError as exc:
+                message = str(exc)
+            line = None
+            if config.source and config.source.is_file():
+                lines = config.source.read_text(encoding="utf-8").splitlines()
+                line = next((n for n, text in enumerate(lines, start=1) if re.match(r"\s*language\s*=", text)), None)
+            return [Problem(config.shown_source, line, "project.language", message)]
+    return []

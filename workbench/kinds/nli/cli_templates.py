@@ -81,7 +81,10 @@ def lint(
     config = get_config(ctx, check=False)
     kind = kinds.of_config(config)
     if kind.name == "nli":
+        from .templates.lint import unmasked_bias_hypotheses
+
         templates, problems = load_templates(list(paths or [config.path("templates")]))
+        problems += unmasked_bias_hypotheses(templates)
         n_ok = len(templates)
     else:  # the project's own kind checks its own template files
         if kind.check_templates is None:
