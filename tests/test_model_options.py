@@ -27,7 +27,8 @@ def _scores(runner, release, tmp_path, *args, cache="cache.sqlite"):
 
 
 def _without_runtime(doc: dict) -> dict:
-    return {k: v for k, v in doc.items() if k not in ("runtime", "tool", "tool_version")}
+    """The figures, without how the run went (runtime; provenance names each run's own cache)."""
+    return {k: v for k, v in doc.items() if k not in ("runtime", "provenance", "tool", "tool_version")}
 
 
 def test_device_map_auto_and_dtype_give_the_default_scores_on_cpu(releases, fixture_models, tmp_path, runner,
