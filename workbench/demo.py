@@ -67,8 +67,6 @@ def authoring_demo(d: Demo, kind: str, write_project, *, model: str, labels=None
 
 
 def main() -> None:
-    import importlib
-
     from . import kinds
 
     if OUT.exists():
@@ -85,7 +83,7 @@ def main() -> None:
     for kind in order:
         if kind.demo:
             print(f"\n##### kind {kind.name}: {kind.description}", flush=True)
-            importlib.import_module(kind.demo).demo(demo)
+            kind.part("demo").demo(demo)
     print(f"\nDemo finished: outputs in {OUT.relative_to(ROOT)}/")
 
 

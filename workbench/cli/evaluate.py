@@ -21,7 +21,7 @@ from ..evaluation.intervals import (
     Settings,
 )
 from ..models.runtime import MODEL_OPTION_HELP, load_spec
-from .common import console, example, get_config, get_workspace
+from .common import console, err_console, example, get_config, get_workspace
 
 
 def _kind_options() -> dict[str, tuple]:
@@ -110,6 +110,8 @@ def evaluate(
     checked = check(list(datasets or []), kind or (None if datasets else kinds.of_config(config).name), unverified)
     for warning in checked.warnings:
         console.print(f"warning: {warning}", style="yellow", markup=False)
+    for line in checked.skipped:   # a broken kind left out of recognising the sources: said, never fatal
+        err_console.print(f"warning: {line}", style="yellow", markup=False, highlight=False, soft_wrap=True)
     chosen = kinds.get(checked.kind)
     options = _options_for(chosen, kind_options)
     intervals = Settings(ci_level, bootstrap, seed)

@@ -203,7 +203,6 @@ def init(
 ) -> None:
     """Start a project: workbench.toml with every setting commented at its default, and one
     example template file of the kind to edit. Nothing that exists is overwritten."""
-    import importlib
     import re
 
     from .. import kinds
@@ -220,7 +219,7 @@ def init(
     name = name or re.sub(r"[^A-Za-z0-9._-]+", "-", folder.resolve().name).strip("-._") or "my-benchmark"
     templates = {}
     if kind.example:
-        templates = getattr(importlib.import_module(kind.example), "EXAMPLE_TEMPLATES", {})
+        templates = getattr(kind.part("example"), "EXAMPLE_TEMPLATES", {})
     first = dict(list(templates.items())[:1])
     clashes = [t for t in first if (folder / "templates" / t).exists()]
     if clashes:

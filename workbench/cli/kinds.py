@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from .common import console, err_console, example
 
@@ -13,7 +14,9 @@ def register(app: typer.Typer) -> None:
 
 def list_kinds() -> None:
     """List every installed benchmark kind (built in or from a plugin package registered under the
-    entry-point group `workbench.kinds`): where it comes from and what it can do."""
+    entry-point group `workbench.kinds`): where it comes from and what it can do. A kind any of
+    whose modules (its kind, evaluator, standalone, lm-eval task, example, demo) fails to import
+    is listed as broken with the reason; the other kinds work as ever."""
     from .. import kinds
 
     table = Table(title="benchmark kinds")
@@ -22,15 +25,20 @@ def list_kinds() -> None:
     broken = []
     for entry in kinds.listing():
         if entry.kind is None:
-            broken.append(entry)
-            table.add_row(entry.name, entry.package, entry.version, "[red]broken[/]", entry.error or "")
+            broken.append(f"kind {entry.name!r} from {entry.package} {entry.version} cannot be loaded: {entry.error}")
+            table.add_row(entry.name, entry.package, entry.version, "[red]broken[/]", Text(entry.error or ""))
             continue
         kind = entry.kind
+        failed = kinds.broken_part(kind)
+        reason = f"{failed.what}: {failed.reason}" if failed else entry.error   # entry.error: its commands failed
+        if reason:
+            broken.append(str(failed) if failed else f"kind {kind.name!r} ({kinds.loader.origin(kind)}): {reason}")
+            table.add_row(kind.name, kind.package, kind.version, "[red]broken[/]", Text(reason))
+            continue
         table.add_row(kind.name, kind.package, kind.version, ", ".join(kind.capabilities), kind.description)
     console.print(table)
-    for entry in broken:
-        err_console.print(f"kind {entry.name!r} from {entry.package} {entry.version} cannot be loaded: {entry.error}",
-                          style="red", markup=False, highlight=False, soft_wrap=True)
+    for line in broken:
+        err_console.print(line, style="red", markup=False, highlight=False, soft_wrap=True)
 
 
 def add_kind_commands(app: typer.Typer) -> None:
@@ -44,4 +52,4 @@ def add_kind_commands(app: typer.Typer) -> None:
         try:
             entry.kind.commands(app)
         except Exception as exc:  # noqa: BLE001 -- a plugin's bug must not break every command
-            entry.error = f"its commands failed to register: {type(exc).__name__}: {exc}"
+            entry.error = f"its commands failed to register: {kinds.loader.describe(exc)}"

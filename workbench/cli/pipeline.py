@@ -20,6 +20,7 @@ def register(app: typer.Typer) -> None:
     app.command("run", epilog=example(
         "workbench run                      # expand -> generate -> filter -> fluency -> annotation queue",
         "workbench run --to generate",
+        "workbench run --force              # recompute every stage, fresh or not",
     ))(run)
     app.command("status", epilog=example("workbench status"))(status)
 
@@ -85,10 +86,14 @@ def run(
     ctx: typer.Context,
     to: Optional[str] = typer.Option(None, "--to", help="Last stage to run (default: the machine part of the kind's "
                                                        "pipeline, up to its annotation queue; `workbench status` lists the stages)."),
+    force: bool = typer.Option(False, "--force", help="Recompute every stage up to --to whatever its freshness "
+                                                      "(model outputs already in the score cache are reused)."),
 ) -> None:
     """Run the machine part of the project's pipeline in order, each stage skipped when it is up
     to date, up to the annotation queue. People take over from there (`workbench annotate` or
-    `workbench labelstudio push`).
+    `workbench labelstudio push`). A stage is up to date when its inputs, its settings and the
+    kind's code (package, version and a hash of its files) are those it was computed with;
+    --force recomputes it anyway.
     """
     from .. import kinds
 
@@ -96,13 +101,13 @@ def run(
     kind = kinds.of_config(config)
     pipeline = kind.pipeline(config)
     last = to or kind.run_to or pipeline.names()[-1]
-    for name, result in pipeline.run_all(last):
+    for name, result in pipeline.run_all(last, force=force):
         shown = _counts(result)
         console.print(f"{name}: {'up to date' if result.get('skipped') else 'done'} ({shown})", soft_wrap=True)
 
 
 def status(ctx: typer.Context) -> None:
-    """Show each pipeline stage as fresh, stale (inputs or config changed) or missing."""
+    """Show each pipeline stage as fresh, stale (inputs, config or the kind's code changed) or missing."""
     pipeline = get_pipeline(ctx)
     ws = pipeline.workspace
     table = Table(title=f"workspace {display_path(ws.root)}")

@@ -1,8 +1,10 @@
 """The pipeline runner: one list of stages, and the work every stage shares.
 
 The runner decides freshness (upstream tables' hashes + the stage's external inputs + a hash
-of its settings), runs what is upstream first, reuses unchanged partitions of the previous
-output, times the stage, writes the table and its manifest, and owns the one model cache.
+of its settings and of the code that computes it: the kind's package, version and code hash,
+so an upgraded plugin re-runs its stages), runs what is upstream first, reuses unchanged
+partitions of the previous output, times the stage, writes the table and its manifest, and
+owns the one model cache.
 Consumers ask for tables — `pipeline.table("queue")` — instead of running stages themselves;
 `write=False` gives a read-only view that never touches the workspace.
 """
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
 
 class Pipeline:
     def __init__(self, config: "Config", stages: Iterable[Stage], workspace: Workspace | None = None,
-                 options: dict[str, Any] | None = None):
+                 options: dict[str, Any] | None = None, code: dict[str, Any] | None = None):
         self.stages: dict[str, Stage] = {}
         for stage in stages:
             missing = [u for u in stage.upstream if u not in self.stages]
@@ -35,6 +37,9 @@ class Pipeline:
         self.config = config
         self.workspace = workspace or Workspace(config.path("workspace"))
         self.ctx = StageContext(config, self.workspace, dict(options or {}))
+        # what made the stages (kinds/code.py identity): part of every stage's config hash, and
+        # recorded in its manifest; computed once, when the pipeline is made
+        self.code = dict(code) if code else None
 
     # -- what a stage depends on ------------------------------------------------------------
     def stage(self, name: str) -> Stage:
@@ -58,7 +63,10 @@ class Pipeline:
 
     def config_hash(self, name: str) -> str:
         stage = self.stage(name)
-        return json_hash({"format": stage.format, "settings": stage.settings(self.ctx)})
+        fingerprint = {"format": stage.format, "settings": stage.settings(self.ctx)}
+        if self.code is not None:
+            fingerprint["code"] = self.code
+        return json_hash(fingerprint)
 
     def state(self, name: str) -> str:
         """fresh (its inputs, its settings and everything upstream unchanged), stale, or missing.
@@ -97,6 +105,8 @@ class Pipeline:
             table, counts, extra = self._compute(stage, chash, force=force)
         finally:
             self.ctx.close()
+        if self.code is not None:
+            extra = {**extra, "code": self.code}   # what `status` going stale after an upgrade refers to
         if distributed.is_main():  # every rank computed the same table; rank 0 alone writes it
             self.workspace.write(name, table, inputs=current, config_hash=chash, counts=counts, started=started,
                                  extra=extra)
@@ -104,7 +114,8 @@ class Pipeline:
         return {**counts, "seconds": round(time.perf_counter() - started, 3), "skipped": False}
 
     def run_all(self, to: str | None = None, *, force: bool = False) -> list[tuple[str, dict]]:
-        """Every stage in order up to `to` (inclusive)."""
+        """Every stage in order up to `to` (inclusive); with force, each is recomputed whatever
+        its freshness (its upstream, forced just before it, is then fresh)."""
         names = self.names()
         last = names.index(self.stage(to).name) if to else len(names) - 1
         return [(n, self.run(n, force=force)) for n in names[:last + 1]]

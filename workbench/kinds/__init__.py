@@ -3,17 +3,19 @@
 Every kind — the six built in and any plugin — is an entry point `NAME = "module:KIND"` whose
 object is a `Kind` (see `base.py`, the contract). Entry points are read once per process and
 loaded only when a kind is used, so a plugin that fails to import breaks only itself: it is
-listed by `workbench kinds` with its error, and using it says why.
+listed by `workbench kinds` with its error, and using it says why. Every module of a kind is
+imported through `loader.py`, which turns any failure into one line naming the kind.
 """
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..core.errors import ConfigError
 from .base import AnnotatorWords, EvaluatorOption, Field, ItemQuestion, Kind, ReleaseLayout  # noqa: F401  (the contract, re-exported)
+from . import loader
+from .loader import KindBroken, call, import_module, warn
 
 if TYPE_CHECKING:
     from ..core.config import Config
@@ -75,16 +77,18 @@ def _load(entry: Entry) -> Kind:
     if entry.error is None:
         module, _, attribute = entry.target.partition(":")
         try:
-            kind = getattr(importlib.import_module(module), attribute or "KIND")
+            kind = getattr(import_module(entry, module, "kind"), attribute or "KIND")
             if not isinstance(kind, Kind):
                 raise TypeError(f"{entry.target} is a {type(kind).__name__}, not a workbench Kind")
             if kind.name != entry.name:
                 raise ValueError(f"{entry.target} declares kind {kind.name!r}, registered as {entry.name!r}")
-            entry.kind = dataclasses.replace(kind, package=entry.package, version=entry.version)
-        except Exception as exc:  # a broken plugin must not break the other kinds
-            entry.error = f"{type(exc).__name__}: {exc}"
+            entry.kind = dataclasses.replace(kind, package=entry.package, version=entry.version, module=module)
+        except KindBroken as exc:  # a broken plugin must not break the other kinds
+            entry.error = exc.reason
+        except Exception as exc:  # noqa: BLE001 -- its KIND is not a Kind, or not the one registered
+            entry.error = loader.describe(exc)
     if entry.error is not None:
-        raise ConfigError(f"kind {entry.name!r} (from {entry.package} {entry.version}) cannot be loaded: {entry.error}")
+        raise KindBroken(entry, f"it cannot be loaded from {entry.target}", entry.error)
     return entry.kind
 
 
@@ -136,6 +140,22 @@ def listing() -> list[Entry]:
     return out
 
 
+PARTS = (("evaluator", "evaluator"), ("standalone", "standalone"), ("lm_eval_tasks", "lm-eval task"),
+         ("example", "example"), ("demo", "demo"))
+
+
+def broken_part(kind: Kind) -> KindBroken | None:
+    """The first module the kind names that cannot be imported (see PARTS), else None; for
+    `workbench kinds`, which imports them all to list a kind broken anywhere as broken."""
+    for field_name, role in PARTS:
+        if getattr(kind, field_name):
+            try:
+                kind.part(field_name, role)
+            except KindBroken as exc:
+                return exc
+    return None
+
+
 def loadable() -> list[Kind]:
     return [e.kind for e in listing() if e.kind is not None]
 
@@ -180,11 +200,29 @@ def settings_problems(config: "Config") -> list:
     return problems
 
 
-def detect(source: str) -> str:
+def skipped(exc: KindBroken, shown: str) -> None:
+    """The default report of a kind left out of detection: one warning line on stderr."""
+    warn(f"{exc}; skipped while recognising {shown}")
+
+
+def recognises(kind: Kind, path, shown: str | None = None, report=skipped) -> bool:
+    """Whether `kind`'s evaluator recognises `path` (its `detect`). A kind whose evaluator cannot
+    be imported, or whose detect raises, is given to `report` (the error, what was looked at) and
+    taken as not recognising it: one broken kind never stops another kind's file being evaluated."""
+    try:
+        module = kind.evaluator_module()
+        return bool(call(kind, f"{kind.evaluator}.detect failed", module.detect, path, own_errors=False))
+    except KindBroken as exc:
+        report(exc, shown or str(path))
+        return False
+
+
+def detect(source: str, report=skipped) -> str:
     """The kind of a local file or release folder, or of a Hub release ORG/NAME[@REVISION]
     (fetched into the Hub cache, where its evaluator finds it again): its manifest's `kind`, else
     the first kind whose evaluator recognises its shape (the default kind last: its shapes are
-    the loosest). A source no kind recognises is an InputError, never taken for a default kind."""
+    the loosest). A source no kind recognises is an InputError, never taken for a default kind.
+    A broken kind is skipped and given to `report` with the source (default: a warning on stderr)."""
     from .. import sources
     from ..core.errors import InputError
 
@@ -196,11 +234,7 @@ def detect(source: str) -> str:
     for kind in sorted(loadable(), key=lambda k: k.name == DEFAULT_KIND):
         if kind.evaluator is None:
             continue
-        try:
-            module = kind.evaluator_module()
-        except ImportError:
-            continue
-        if module.detect(found.path):
+        if recognises(kind, found.path, source, report):
             if kind.name == DEFAULT_KIND:   # the loosest shapes: say so when the source looks like another kind's
                 from .layout import other_kind
 

@@ -10,7 +10,6 @@ so a kind never needs a line of shared code changed. Every part is optional but 
 """
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol, runtime_checkable
@@ -276,6 +275,7 @@ class Kind:
     # filled in by the registry: where the kind comes from
     package: str = "workbench"
     version: str = ""
+    module: str = ""                            # the module its entry point names (its code: kinds/code.py)
 
     def __post_init__(self):
         if self.words is not None and self.scheme is not None:
@@ -313,16 +313,29 @@ class Kind:
 
     def pipeline(self, config: "Config", workspace=None, options: dict | None = None) -> "Pipeline":
         from ..core.pipeline import Pipeline
+        from . import code
+        from .loader import call
 
         if self.stages is None:
             raise ConfigError(f"kind {self.name!r} has no authoring pipeline: only `workbench evaluate --kind "
                               f"{self.name}` is available for it")
-        return Pipeline(config, self.stages(), workspace, options)
+        stages = call(self, "its stages cannot be made", self.stages)   # may import the kind's stage modules
+        return Pipeline(config, stages, workspace, options, code=code.identity(self))
+
+    def part(self, field_name: str, role: str | None = None):
+        """The module the kind names in `field_name` (evaluator, standalone, lm_eval_tasks, example,
+        demo), imported through the guarded loader: a broken one is a one-line KindBroken."""
+        from .loader import import_module
+
+        name = getattr(self, field_name)
+        if not name:
+            raise ConfigError(f"kind {self.name!r} has no {role or field_name} module")
+        return import_module(self, name, role or field_name.replace("_", " "))
 
     def evaluator_module(self) -> Evaluator:
         if not self.evaluator:
             raise ConfigError(f"kind {self.name!r} has no evaluator")
-        return importlib.import_module(self.evaluator)
+        return self.part("evaluator")
 
     def option_values(self, given: dict[str, Any]) -> dict[str, Any]:
         """The evaluator's options with their defaults, updated by what was given."""

@@ -13,7 +13,6 @@ lm-eval, which needs nothing of workbench.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -43,14 +42,16 @@ def write_tasks(kind: str, task: str, dataset: str | None, folder: Path, config:
     kind without one). `dataset` is the release's ORG/NAME@vX.Y.Z, None when unpublished. A task
     package with a `render(yaml, config)` fills in what the project's settings decide (`config`:
     the project's settings as the manifest records them)."""
-    package = _package(kind)
-    if package is None:
+    from .. import kinds
+
+    if _package(kind) is None:
         return False
-    source = Path(next(iter(importlib.util.find_spec(package).submodule_search_locations)))
+    module = kinds.get(kind).part("lm_eval_tasks", "lm-eval task")   # guarded: a broken one is one line naming it
+    source = Path(next(iter(module.__path__)))
     target = folder / FOLDER
     target.mkdir(parents=True, exist_ok=True)
     yaml = (source / "task.yaml").read_text(encoding="utf-8")
-    render = getattr(importlib.import_module(package), "render", None)
+    render = getattr(module, "render", None)
     if render is not None:
         yaml = render(yaml, config)
     yaml = re.sub(r"(?m)^task: .*$", f"task: {task}", yaml, count=1)

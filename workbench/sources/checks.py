@@ -23,6 +23,7 @@ class Checked:
     kind: str                                        # the kind every source is of
     sources: list[str]                               # what to hand the kind's evaluator
     warnings: list[str] = field(default_factory=list)  # for the terminal and the JSON
+    skipped: list[str] = field(default_factory=list)   # broken kinds left out of detection (terminal only)
 
 
 def is_release_folder(path: Path) -> bool:
@@ -58,27 +59,34 @@ def check_data_files(folder: Path) -> None:
                after="nothing was scored: rebuild the release or download it again")
 
 
-def _detect(kind: str, path: Path) -> bool:
+def _detect(kind: str, path: Path, report) -> bool:
+    """Whether `kind` recognises `path`; a kind that cannot load or whose detect fails is
+    reported and skipped (kinds.recognises), unless it was named with --kind."""
     from .. import kinds
 
     try:
-        return bool(kinds.get(kind).evaluator_module().detect(path))
-    except ImportError:
+        found = kinds.get(kind)
+    except kinds.KindBroken as exc:
+        report(exc, display_path(path))
         return False
+    return found.evaluator is not None and kinds.recognises(found, path, display_path(path), report)
 
 
-def kind_of_data(folder: Path, forced: str | None) -> tuple[str, str]:
+def kind_of_data(folder: Path, forced: str | None, report=None) -> tuple[str, str]:
     """(kind, what to score) for a release folder without a manifest: the first kind that
     recognises the folder, else one of its data files (then that file is scored); the default
     kind last, as its shapes (Parquet samples, template files) are the loosest."""
     from .. import kinds
 
+    report = report or kinds.skipped
     candidates = [forced] if forced else sorted(n for n in kinds.names() if n != kinds.DEFAULT_KIND) + [kinds.DEFAULT_KIND]
     for kind in candidates:
-        if _detect(kind, folder):
+        if forced:   # the kind the user named: its failure is the command's, in one line
+            kinds.get(kind).evaluator_module()
+        if _detect(kind, folder, report):
             return kind, str(folder)
         for f in data_files(folder):
-            if _detect(kind, f):
+            if _detect(kind, f, report):
                 return kind, str(f)
     if forced:
         raise InputError(f"{display_path(folder)}: no data file in it has the layout of a {forced} release")
@@ -94,25 +102,29 @@ def check(specs: list[str], forced: str | None, unverified: bool) -> Checked:
     found: list[str] = []
     sources: list[str] = []
     warnings: list[str] = []
+    skipped: dict[str, str] = {}   # each broken kind said once (with the first file it missed), however many were looked at
+
+    def report(exc, shown: str) -> None:
+        skipped.setdefault(str(exc), f"{exc}; skipped while recognising {shown}")
     for spec in specs:
         path = Path(spec).expanduser()
         if is_release_folder(path) and (path / "manifest.json").is_file():
             manifest = verify_release(path)  # a cut or edited release is refused, not scored
-            kind = forced or manifest.get("kind") or kinds.detect(spec)
+            kind = forced or manifest.get("kind") or kinds.detect(spec, report)
         elif is_release_folder(path):
             if not unverified:
                 raise InputError(f"{display_path(path)}: no manifest.json, so its files cannot be checked against the "
                                  "release; download the release again, or pass --unverified to score it as it is")
             check_data_files(path)
-            kind, spec = kind_of_data(path, forced)
+            kind, spec = kind_of_data(path, forced, report)
             warnings.append(f"{display_path(path)}: scored --unverified: it has no manifest.json, so its files were "
                             "not checked against a release")
         else:
-            kind = forced or kinds.detect(spec)
+            kind = forced or kinds.detect(spec, report)
         found.append(kind)
         sources.append(spec)
     kind = forced or (found[0] if found else kinds.DEFAULT_KIND)
     if len(set(found)) > 1:
         raise InputError("the sources are of different kinds (" + ", ".join(f"{s}: {k}" for s, k in zip(specs, found))
                          + "); evaluate one kind at a time")
-    return Checked(kind, sources, warnings)
+    return Checked(kind, sources, warnings, list(skipped.values()))

@@ -22,7 +22,6 @@ another copied module.
 from __future__ import annotations
 
 import hashlib
-import importlib
 from pathlib import Path
 
 from ... import __version__
@@ -50,6 +49,19 @@ def _module_of(kind: str) -> str | None:
         return kinds.get(kind).standalone
     except Exception:  # noqa: BLE001 -- an unknown or broken kind has none
         return None
+
+
+def _load(kind: str):
+    """The kind's standalone module, imported through the kinds' guarded loader: a broken one
+    stops the build with one line naming the kind, the module and the error."""
+    from ... import kinds
+    from ...core.errors import WorkbenchError
+
+    try:
+        owner = kinds.get(kind)
+    except WorkbenchError:   # not a registered kind (its module named another way): named by its name alone
+        owner = kind
+    return kinds.import_module(owner, _module_of(kind), "standalone")
 
 
 def has_standalone(kind: str) -> bool:
@@ -84,7 +96,7 @@ def card_lines(kind: str) -> list[str]:
     may set REQUIREMENTS and COMMAND; the command is run word for word by the tests."""
     if not has_standalone(kind):
         return []
-    module = importlib.import_module(_module_of(kind))
+    module = _load(kind)
     command = getattr(module, "COMMAND", COMMAND)
     return [f"# or, without workbench, from a download of this repository (pip install {requirements(module)}):",
             command]
@@ -108,7 +120,7 @@ def evaluator_files(kind: str) -> tuple[dict[str, Module], list[str]]:
     name = _module_of(kind)
     if name is None:
         raise EvaluatorError(f"kind {kind!r} has no standalone evaluator")
-    module = importlib.import_module(name)
+    module = _load(kind)
     missing = [n for n in CONTRACT if not hasattr(module, n)]
     if missing:
         raise EvaluatorError(f"{name}, the standalone evaluator of kind {kind!r}, lacks {', '.join(missing)} "
@@ -148,7 +160,7 @@ def launcher(kind: str, dataset: str | None, version: str) -> str:
     """The release's evaluate.py: a docstring saying what it scores and how to run it, and the
     few lines that run the kind's standalone module from evaluator/."""
     name = _module_of(kind)
-    module = importlib.import_module(name)
+    module = _load(kind)
     package, _, leaf = name.rpartition(".")
     pinned = f"{dataset} (the Hub tag of this release)" if dataset else \
         "nothing on the Hub (the release had no repository when it was built)"

@@ -129,7 +129,11 @@ def closure(start: str, allowed: set[str]) -> dict[str, Module]:
                             else f"{name} has no Python source file")
             continue
         found[name] = module
-        tree = ast.parse(module.path.read_bytes(), str(module.path))
+        try:
+            tree = ast.parse(module.path.read_bytes(), str(module.path))
+        except SyntaxError as exc:   # a module imported lazily, never run at build time: one line, not a traceback
+            raise EvaluatorError(f"the standalone evaluator of {start} cannot be built: {module.path}:{exc.lineno}: "
+                                 f"{exc.msg} (SyntaxError in {name})") from None
         for node in import_nodes(tree):
             at = f"{module.relative}:{node.lineno}"
             for target in targets(node, module, local):

@@ -1,0 +1,67 @@
+"""The one guarded way into a kind's code: its modules (KIND, evaluator, standalone, lm-eval
+task, example, demo) are imported, and its hooks that may import more (detect, stages) are
+called, only through here.
+
+A plugin is someone else's code: an ImportError, a SyntaxError or any exception its import or
+its `detect` raises must cost only that kind. So every failure becomes a `KindBroken` — a
+ConfigError (exit 2) whose one line names the kind, its package and version, the module and the
+error — which the kind's own commands report as it is and which everything that merely looks at
+every kind (detection, `workbench kinds`) turns into a warning and goes on without that kind.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+from types import ModuleType
+from typing import Any, Callable
+
+from ..core.errors import ConfigError, WorkbenchError
+
+
+def describe(exc: BaseException) -> str:
+    """An exception as one line: its type and the first line of its message (a SyntaxError's
+    says the file and line)."""
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+
+
+def origin(kind: Any) -> str:
+    """Where a kind comes from, as messages name it ("bbq-lite 0.1.0", "workbench 0.1.0")."""
+    return " ".join(p for p in (getattr(kind, "package", ""), getattr(kind, "version", "")) if p) or "?"
+
+
+class KindBroken(ConfigError):
+    """A kind's code failed to import or raised; the message is one line naming kind, module and error."""
+
+    def __init__(self, kind: Any, what: str, exc: BaseException | str):
+        self.kind = getattr(kind, "name", str(kind))
+        self.what = what
+        self.reason = exc if isinstance(exc, str) else describe(exc)
+        super().__init__(f"kind {self.kind!r} ({origin(kind)}): {what}: {self.reason}")
+
+
+def import_module(kind: Any, name: str, role: str) -> ModuleType:
+    """Import module `name`, the kind's `role` module ("evaluator", "standalone", ...); any failure
+    (SystemExit included: a plugin that exits on import) is a KindBroken."""
+    try:
+        return importlib.import_module(name)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 -- whatever a plugin raises is its own failure
+        raise KindBroken(kind, f"its {role} module {name} cannot be imported", exc) from exc
+
+
+def call(kind: Any, what: str, function: Callable, *args, own_errors: bool = True, **kwargs):
+    """Run one of the kind's hooks. With own_errors, a WorkbenchError it raises on purpose (a
+    one-line verdict already) passes as it is; anything else is a KindBroken saying `what` failed."""
+    try:
+        return function(*args, **kwargs)
+    except WorkbenchError as exc:
+        if own_errors:
+            raise
+        raise KindBroken(kind, what, exc) from exc
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 -- a plugin's bug, reported as its own
+        raise KindBroken(kind, what, exc) from exc
+
+
+def warn(message: str) -> None:
+    """One line on stderr for a kind skipped while every kind is looked at (detection)."""
+    print(f"warning: {message}", file=sys.stderr, flush=True)
