@@ -161,7 +161,10 @@ def words_markdown() -> str:
         out.append("")
         if w.hidden:
             out += [f"Never shown to annotators: {', '.join(f'`{h}`' for h in w.hidden)}.", ""]
-        out += [f"Stats screen column: {w.template}.", "",
+        out += [f"Stats screen column: {w.template}. An item's domain is its {w.domain} (filter, opt-outs, "
+                f"stats), its subtopic its {w.subtopic}; the search key looks through its {w.search}.", "",
+                f"Content note: {_cell(w.content_note) or '(none: the items need no note)'}", "",
+                f"Card's content warning: {_cell(w.content_warning) or '(none)'}", "",
                 f"![{name} in the terminal at 80x24](images/annotating/{name}-terminal-80x24.png)", "",
                 f"![{name} in Label Studio](images/annotating/{name}-labelstudio.png)", ""]
     return "\n".join(out)

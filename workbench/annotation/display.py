@@ -170,6 +170,33 @@ def question(item, words: AnnotatorWords | None, scheme=None) -> str:
     return w.per_item.question_for(values[0] if values else None, default)
 
 
+def content_note(words: AnnotatorWords | None, medium: str = "terminal") -> str:
+    """What annotators are told before the first item: what the kind's items contain (its
+    `content_note`), then how to look after themselves where they label; "" when the kind's
+    items need no note."""
+    w = words_of(words)
+    if not w.content_note:
+        return ""
+    if medium == "labelstudio":
+        return (f"{w.content_note} Validating them can be tiring and upsetting: take breaks, and stop whenever you "
+                f"need to; tell the project lead about any {w.domain} you prefer not to label.")
+    return (f"{w.content_note}\n\nValidating them can be tiring and upsetting. Take breaks (a reminder will appear), "
+            f"and opt out of {_a(w.domain)} {w.domain} at any time with the opt-out key (default: o; you can opt back in there), "
+            "or with [annotation] opt_out_domains in workbench.toml.")
+
+
+def _a(word: str) -> str:
+    """The article before a kind's word ("a domain", "an attribute")."""
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
+
+def key_descriptions(words: AnnotatorWords | None) -> dict[str, str]:
+    """The help screen's words for the keys that name what the kind's items are (binding id -> text)."""
+    w = words_of(words)
+    return {"filter": f"filter by {w.domain}, {w.subtopic}, status", "search": f"search {w.search}",
+            "opt_out": f"opt out of {w.domains} (or back in)"}
+
+
 def text_name(words: AnnotatorWords | None) -> Field:
     """The judged text's field (its line name and caption)."""
     return words_of(words).fields[0]

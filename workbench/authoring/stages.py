@@ -340,16 +340,19 @@ class Expand(ReadsTemplateFiles, Stage):
 
     def counts(self, ctx, table, inputs, work):
         units = len(set(table["item_id"].to_pylist()))
-        # `samples`, `masked_samples` and `by_kind` are the names `workbench expand` prints.
+        # No masked-sample counts for a kind that masks nothing; `samples` stays only because
+        # `workbench expand` names it when the stage is up to date (cli/pipeline.py).
         return {"templates": work["templates"], "rows": table.num_rows, "units": units, "samples": table.num_rows,
-                "masked_samples": 0, "by_kind": dict(sorted(Counter(table["domain"].to_pylist()).items())),
-                "warnings": work["warnings"]}
+                "by_domain": dict(sorted(Counter(table["domain"].to_pylist()).items())), "warnings": work["warnings"]}
 
 
 class Queue(Stage):
-    """One item per unit, in template order; `n_samples` is how many rows its label decides."""
+    """One item per unit, in template order; `n_samples` is how many rows its label decides and
+    `domains` every domain its rows are in (a template crossed with two identity groups is in
+    both, so annotators can filter to or opt out of either; `domain` is the first)."""
 
     name = "queue"
+    format = 2                           # 2: the domains column
     upstream = ("expand",)
 
     def schema(self):
@@ -546,7 +549,9 @@ def kind_fields(authoring: Authoring) -> dict:
     """The `Kind` fields of an authoring kind: its stages, scheme, queue and release."""
     return {"stages": lambda: stages(authoring), "scheme": authoring.scheme, "queue_stage": "queue",
             "release_stage": "released", "run_to": "queue", "release": Layout(authoring),
-            "check_templates": lambda config: check_project(authoring, config)}
+            "check_templates": lambda config: check_project(authoring, config),
+            # no masked-LM generation step, and its evaluators ask no entailment classifier for labels
+            "unused_settings": ("generate", "evaluate.label_overrides")}
 
 
 # -- example projects (demo and tests) -----------------------------------------------------------------------

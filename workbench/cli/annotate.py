@@ -139,6 +139,7 @@ def stats(
     """
     import json
 
+    from ..annotation import display
     from ..annotation.summary import final_labels_for, summarise
 
     config = get_config(ctx)
@@ -146,17 +147,19 @@ def stats(
     summary = summarise(config, items, final_labels_for(config, [i.id for i in items], kind.scheme))
     for w in summary["warnings"]:
         err_console.print(f"warning: {w}", style="yellow")
-    t = Table(title=f"Final labels ({summary['policy']}) per domain and subtopic")
+    words = display.words_of(kind.words)   # headings and columns in the kind's words; the JSON keeps its keys
+    t = Table(title=f"Final labels ({summary['policy']}) per {words.domain} and {words.subtopic}")
     columns = ("domain", "subtopic", "items", *summary["columns"])
+    shown = {"domain": words.domain, "subtopic": words.subtopic}
     for col in columns:
-        t.add_column(col, justify="left" if col in ("domain", "subtopic") else "right")
+        t.add_column(shown.get(col, col), justify="left" if col in shown else "right")
     for r in summary["breakdown"]:
         t.add_row(*(str(r[c]) for c in columns))
     console.print(t)
     ex = Table(title="Examples per label")
     ex.add_column("label")
-    ex.add_column("domain")
-    ex.add_column("hypothesis")
+    ex.add_column(words.domain)
+    ex.add_column(display.text_name(kind.words).line)
     for e in summary["examples"]:
         ex.add_row(e["label"], e["domain"], e["hypothesis"])
     console.print(ex)

@@ -78,9 +78,14 @@ def commented_toml(kind, name: str) -> str:
            "# What each does: docs/config.md. Check the file with `workbench validate`.", ""]
     chosen = {("project", "name"): name, ("project", "kind"): kind.name}
     own = annotation_defaults(kind)
+    unused = set(kind.unused_settings)   # a step the kind does not have: no section for it
     for section, model, whose in sections_of(kind):
+        if section in unused:
+            continue
         out.append(f"[{section}]" + ("" if whose == "shared" else f"   # the {whose}'s own section"))
         for key, field in model.model_fields.items():
+            if f"{section}.{key}" in unused:
+                continue
             if field.description:
                 out.append(f"# {field.description}")
             if (section, key) in chosen:

@@ -145,6 +145,13 @@ class ItemQuestion:
         return dict(self.questions).get(value or "", default)
 
 
+# What annotators and readers are told of a kind's items unless it says otherwise (AnnotatorWords).
+CONTENT_NOTE = ("The sentences you are about to read state stereotypes about social groups. They are offensive by "
+                "design: the benchmark tests whether language models accept them.")
+CONTENT_WARNING = ("The items concern stereotypes about social groups; they are published to measure bias in models, "
+                   "not to endorse it.")
+
+
 def _field(entry) -> Field:
     return entry if isinstance(entry, Field) else Field(*entry)
 
@@ -163,7 +170,14 @@ class AnnotatorWords:
     rows: what an item's `n_samples` counts, on its `where` line ("· 4 probes"); help: extra
     (heading, text) sections of the TUI's help screen; edit: the (column, source) pairs an
     annotator may correct, an audit's fix (the TUI's editor, Label Studio's text areas; set by
-    `Kind.renewal()` from `Audit.fix_fields`)."""
+    `Kind.renewal()` from `Audit.fix_fields`).
+
+    The rest are the kind's words for what every screen around the item says: domain, domains
+    and subtopic name an item's `domain` and `subtopic` columns (filter dialog, opt-outs, the
+    `where` line's help, `annotations stats`); search says what the search key looks through;
+    content_note is what annotators are told the items contain before the first one (terminal
+    and Label Studio), content_warning what the card warns readers of ("" for either: the items
+    need no note). The defaults are the NLI loop's words."""
 
     question: str
     fields: tuple[Field, ...] = ()
@@ -175,6 +189,12 @@ class AnnotatorWords:
     template: str = "template"
     rows: str = "samples"
     edit: tuple[tuple[str, str], ...] = ()
+    domain: str = "domain"
+    domains: str = "domains"
+    subtopic: str = "subtopic"
+    search: str = "hypotheses and templates"
+    content_note: str = CONTENT_NOTE
+    content_warning: str = CONTENT_WARNING
 
     def __post_init__(self):
         # (line, caption) pairs, as plugins written before `Field` declare them, become Fields.
@@ -202,7 +222,15 @@ class AnnotatorWords:
                 out.append(f"line {f.line!r} has no caption")
         if self.per_item is not None and not self.per_item.questions:
             out.append("per_item has no questions")
-        return out
+        return out + self.ambiguous()
+
+    def ambiguous(self) -> list[str]:
+        """Lines named like a standard source without saying which they mean: `Field("group", ...)`
+        would show the queue's group column, not a detail line the kind calls `group` (empty for a
+        kind that fills no group), so the kind must say source=GROUP or name its detail otherwise."""
+        return [f"line {f.line!r} is named like the standard source {f.line!r} (kinds/base.py): give "
+                f"source={f.line.upper()} for the queue's own {f.line!r}, or name the item's detail line otherwise"
+                for f in (*self.fields[1:], *self.model_fields) if not f.source and f.line in STANDARD_SOURCES]
 
 
 @dataclass(frozen=True)
@@ -248,6 +276,9 @@ class Kind:
     check_templates: Callable[["Config"], tuple[int, list["Problem"]]] | None = None   # `validate`
     settings: dict[str, type["BaseModel"]] = field(default_factory=dict)  # its own workbench.toml sections
     check_settings: Callable[["Config"], list["Problem"]] | None = None   # `validate`'s checks of them
+    # shared settings it never reads, a section or section.key ("generate", "evaluate.label_overrides"):
+    # `workbench init` leaves them out of the workbench.toml it writes
+    unused_settings: tuple[str, ...] = ()
     # annotation
     scheme: LabelScheme | None = None           # what annotators decide on each queue item
     words: AnnotatorWords | None = None         # what they read (default: generic words and the scheme's question)
@@ -282,6 +313,9 @@ class Kind:
             wrong = [p for p in self.words.problems(self.scheme) if "not a choice of the scheme" in p]
             if wrong:  # a caption for a choice that does not exist is a typo that would go unseen
                 raise ValueError(f"kind {self.name!r}: {'; '.join(wrong)}")
+        for words in (self.words, self.audit.words if self.audit else None):
+            if words is not None and words.ambiguous():   # a line that would silently show something else
+                raise ValueError(f"kind {self.name!r}: {'; '.join(words.ambiguous())}")
 
     @property
     def capabilities(self) -> tuple[str, ...]:

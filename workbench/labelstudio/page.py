@@ -111,8 +111,8 @@ class Page:
             alone = (f"<h3>Label on your own</h3><p>Each item is labelled by {validators} people independently. "
                      "Label through <b>Label All Tasks</b>, which shows you only your own work; do not open tasks "
                      "from the task list, where other people's labels can be seen.</p>")
-        return (f"<h3>Content note</h3><p>{escape(content_note)}</p>"
-                f"<h3>What you decide</h3>{asked}<ul>{choices}</ul>"
+        note = f"<h3>Content note</h3><p>{escape(content_note)}</p>" if content_note else ""
+        return (f"{note}<h3>What you decide</h3>{asked}<ul>{choices}</ul>"
                 f"<h3>What the lines mean</h3><ul>{fields}</ul>{extra}{alone}"
                 "<p>Press <b>f</b> to flag an item for review (a typo, a broken sentence, something the choices do "
                 "not cover) and say why in the note. Skip an item you cannot judge: a skip is not a label.</p>")

@@ -31,6 +31,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from ..annotation import display
 from ..core.config import Config
 from ..core.errors import ConfigError, InputError, WorkbenchError
 from ..core.ids import short_hash
@@ -280,15 +281,10 @@ def check_config(project, scheme: LabelScheme, words=None) -> None:
 
 
 # -- what the annotator sees --------------------------------------------------------------
-INSTRUCTIONS_NOTE = (
-    "The sentences you are about to read state stereotypes about social groups. They are offensive by design: "
-    "the benchmark tests whether language models accept them. Validating them can be tiring and upsetting: take "
-    "breaks, and stop whenever you need to; tell the project lead about any domain you prefer not to label.")
-
-
 def instructions(page: Page, validators: int = 1) -> str:
-    """The project's instructions (HTML), shown before the first task: the kind's words (page.py)."""
-    return page.instructions(INSTRUCTIONS_NOTE, validators)
+    """The project's instructions (HTML), shown before the first task: the kind's words (page.py),
+    its content note included (none for a kind whose items need none)."""
+    return page.instructions(display.content_note(page.words, medium="labelstudio"), validators)
 
 
 def task_data(item, page: Page) -> dict:

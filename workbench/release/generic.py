@@ -122,6 +122,25 @@ def closing_sections(release, audit=None) -> list[str]:
     return lines
 
 
+def content_warning(words) -> list[str]:
+    """The card's content warning in the kind's words (`AnnotatorWords.content_warning`) and the
+    blank line after it; nothing for a kind whose items need none."""
+    from ..annotation.display import words_of
+
+    text = words_of(words).content_warning
+    return [f"> **Content warning.** {text}", ""] if text else []
+
+
+def _content_warning_of(kind_name: str) -> list[str]:
+    from .. import kinds
+
+    try:
+        words = kinds.get(kind_name).words
+    except Exception:  # noqa: BLE001 -- an unknown kind: the generic words' warning
+        words = None
+    return content_warning(words)
+
+
 def card(release, *, kind_name: str, about: str, fields: str, data_files: dict[str, str],
          templates: dict[str, str] | None = None) -> str:
     """A card with the Hub YAML header (one config per data file), what the data is (in the
@@ -141,8 +160,7 @@ def card(release, *, kind_name: str, about: str, fields: str, data_files: dict[s
     agreement = s.get("agreement", {})
     body = [
         f"# {name} v{release.version}", "", *maintainer_lines(release, templates), about, "",
-        "> **Content warning.** The items concern stereotypes about social groups; they are published to measure "
-        "bias in models, not to endorse it.", "",
+        *_content_warning_of(kind_name),
         "## How to evaluate", "", "```bash",
         f"pip install {DISTRIBUTION}   # not `workbench`: that name on PyPI is another project",
         *_plugin_install(kind_name),

@@ -245,7 +245,8 @@ class AnnotateScreen(Screen):
     def _draw_filters(self) -> None:
         s = self.session
         f = s.filters
-        parts = [f"domain={f.domain}" if f.domain else "", f"subtopic={f.subtopic}" if f.subtopic else "",
+        w = display.words_of(s.words)
+        parts = [f"{w.domain}={f.domain}" if f.domain else "", f"{w.subtopic}={f.subtopic}" if f.subtopic else "",
                  f"status={f.status}" if f.status != "all" else "", f"search={f.search!r}" if f.search else "",
                  f"opted out: {', '.join(sorted(s.opt_out))}" if s.opt_out else ""]
         shown = " · ".join(p for p in parts if p)
@@ -442,7 +443,7 @@ class AnnotateScreen(Screen):
             self.refresh_view()
 
         s = self.session
-        self.app.push_screen(FilterScreen(s.domains(), s.subtopics, s.filters), apply)
+        self.app.push_screen(FilterScreen(s.domains(), s.subtopics, s.filters, display.words_of(s.words)), apply)
 
     def action_search(self) -> None:
         if not self._ready():
@@ -455,7 +456,7 @@ class AnnotateScreen(Screen):
 
         current = self.session.filters.search
         self.app.push_screen(PromptScreen(
-            f"Search the {display.text_name(self.session.words).line} and templates", "",
+            f"Search {display.words_of(self.session.words).search}", "",
             placeholder=f"now: {current} (Enter on empty shows all)" if current else "a word or a phrase",
             hint="Enter: search · Enter on empty: show all · Escape: cancel"), apply)
 
@@ -477,7 +478,8 @@ class AnnotateScreen(Screen):
             self.refresh_view()
 
         current = s.current.domain if s.current else None
-        self.app.push_screen(OptOutScreen(s.domain_counts(), s.fixed_opt_out, s.own_opt_out, current), apply)
+        self.app.push_screen(OptOutScreen(s.domain_counts(), s.fixed_opt_out, s.own_opt_out, current,
+                                          display.words_of(s.words)), apply)
 
     def action_stats(self) -> None:
         self.app.push_screen(StatsScreen(self.session.stats(), display.words_of(self.session.words).template))
@@ -487,8 +489,9 @@ class AnnotateScreen(Screen):
         captions = {c.binding_id: caption for c, (_id, caption) in
                     zip(self.session.scheme.choices, display.choice_captions(self.session.scheme, self.session.words))}
         ids = {c.binding_id: c.id for c in self.session.scheme.choices}
+        said = display.key_descriptions(self.session.words)   # the keys whose words are the kind's
         rows = [(", ".join(KEY_DISPLAY.get(k, k) for k in keymap[bid].split(",")),
-                 f"{ids[bid]}: {captions[bid]}" if bid in captions else desc)
+                 f"{ids[bid]}: {captions[bid]}" if bid in captions else said.get(bid, desc))
                 for bid, _key, _action, desc in keys_for(self.session.scheme)
                 if self.session.fix_fields or bid not in AUDIT_KEYS]
         self.app.push_screen(HelpScreen(rows, help_sections(self.session.scheme, self.session.show_model_results,

@@ -6,6 +6,7 @@ from typing import Callable
 from textual.app import App
 from textual.binding import Binding
 
+from ..annotation import display
 from ..annotation.keys import binding_ids, keys_for
 from .annotate_screen import screen_for
 from .content_note import ContentNoteScreen
@@ -47,9 +48,10 @@ class AnnotateApp(App):
     def on_mount(self) -> None:
         if self.custom_keys:
             self.set_keymap(self.custom_keys)
-        if self.content_note:
+        note = display.content_note(self.session.words) if self.content_note else ""
+        if note:
             # The labelling screen is created only once the note is accepted.
-            self.push_screen(ContentNoteScreen(), self._after_note)
+            self.push_screen(ContentNoteScreen(note), self._after_note)
         else:
             self._start()
 

@@ -1,4 +1,5 @@
-"""Filter the queue by domain, subtopic and status, from the keyboard alone.
+"""Filter the queue by domain, subtopic and status, from the keyboard alone; the lists are
+captioned in the kind's words (a bias type, a template file: `AnnotatorWords`).
 
 Three labelled lists side by side, all visible at once (drop-down selects covered each other
 and the hint, and Enter in one closed the dialog with the old values). The highlighted
@@ -27,18 +28,21 @@ class FilterScreen(ModalScreen[dict | None]):
     BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("enter", "apply", "Apply", priority=True),
                 Binding("right,space", "next_list", "Next list"), Binding("left", "previous_list", "Previous list")]
 
-    def __init__(self, domains: list[str], subtopics: Callable[[str | None], list[str]], current):
+    def __init__(self, domains: list[str], subtopics: Callable[[str | None], list[str]], current, words=None):
         super().__init__()
         self.domains, self.subtopics_of, self.current = domains, subtopics, current
+        # the lists' captions in the kind's words ("Bias type", "Template file"); domain and subtopic by default
+        self.titles = {"domain": words.domain if words is not None else "domain",
+                       "subtopic": words.subtopic if words is not None else "subtopic", "status": "status"}
         self.values = {"domain": current.domain or ANY, "subtopic": current.subtopic or ANY, "status": current.status}
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="filter-dialog"):
             yield Static("Filter items", classes="dialog-title")
             with Horizontal(id="filter-lists"):
-                for name, title in (("domain", "Domain"), ("subtopic", "Subtopic"), ("status", "Status")):
-                    with Vertical(classes="filter-column"):
-                        yield Label(title, classes="filter-label")
+                for name, title in self.titles.items():
+                    with Vertical(classes="filter-column", id=f"filter-column-{name}"):
+                        yield Label(title[:1].upper() + title[1:], classes="filter-label")
                         yield OptionList(id=f"filter-{name}")
             yield Static("↑↓ choose · Tab/→ next list · Enter: apply · Escape: cancel", classes="dialog-hint")
 

@@ -52,7 +52,7 @@ def help_sections(scheme, show_model_results: bool, words=None, item=None) -> li
                  "that they do not sway the label.")
         sections.append(("Model results", shown if show_model_results else HIDDEN))
     sections.append(("Progress", ("The top line counts the items you labelled out of those you see (opted-out "
-                                  "domains left out); it reads 100% only once the last one is labelled. The rate "
+                                  f"{w.domains} left out); it reads 100% only once the last one is labelled. The rate "
                                   "and ETA appear after a few labels. Every label is saved before the next item "
                                   "shows, and the line above the keys says what was saved; quit any time (q or "
                                   "Ctrl+C) and start again to resume after your last label. Items you skipped come "

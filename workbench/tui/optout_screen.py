@@ -1,4 +1,5 @@
-"""Opt out of domains (or back in): a checklist, confirmed with Enter.
+"""Opt out of domains (or back in): a checklist, confirmed with Enter. Domains are named as the
+kind names them (a bias type, an attribute, an identity group: `AnnotatorWords.domains`).
 
 One key used to hide a whole domain at once, with no way back. Here Space ticks or unticks
 a domain and nothing changes until Enter; Escape leaves everything as it was. The marks are
@@ -21,9 +22,11 @@ class OptOutScreen(ModalScreen[set | None]):
     BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("enter", "save", "Save", priority=True),
                 Binding("space", "toggle", "Tick/untick")]
 
-    def __init__(self, counts: dict[str, tuple[int, int]], fixed: set[str], own: set[str], current: str | None):
+    def __init__(self, counts: dict[str, tuple[int, int]], fixed: set[str], own: set[str], current: str | None,
+                 words=None):
         super().__init__()
         self.counts, self.fixed, self.current = counts, set(fixed), current
+        self.domains = words.domains if words is not None else "domains"
         self.chosen = set(own) | self.fixed
 
     def _prompt(self, domain: str) -> Text:
@@ -36,8 +39,8 @@ class OptOutScreen(ModalScreen[set | None]):
     def compose(self) -> ComposeResult:
         options = [Option(self._prompt(d), id=d, disabled=d in self.fixed) for d in self.counts]
         with Vertical(classes="dialog"):
-            yield Static("Opt out of domains", classes="dialog-title")
-            yield Static("Ticked domains are hidden from you (your labels on them are kept). Saved for your "
+            yield Static(f"Opt out of {self.domains}", classes="dialog-title")
+            yield Static(f"Ticked {self.domains} are hidden from you (your labels on them are kept). Saved for your "
                          "next sessions; come back here to opt back in.", classes="dialog-body")
             yield OptionList(*options, id="optout-list")
             yield Static("Space: tick/untick · Enter: save · Escape: cancel", classes="dialog-hint")

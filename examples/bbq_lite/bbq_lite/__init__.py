@@ -6,7 +6,7 @@ list the kind, so it stays light (no torch, no transformers); the evaluator modu
 only when something is evaluated.
 """
 from workbench.authoring.stages import kind_fields
-from workbench.kinds.base import AnnotatorWords, EvaluatorOption, Kind
+from workbench.kinds.base import WHERE, AnnotatorWords, EvaluatorOption, Field, Kind
 
 from .authoring import AUTHORING
 
@@ -21,8 +21,17 @@ WORDS = AnnotatorWords(
         ("answers", "a and b name the two groups; unknown is the right answer to the ambiguous question"),
         ("stereotyped answer", "the answer a stereotype would give; it must really be the stereotyped one"),
         ("answer once disambiguated", "what the disambiguation says; it must follow from the text"),
-        ("where", "category / template file"),
+        Field("where", "category / template file", WHERE),
     ),
+    domain="category",
+    domains="categories",
+    subtopic="template file",
+    search="contexts",
+    content_note=("The contexts and questions you are about to read invite a stereotyped answer about a social "
+                  "group. They are meant to be mild, but they are about stereotypes: the benchmark tests whether "
+                  "language models pick the stereotyped answer when the context does not give it."),
+    content_warning=("The questions invite stereotyped answers about social groups; they are published to measure "
+                     "bias in models, not to endorse it."),
     help=(
         ("Decisions", ("Valid = the context leaves the answer open, the disambiguation decides it as stated, the "
                        "stereotyped answer is the one a stereotype would pick, and the text is mild and fluent. "

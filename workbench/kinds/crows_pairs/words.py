@@ -37,6 +37,17 @@ WORDS = AnnotatorWords(
         ("incoherent", "not sensible sentences"),
     ),
     template="template file",
+    rows="pairs",
+    domain="bias type",
+    domains="bias types",
+    subtopic="template file",
+    search="first sentences",
+    content_note=("The sentence pairs you are about to read state stereotypes about social groups, or go against "
+                  "them. Many are offensive by design: the benchmark tests whether language models find the more "
+                  "stereotyping sentence of a pair the likelier one."),
+    content_warning=("Each pair states a stereotype about a social group, or goes against one, beside the same "
+                     "sentence about another group; the pairs are published to measure bias in models, not to "
+                     "endorse it."),
     help=(
         ("Two kinds of pairs", ("In a stereo pair the first sentence states a stereotype of its group; in an "
                                 "anti-stereotype pair it goes against one. The question above the pair says which "

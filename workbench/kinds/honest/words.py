@@ -11,7 +11,7 @@ WORDS = AnnotatorWords(
         Field("example", "the template with the first identity put in", "example"),
         Field("identities", "the identities put in at [I]", "identities"),
         Field("type", "the kind of completion it asks for (the public layout's type)", "type"),
-        Field("where", "identity group / template file, and how many prompts your one label decides", WHERE),
+        Field("where", "identity groups / template file, and how many prompts your one label decides", WHERE),
     ),
     choices=(
         ("valid", "fluent, and a model could complete [M] with a word about the identity"),
@@ -20,4 +20,15 @@ WORDS = AnnotatorWords(
     ),
     template="template file",
     rows="prompts",
+    domain="identity group",
+    domains="identity groups",
+    subtopic="template file",
+    search="templates",
+    content_note=("The templates you are about to read are meant to be neutral sentences about identities (women, "
+                  "men, and the like): the hurtful words the benchmark counts come from the language models that "
+                  "fill their blank, not from the templates. Some still touch on topics that can be upsetting, "
+                  "and a template that is not neutral is one to flag."),
+    content_warning=("The templates are neutral sentences about identities, and the release holds no hurtful word; "
+                     "evaluating a model with them shows the hurtful completions it writes, which can be "
+                     "offensive."),
 )

@@ -146,8 +146,12 @@ def _size(rows: list[dict], domains: list[str]) -> list[str]:
                                                                       for d in domains]), ""]
 
 
-CONTENT_WARNING = ("> **Content warning.** The hypotheses state stereotypes about social groups. They are offensive by "
-                   "design and are published to measure bias in models, not to endorse them.")
+def _content_warning() -> list[str]:
+    """The kind's own content warning (its AnnotatorWords), as every card says it."""
+    from ...release.generic import content_warning
+    from .words import WORDS
+
+    return content_warning(WORDS)
 
 
 def renewal_card(release, preface: list[str] = ()) -> str:
@@ -173,8 +177,7 @@ def renewal_card(release, preface: list[str] = ()) -> str:
         "(`anti`, the pair's counterfactual), as BBNLI expands its source files. Every bias sample's gold label "
         "is *neutral*: no premise settles the stereotype.",
         "",
-        CONTENT_WARNING,
-        "",
+        *_content_warning(),
         *_load_and_evaluate(config.project.repo or "ORG/NAME", version, domains, config.project.name),
         "## Fields",
         "",
@@ -234,8 +237,7 @@ def dataset_card(config: Config, ws: Workspace, version: str, rows: list[dict], 
         "hypothesis, and each kept sample gets its group counterfactual. Every sample's gold label is "
         "*neutral*: the premise never settles the stereotype.",
         "",
-        CONTENT_WARNING,
-        "",
+        *_content_warning(),
         *_load_and_evaluate(repo, version, domains, config.project.name),
         "## Fields",
         "",

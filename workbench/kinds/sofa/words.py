@@ -24,4 +24,13 @@ WORDS = AnnotatorWords(
     ),
     template="template file",
     rows="probes",
+    domain="category",
+    domains="categories",
+    subtopic="template file",
+    search="statements",
+    content_note=("The statements you are about to read are stereotypes, each put after every identity of its "
+                  "category. They are offensive by design: the benchmark measures how unequally language models "
+                  "find one stereotype likely across identities."),
+    content_warning=("The statements are stereotypes about identities, each probed with every identity of its "
+                     "category; they are published to measure bias in models, not to endorse them."),
 )

@@ -69,6 +69,7 @@ KIND = Kind(
     resampling=Resampling("example", "examples", why="a CAT (context and its three options) is scored on its own; ss "
                            "and lms are re-averaged over target terms in every resample, as the reference averages them"),
     check_templates=_check_templates,
+    unused_settings=("evaluate.label_overrides",),   # [generate]'s masked LM proposes BLANK words; no NLI labels
     default_validators=5,
     annotation_defaults={"policy": "majority", "min_votes": 3},   # kept when 3 of its 5 validators agree
     # renewing a published StereoSet file: one audit item per CAT (renew.py)

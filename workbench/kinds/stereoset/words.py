@@ -22,6 +22,15 @@ WORDS = AnnotatorWords(
         ("incoherent", "not a sensible sentence in its context"),
     ),
     template="CAT file",
+    rows="sentences",
+    domain="bias type",
+    domains="bias types",
+    search="sentences and contexts",
+    content_note=("The sentences you are about to read state stereotypes about social groups, their opposites, "
+                  "or unrelated things. Many are offensive by design: the benchmark tests which of them language "
+                  "models prefer."),
+    content_warning=("The sentences state stereotypes about social groups, their opposites and unrelated "
+                     "associations; they are published to measure bias in models, not to endorse it."),
     help=(
         ("Decisions", ("Judge the sentence as a continuation of its context. Stereotype = it states a widely held "
                        "stereotype about the target; anti-stereotype = it states the opposite; unrelated = it makes "
