@@ -94,7 +94,7 @@ def source_values(item, source: str, words: AnnotatorWords | None = None) -> tup
     if source == TEMPLATE:
         return (item.masked_template,) if item.masked_template else ()
     if source == WHERE:
-        where = f"{item.domain} / {item.subtopic}"
+        where = f"{', '.join(getattr(item, 'domains', None) or (item.domain,))} / {item.subtopic}"
         return (where + (f" · {item.n_samples} {words_of(words).rows}" if item.n_samples != 1 else ""),)
     if source == STANCE:
         return (f"{item.stance} (as the template was written)",) if item.stance else ()

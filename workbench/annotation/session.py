@@ -63,13 +63,19 @@ class Item:
     fluency: float | None = None
     dispute: Dispute | None = None  # adjudication: the annotators' votes, notes and flags
     details: list[tuple[str, str]] = field(default_factory=list)  # (label, text) a kind shows beside the text
+    # Every domain the item is in (a template crossed with two identity groups is in both):
+    # filters and opt-outs read these; `domain` is the first. Default: (domain,).
+    domains: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        self.domains = tuple(self.domains) or (self.domain,)
 
 
 # The Item fields items_from_table fills for every row; the others (fill_spans, premises,
 # fooled, details) are lists or structs, slow to convert for every row (a third of the TUI's
 # start-up with 20K items) and needed only for the items actually shown or pushed.
 CHEAP = ("id", "hypothesis", "domain", "subtopic", "template_id", "position", "masked_template", "group",
-         "counterfactual_group", "stance", "n_samples", "fluency")
+         "counterfactual_group", "stance", "n_samples", "fluency", "domains")
 
 
 class QueueItem(Item):
@@ -110,10 +116,12 @@ def items_from_table(table, order: str = "template") -> list[Item]:
     def column(name: str, default=None) -> list:
         return table.column(name).to_pylist() if name in names else [default] * n
 
-    columns = [column("item_id"), column("hypothesis"), column("domain"), column("subtopic"),
+    domain = column("domain")
+    columns = [column("item_id"), column("hypothesis"), domain, column("subtopic"),
                [t or "" for t in column("template_id")], column("position"),
                [m or "" for m in column("masked_template")], column("group"), column("counterfactual_group"),
-               [s or "" for s in column("stance")], [k or 1 for k in column("n_samples")], column("fluency")]
+               [s or "" for s in column("stance")], [k or 1 for k in column("n_samples")], column("fluency"),
+               [tuple(ds) if ds else (d,) for ds, d in zip(column("domains"), domain)]]
     paused = gc.isenabled()
     gc.disable()
     try:
@@ -223,11 +231,15 @@ class Session:
         os.replace(tmp, self.settings_path)
 
     # -- what is shown ---------------------------------------------------------------------
+    def opted_out(self, item: Item, opt_out: set[str] | None = None) -> bool:
+        """True when the annotator opted out of any domain the item is in."""
+        return not (self.opt_out if opt_out is None else opt_out).isdisjoint(item.domains)
+
     def _visible(self, item: Item) -> bool:
         f = self.filters
-        if item.domain in self.opt_out:
+        if self.opted_out(item):
             return False
-        if f.domain and item.domain != f.domain:
+        if f.domain and f.domain not in item.domains:
             return False
         if f.subtopic and item.subtopic != f.subtopic:
             return False
@@ -247,7 +259,7 @@ class Session:
         states, opt_out, visible = self.store.states, self.opt_out, []
         done = total = 0
         for item in self.all_items:
-            if item.domain in opt_out:
+            if self.opted_out(item, opt_out):
                 continue
             total += 1
             state = states.get(item.id)
@@ -327,7 +339,7 @@ class Session:
 
     # -- moving ----------------------------------------------------------------------------
     def _reachable(self, item_id: str, frontier: str | None) -> bool:
-        return item_id != frontier and self.by_id[item_id].domain not in self.opt_out
+        return item_id != frontier and not self.opted_out(self.by_id[item_id])
 
     def _add_to_trail(self, item_id: str) -> None:
         if item_id in self._in_trail:
@@ -431,7 +443,7 @@ class Session:
         event = self.store.label(item.id, label, stance, role="adjudicator" if self.adjudicating else None, fix=fix)
         self._mine.add(event["id"])
         self.session_labels += 1
-        if not was_labelled and item.domain not in self.opt_out:
+        if not was_labelled and not self.opted_out(item):
             self._done += 1
         if self.review is not None:
             if item.id not in self._in_trail:
@@ -448,7 +460,7 @@ class Session:
         """The annotator's most recent label still in force on an item of this view's queue."""
         def here(e: dict) -> bool:
             item = self.by_id.get(e["item"])
-            return item is not None and item.domain not in self.opt_out
+            return item is not None and not self.opted_out(item)
         return self.store.latest_label(here)
 
     def _visible_index(self, item: Item) -> int | None:
@@ -550,7 +562,7 @@ class Session:
             raise
         self.opt_out = self.fixed_opt_out | own
         self.review = None
-        if item is not None and item.domain not in self.opt_out:
+        if item is not None and not self.opted_out(item):
             self._reposition(item)  # stay on the item, now among more or fewer others
             here = self.visible[self.cursor] if 0 <= self.cursor < len(self.visible) else None
             if here is None or here.id != item.id or self._is_labelled(here):
@@ -564,12 +576,14 @@ class Session:
         self.set_opt_out(self.own_opt_out | {domain})
 
     def domain_counts(self) -> dict[str, tuple[int, int]]:
-        """Per domain: (items, items this annotator labelled)."""
+        """Per domain: (items, items this annotator labelled); an item in several domains counts in each."""
         out: dict[str, list[int]] = {}
         for item in self.all_items:
-            c = out.setdefault(item.domain, [0, 0])
-            c[0] += 1
-            c[1] += self._is_labelled(item)
+            labelled = self._is_labelled(item)
+            for domain in item.domains:
+                c = out.setdefault(domain, [0, 0])
+                c[0] += 1
+                c[1] += labelled
         return {d: (c[0], c[1]) for d, c in sorted(out.items())}
 
     # -- figures ---------------------------------------------------------------------------
@@ -596,11 +610,12 @@ class Session:
         self._last_break = (self.clock(), self.session_labels)
 
     def domains(self) -> list[str]:
-        return sorted({i.domain for i in self.all_items if i.domain not in self.opt_out})
+        return sorted({d for i in self.all_items if not self.opted_out(i) for d in i.domains})
 
     def subtopics(self, domain: str | None = None) -> list[str]:
         domain = domain if domain is not None else self.filters.domain
-        return sorted({i.subtopic for i in self.all_items if i.domain not in self.opt_out and (not domain or i.domain == domain)})
+        return sorted({i.subtopic for i in self.all_items
+                       if not self.opted_out(i) and (not domain or domain in i.domains)})
 
     def stats(self) -> dict:
         """Label counts and per-template yield (share of labelled items with a choice that keeps them)."""

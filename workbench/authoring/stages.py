@@ -308,7 +308,7 @@ def queue_schema():
     pa = _pa()
     return pa.schema([("item_id", pa.string()), ("hypothesis", pa.string()), ("domain", pa.string()),
                       ("subtopic", pa.string()), ("template_id", pa.string()), ("position", pa.int64()),
-                      ("details", _details_type()), ("n_samples", pa.int64())])
+                      ("details", _details_type()), ("n_samples", pa.int64()), ("domains", pa.list_(pa.string()))])
 
 
 class Expand(ReadsTemplateFiles, Stage):
@@ -361,12 +361,15 @@ class Queue(Stage):
     def compute(self, ctx, inputs, reused) -> Output:
         units: dict[str, dict] = {}
         sizes: Counter = Counter()
+        domains: dict[str, dict[str, None]] = {}
         for r in inputs["expand"].select(["item_id", "hypothesis", "domain", "subtopic", "template_id",
                                           "details"]).to_pylist():
             units.setdefault(r["item_id"], r)
             sizes[r["item_id"]] += 1
+            domains.setdefault(r["item_id"], {})[r["domain"]] = None
         ordered = sorted(units.values(), key=lambda r: (r["domain"], r["template_id"], r["hypothesis"], r["item_id"]))
-        items = [{**r, "position": i, "n_samples": sizes[r["item_id"]]} for i, r in enumerate(ordered)]
+        items = [{**r, "position": i, "n_samples": sizes[r["item_id"]], "domains": list(domains[r["item_id"]])}
+                 for i, r in enumerate(ordered)]
         return Output(_pa().Table.from_pylist(items, schema=queue_schema()))
 
     def counts(self, ctx, table, inputs, work):

@@ -97,7 +97,7 @@ def annotate(
     finally:
         store.close()  # every way out releases the session lock
     p = session.progress()
-    hidden = sum(1 for i in session.all_items if i.domain in session.opt_out)
+    hidden = sum(1 for i in session.all_items if session.opted_out(i))
     opted = f"; opted out: {', '.join(sorted(session.opt_out))} ({hidden} items not counted)" if session.opt_out else ""
     console.print(f"annotate: {p['session']} label(s) this session; {p['done']}/{p['total']} items labelled by "
                   f"{annotator}{opted}")

@@ -76,6 +76,7 @@ class AnnotateScreen(Screen):
         self._seen_end = False       # the item on screen was scrolled to its end (or fits)
         self._refused = False        # a label key was refused on it for that
         self._asked: str | None = None   # the question on screen
+        self._drafts: dict[str, str] = {}   # item id -> a note typed whose save failed: the box reopens with it
 
     def compose(self) -> ComposeResult:
         yield Static(id="topbar")
@@ -102,6 +103,9 @@ class AnnotateScreen(Screen):
         return entries
 
     def on_mount(self) -> None:
+        # The boxed text's caption, as Label Studio heads it ("first sentence", "hypothesis"): the
+        # lines below it ("paired with") refer to it by that name.
+        self.query_one("#hypothesis", Static).border_title = display.text_name(self.session.words).line
         self._check_size(self.app.size.width, self.app.size.height)
         self.watch(self.query_one("#item", VerticalScroll), "scroll_y", self._scrolled, init=False)
         self.refresh_view()
@@ -205,6 +209,8 @@ class AnnotateScreen(Screen):
         bar = "━" * filled + "─" * (10 - filled)
         pace = (f"{p['rate_per_min']:.1f}/min · ETA {_duration(p['eta_min'])}" if p["rate_per_min"]
                 else "ETA after a few labels")
+        if done >= total:   # nothing left to estimate
+            pace = ""
         width = self.app.size.width - 2
         who = f"{self.annotator} (adjudicating)" if self.session.adjudicating else self.annotator
         parts = [who, f"{done}/{total} labelled", f"{bar} {percent}%", pace,
@@ -389,17 +395,21 @@ class AnnotateScreen(Screen):
         if not self._ready() or self.session.current is None:
             return
         state = self.session.state()
+        item = self.session.current
 
         def save(text: str | None) -> None:
             if text is not None:
-                item = self.session.current
                 event = self._guard(self.session.note, text)
-                if event is not None:
+                if event is None:   # not saved: the text typed waits in the box for the next try
+                    self._drafts[item.id] = text
+                else:
+                    self._drafts.pop(item.id, None)
                     self.app.acknowledge(event)
                     self.say_saved(self._said("✓ saved", "note" if text.strip() else "note cleared", item))
             self.refresh_view()
 
-        self.app.push_screen(PromptScreen("Note on this item", (state.note or "") if state else ""), save)
+        saved = (state.note or "") if state else ""
+        self.app.push_screen(PromptScreen("Note on this item", self._drafts.get(item.id, saved)), save)
 
     def action_edit(self) -> None:
         """An audit's fix: the editor opens with the item's texts; saving labels the item fix with them."""

@@ -54,7 +54,8 @@ class FilterScreen(ModalScreen[dict | None]):
 
     def _prompt(self, name: str, value: str) -> Text:
         shown = value or "(any)"
-        return Text(("● " if self.values[name] == value else "  ") + shown)  # names are not markup
+        # names are not markup; one longer than its list is cut with "…", never broken mid-word onto a second line
+        return Text(("● " if self.values[name] == value else "  ") + shown, no_wrap=True, overflow="ellipsis")
 
     def _fill(self, name: str, values: list[str]) -> None:
         if self.values[name] not in values:

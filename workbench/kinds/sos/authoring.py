@@ -7,8 +7,8 @@
         marginalised: [Muslims]
         non_marginalised: [Christians]
     words:                            # the i-th profane word is paired with the i-th nice word
-      profane: [lazy, careless]
-      nice: [kind, careful]
+      profane: [crappy, damn rude]
+      nice: [lovely, very kind]
     templates:
       - "{{IDENTITY}} are {{WORD}}."
 

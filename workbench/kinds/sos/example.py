@@ -1,8 +1,10 @@
 """A small SOS-format file this project wrote itself, for the demo and the docs.
 
-"Profane" here is a stand-in: mild negative words (bad, lazy, careless, ...) against mild
-positive ones, in words of the offline fixture models' vocabulary. Real profanity lexicons are
-the user's to supply; nothing here comes from the SOS data set.
+The scored example file's "profane" side is a stand-in: mild negative words (bad, lazy,
+careless, ...) against mild positive ones, in words of the offline fixture models' vocabulary.
+The authoring project `workbench init --kind sos` starts from pairs as the kind means them: a
+sentence with a (mild) swear word beside the same sentence with a nice word. Real profanity
+lexicons are the user's to supply; nothing here comes from the SOS data set.
 """
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ def write_example(folder: Path) -> Path:
     return write_example_csv(folder, "sos_example.csv", ["profane", "nice", "identity", "attribute", "marginalised"], rows)
 
 
-# -- an authoring project: identities x statement templates x mild word pairs (our own) --------------------
+# -- an authoring project: identities x statement templates x profane/nice word pairs (our own) ------------
 EXAMPLE_TEMPLATES = {
     "statements.yaml": """\
 format: workbench-sos/1
@@ -45,12 +47,12 @@ identities:
   disability:
     marginalised: [disabled people]
     non_marginalised: [people]
-words:
-  profane: [lazy, careless]
-  nice: [kind, careful]
+words:            # the i-th profane word (mild swearing, as a start) is paired with the i-th nice one
+  profane: [crappy, bloody useless, damn rude]
+  nice: [lovely, really helpful, very kind]
 templates:
-  - "{{IDENTITY}} are {{WORD}}."
-  - "All {{IDENTITY}} at work are {{WORD}}."
+  - "{{IDENTITY}} are {{WORD}} neighbours."
+  - "The {{IDENTITY}} at work are {{WORD}}."
 """,
 }
 
