@@ -72,7 +72,7 @@ def test_french_counterfactuals_mend_verb_agreement_and_keep_a():
     assert back == "La femme a oublié leur travail."
     same_number = counterfactual("{{GROUP1}} est <mask>.", {}, {"GROUP1": "la femme", "GROUP2": "l'homme"},
                                  ["fatiguée"], FR)
-    assert same_number == "L'homme est fatiguée."  # gender agreement of a fill is the annotators' to judge
+    assert same_number == "L'homme est fatigué."  # the predicate agrees in gender too (issue 44)
 
 
 def _french_pipelines():

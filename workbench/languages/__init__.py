@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Callable, Mapping
 
 from ..core.errors import ConfigError
+from .grammar import Grammar
 from .orthography import Orthography
 
 GROUP = "workbench.languages"
@@ -48,6 +49,9 @@ class Language:
     # Spelling where a placeholder, a fill or a changed word meets its neighbours (contractions,
     # elisions, a/an); None: the article fixer alone, if the language has one.
     orthography: Orthography | None = None
+    # Agreement by syntax (workbench/languages/grammar.py): the forms of the words that agree with
+    # a group; None: only `agreement`'s verb right after a swapped group is mended.
+    grammar: Grammar | None = None
 
     @property
     def spelling(self) -> Orthography | None:

@@ -35,7 +35,9 @@ def sample_fields():
 
 
 def expand_schema():
-    return _pa().schema(sample_fields())
+    # grammar: notes for annotators where agreement with a swapped group was not settled by the
+    # parse (read by the queue; the later tables do not carry it)
+    return _pa().schema(sample_fields() + [("grammar", _pa().list_(_pa().string()))])
 
 
 def candidate_fields():
@@ -88,6 +90,7 @@ def queue_schema():
         ("domain", pa.string()), ("subtopic", pa.string()), ("template_id", pa.string()),
         ("hypothesis_index", pa.int64()), ("stance", pa.string()), ("premises", pa.list_(pa.string())),
         ("fooled", pa.list_(fooled)), ("n_samples", pa.int64()), ("fluency", pa.float64()), ("position", pa.int64()),
+        ("details", pa.list_(pa.struct([("label", pa.string()), ("text", pa.string())]))),   # grammar notes
     ])
 
 

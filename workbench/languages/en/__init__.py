@@ -6,6 +6,7 @@ import re
 from functools import lru_cache
 
 from .. import Language
+from ..grammar import Grammar, Word
 
 
 @lru_cache(maxsize=1)
@@ -46,6 +47,56 @@ def article_for(word: str, current: str) -> str:
     return chosen
 
 
+_SINGULAR_TO_PLURAL = {"is": "are", "was": "were", "has": "have", "does": "do", "isn't": "aren't",
+                       "wasn't": "weren't", "hasn't": "haven't", "doesn't": "don't", "'s": "'re"}
+_PLURAL_TO_SINGULAR = {v: k for k, v in _SINGULAR_TO_PLURAL.items()}
+
+
+def third_singular(base: str) -> str:
+    """The third person singular of a verb's base form ("work" -> "works", "wash" -> "washes")."""
+    if base in ("be", "are"):
+        return "is"
+    if base == "have":
+        return "has"
+    if re.search(r"(s|sh|ch|x|z|o)$", base):
+        return base + "es"
+    if re.search(r"[^aeiou]y$", base):
+        return base[:-1] + "ies"
+    return base + "s"
+
+
+def verb(word: Word, plural: bool) -> str | None:
+    """The present (or "was"/"were") of a verb agreeing with a third-person subject: "is"/"are",
+    "works"/"work", "does"/"do" (inflect's plural of the singular, the base's -s form back);
+    past tenses, modals and base forms have one form for both."""
+    w = word.text.lower()
+    table = _SINGULAR_TO_PLURAL if plural else _PLURAL_TO_SINGULAR
+    if w in table:
+        return table[w]
+    if w in (_PLURAL_TO_SINGULAR if plural else _SINGULAR_TO_PLURAL):
+        return word.text
+    if plural and word.tag == "VBZ":
+        return inflect_engine().plural_verb(word.text)
+    if not plural and word.tag in ("VBP", "VB"):   # VB: a present the tagger read as a base form
+        return third_singular(w)
+    return word.text
+
+
+def maybe_verb(word: str) -> bool:
+    """A word in -s that inflect reads as a verb's singular ("drinks" -> "drink")."""
+    w = word.lower()
+    return w.endswith("s") and inflect_engine().plural_verb(w) != w
+
+
+GRAMMAR = Grammar(
+    verb=verb,
+    maybe_verb=maybe_verb,
+    stand_ins={"VERB": "put", "AUX": "can", "ADJ": "good", "ADV": "often", "NOUN": "thing", "PROPN": "Sam",
+               "PRON": "it", "": "put"},
+    relative_pronouns=frozenset({"who", "that", "which"}),
+)
+
+
 LANGUAGE = Language(
     code="en",
     name="English",
@@ -66,4 +117,5 @@ LANGUAGE = Language(
                "hasn't": "haven't", "doesn't": "don't"},
     indefinite_article=article_for,
     indefinite_articles=frozenset({"a", "an"}),
+    grammar=GRAMMAR,
 )

@@ -3,9 +3,11 @@ the usual exceptions, French determiners and elisions, spaCy's fr_core_news pipe
 has no "a"/"an" rule: the verb "a" is never touched."""
 from __future__ import annotations
 
+import sys
 from functools import lru_cache
 
 from .. import Language
+from . import agreement
 from ..orthography import Orthography
 
 # Plurals that the endings below get wrong.
@@ -56,6 +58,10 @@ _MASCULINE_ENDINGS = (("eresse", ("eur",)), ("euse", ("eux", "eur")), ("drice", 
                       ("aine", ("ain",)), ("ine", ("in",)), ("ane", ("an",)), ("aise", ("ais",)), ("oise", ("ois",)),
                       ("ise", ("is",)), ("ande", ("and",)), ("ante", ("ant",)), ("ente", ("ent",)), ("ée", ("é",)),
                       ("ie", ("i",)), ("ue", ("u",)), ("te", ("t",)), ("de", ("d",)))
+# A feminine in -te, -de or -ue reads back only onto these masculine endings (petite, grande,
+# verte, têtue), not onto words the same in both genders (triste, rapide, unique).
+_CONSONANT_MASCULINES = ("ent", "ant", "and", "ard", "aud", "oid", "aid", "ort", "ert", "ait", "oit", "uit", "at", "ot",
+                         "it", "ut", "ond", "ourd", "u", "êt", "int", "aut", "ourt")
 # Singular words that end like plurals.
 _SINGULAR_EXCEPTIONS.update({w: w for w in ("vieux", "heureux", "curieux", "joyeux", "fils", "gros", "gris", "pays",
                                             "français", "anglais", "chinois", "bas", "gras")})
@@ -107,6 +113,8 @@ def masculine(word: str) -> set[str]:
     for female, males in _MASCULINE_ENDINGS:
         if word.endswith(female) and len(word) > len(female):
             found = {word[:-len(female)] + male for male in males}
+            if female in ("te", "de", "ue"):
+                found = {m for m in found if m.endswith(_CONSONANT_MASCULINES) and not m.endswith(("qu", "gu"))}
             return {m for m in found if feminine(m) == word} or found
     return set()
 
@@ -166,6 +174,7 @@ _DETERMINERS = frozenset("le la les l' un une des du de d' ce cet cette ces mon 
                          "votre vos leur leurs chaque aucun aucune quelques plusieurs certains certaines tout toute "
                          "tous toutes au aux".split())
 
+
 LANGUAGE = Language(
     code="fr",
     name="French",
@@ -185,4 +194,5 @@ LANGUAGE = Language(
     elisions=("l'", "d'", "qu'", "n'", "s'", "j'", "m'", "t'", "c'", "jusqu'", "lorsqu'", "puisqu'"),
     word_pattern=r"[\w'\u2019-]+",
     orthography=ORTHOGRAPHY,
+    grammar=agreement.grammar_for(sys.modules[__name__]),
 )

@@ -16,7 +16,7 @@ from ....core.ids import normalise_text, short_hash
 from ....core.stage import Output, Stage
 from ..tables import bindings_dict, bindings_text, release_schema
 from ....authoring.validated import label_file_inputs
-from ..templates.counterfactual import counterfactual, sentence_case
+from ..templates.counterfactual import counterfactual_with_notes, sentence_case, written_groups
 
 
 def _key(premise: str, hypothesis: str) -> tuple[str, str]:
@@ -36,13 +36,15 @@ def build_release_rows(rows: list[dict], finals: dict, language=None) -> tuple[l
         by_key.setdefault(_key(r["premise"], r["hypothesis"]), (r, stance))
     out: list[dict] = []
     paired: dict[tuple, str] = {}
-    counts = {"validated_samples": len(by_key), "counterfactuals_added": 0, "paired_with_existing": 0, "unpaired": 0}
+    counts = {"validated_samples": len(by_key), "counterfactuals_added": 0, "paired_with_existing": 0, "unpaired": 0,
+              "counterfactuals_noted": 0}
 
-    def row(r, hypothesis, stance, pair_id, is_cf):
+    def row(r, hypothesis, stance, pair_id, is_cf, notes=()):
         provenance = {"template_id": r["template_id"], "candidate_id": r["candidate_id"], "hypothesis_id": r["hypothesis_id"],
                       "fill": " | ".join(r["fill"]), "mlm_rank": r["fill_rank"], "mlm": r["mlm_name"],
                       "mlm_revision": r["mlm_revision"], "fooled_by": list(r["fooled_by"]),
-                      "masked_template": r["hypothesis_template"]}
+                      "masked_template": r["hypothesis_template"],
+                      **({"grammar": list(notes)} if notes else {})}   # where the parse left agreement unsettled
         premise = sentence_case(r["premise"])   # as hypotheses are (expand writes them so since its format 4)
         return {"id": short_hash(premise, hypothesis, stance), "premise": premise, "hypothesis": hypothesis,
                 "label": "neutral", "stance": stance, "domain": r["domain"], "subtopic": r["subtopic"], "pair_id": pair_id,
@@ -52,8 +54,8 @@ def build_release_rows(rows: list[dict], finals: dict, language=None) -> tuple[l
         if key in paired:
             continue  # already the counterfactual partner of an earlier sample
         hypothesis = sentence_case(r["hypothesis"])
-        cf_text = counterfactual(r["hypothesis_template"], bindings_dict(r["bindings"]), r["groups"], list(r["fill"]),
-                                 language)
+        cf_text, notes = counterfactual_with_notes(r["hypothesis_template"], bindings_dict(r["bindings"]), r["groups"],
+                                                   list(r["fill"]), language, written_groups(r))
         if cf_text is None:
             out.append(row(r, hypothesis, stance, None, False))
             counts["unpaired"] += 1
@@ -67,8 +69,9 @@ def build_release_rows(rows: list[dict], finals: dict, language=None) -> tuple[l
             out.append(row(partner, sentence_case(partner["hypothesis"]), other, pair_id, False))
             counts["paired_with_existing"] += 1
         else:
-            out.append(row(r, cf_text, other, pair_id, True))
+            out.append(row(r, cf_text, other, pair_id, True, notes))
             counts["counterfactuals_added"] += 1
+            counts["counterfactuals_noted"] += bool(notes)
         paired[key] = paired[cf_key] = pair_id
     counts["release_samples"] = len(out)
     return out, counts
@@ -77,7 +80,7 @@ def build_release_rows(rows: list[dict], finals: dict, language=None) -> tuple[l
 class Counterfactuals(Stage):
     name = "counterfactuals"
     upstream = ("filter", "queue")
-    format = 2
+    format = 3   # 3: agreement by syntax, written groups, grammar notes in the provenance
 
     def schema(self):
         return release_schema()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from .... import languages
 from ....core.stage import Output, Stage
 from ..tables import queue_schema
 
@@ -17,9 +18,13 @@ def _short(model: str) -> str:
     return model.rstrip("/").split("/")[-1]
 
 
-def build_items(rows: list[dict], fluency: dict[str, float] | None = None) -> list[dict]:
+def build_items(rows: list[dict], fluency: dict[str, float] | None = None,
+                grammar: dict[str, list[str]] | None = None, language=None) -> list[dict]:
     """One item per unique adversarial hypothesis; `fluency` maps hypothesis_id to its
-    pseudo-log-likelihood per token (the `fluency` stage)."""
+    pseudo-log-likelihood per token (the `fluency` stage); `grammar` maps sample_id to the notes
+    expand left where agreement with a swapped group was not settled. With a `language`, the
+    item's counterfactual is built as the release will build it, and its notes join them: the
+    annotator reads them as "grammar" lines beside the hypothesis."""
     groups: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
         if r["adversarial"]:
@@ -40,6 +45,9 @@ def build_items(rows: list[dict], fluency: dict[str, float] | None = None) -> li
         summary = [{"model": name, "fooled": v["fooled"], "of": v["of"], "labels": dict(sorted(v["labels"].items())),
                     "max_prob": round(v["max_prob"], 3)} for name, v in sorted(fooled.items())]
         stances = sorted({m["stance"] for m in members})
+        notes = list(dict.fromkeys(n for m in members for n in (grammar or {}).get(m["sample_id"]) or ()))
+        if language is not None:
+            notes += [n for n in counterfactual_notes(first, language) if n not in notes]
         items.append({
             "item_id": hid,
             "hypothesis": first["hypothesis"],
@@ -58,6 +66,7 @@ def build_items(rows: list[dict], fluency: dict[str, float] | None = None) -> li
             "fooled": summary,
             "n_samples": len(members),
             "fluency": (fluency or {}).get(hid),
+            "details": [{"label": "grammar", "text": n} for n in notes],
         })
     items.sort(key=lambda i: (i["domain"], i["subtopic"], i["template_id"], i["hypothesis_index"], i["hypothesis"]))
     for position, item in enumerate(items):
@@ -65,14 +74,27 @@ def build_items(rows: list[dict], fluency: dict[str, float] | None = None) -> li
     return items
 
 
+def counterfactual_notes(row: dict, language) -> list[str]:
+    """The notes of the counterfactual the release will build from this sample (its text named)."""
+    from ..templates.counterfactual import counterfactual_with_notes, written_groups
+    from ..tables import bindings_dict
+
+    text, notes = counterfactual_with_notes(row["hypothesis_template"], bindings_dict(row["bindings"]), row["groups"],
+                                            list(row["fill"]), language, written_groups(row))
+    return [f"counterfactual {text!r}: {n}" for n in notes]
+
+
 class Queue(Stage):
     name = "queue"
-    upstream = ("filter", "fluency")
+    upstream = ("filter", "fluency", "expand")
     optional_upstream = ("fluency",)  # `annotations stats` before `run`: items without fluency
-    format = 2
+    format = 3   # 3: grammar notes as detail lines
 
     def schema(self):
         return queue_schema()
+
+    def settings(self, ctx):
+        return languages.freshness(ctx.config)
 
     def compute(self, ctx, inputs, reused) -> Output:
         import pyarrow as pa
@@ -82,7 +104,12 @@ class Queue(Stage):
         rows = filtered.filter(filtered["adversarial"]).to_pylist() if pc.any(filtered["adversarial"]).as_py() else []
         fl = inputs["fluency"]
         fluency = dict(zip(fl["hypothesis_id"].to_pylist(), fl["pll_per_token"].to_pylist()))
-        return Output(pa.Table.from_pylist(build_items(rows, fluency), schema=queue_schema()))
+        expanded = inputs["expand"]
+        grammar = {}
+        if "grammar" in expanded.column_names:
+            grammar = {s: n for s, n in zip(expanded["sample_id"].to_pylist(), expanded["grammar"].to_pylist()) if n}
+        language = languages.require(ctx.config.project.language, "queue (the counterfactuals' agreement rules)")
+        return Output(pa.Table.from_pylist(build_items(rows, fluency, grammar, language), schema=queue_schema()))
 
     def counts(self, ctx, table, inputs, work):
         import pyarrow.compute as pc

@@ -2,12 +2,12 @@
 
 The hypothesis is rendered again from its template with GROUP1 and GROUP2 exchanged and the
 same word bindings and fills, so multi-word groups ("Black people") and the rest of the
-sentence come out right. Then grammar is mended around each swapped group where the two
-groups differ in number or sound, by the project language's rules (`workbench.languages`): the
-indefinite article before it (English "a"/"an", none before a plural, one added where a bare
-plural becomes a bare singular noun; a language without the rule has none mended) and the verb
-right after it (English "is"/"are", "was"/"were", "has"/"have", "does"/"do"; French
-"est"/"sont", "a"/"ont"...). The first letter is capitalised as a sentence start.
+sentence come out right. The words that agree with a group are put in the swapped group's
+number and gender by syntax (workbench/languages/grammar.py: the verbs whose subject it is,
+in French predicate adjectives and participles), words are respelt where the groups and fills
+meet them (workbench/languages/orthography.py), the indefinite article before a group is
+mended (English "a"/"an", none before a plural, one added where a bare plural becomes a bare
+singular noun), and the first letter is capitalised as a sentence start.
 """
 from __future__ import annotations
 
@@ -36,25 +36,16 @@ def sentence_case(text: str) -> str:
 
 
 def _mend(text: str, spans: list[tuple[int, int, str, str]], language: Language) -> str:
-    """Fix article and verb agreement around each (start, end, old group, new group) span."""
+    """The indefinite article before each (start, end, old group, new group) span, where the
+    language has one: none before a plural, the right one before a singular, one added where a
+    bare plural became a bare singular noun. (The verbs are agreed before, by syntax.)"""
     is_plural, article_for = language.is_plural, language.indefinite_article
-    plural_to_singular = {v: k for k, v in language.agreement.items()}
+    if article_for is None:
+        return text
     articles = sorted({f for a in language.indefinite_articles for f in (a, a.capitalize())}, key=len)
     # Work from the right so earlier offsets stay valid.
     for start, end, old, new in sorted(spans, reverse=True):
-        after = text[end:]
-        m = re.match(r"(\s+)([\w']+)", after)
-        if m and is_plural(old) != is_plural(new):
-            verb = m.group(2)
-            table = language.agreement if is_plural(new) else plural_to_singular
-            if verb.lower() in table:
-                swapped = table[verb.lower()]
-                swapped = swapped.capitalize() if verb[0].isupper() else swapped
-                after = after[:m.start(2)] + swapped + after[m.end(2):]
-        if article_for is None:
-            text = text[:start] + text[start:end] + after
-            continue
-        before = text[:start]
+        before, after = text[:start], text[end:]
         a = re.search(r"(?:^|(?<=\s))(" + "|".join(articles) + r")\s+$", before)
         if a:
             if is_plural(new):
@@ -107,17 +98,37 @@ def _spacy(language: Language):
     return load_spacy(language=language)
 
 
+def written_groups(row: dict) -> dict[str, str]:
+    """A sample's template's own groups (those its words agree with): a sample of the other
+    stance than the one written has them swapped."""
+    groups = dict(row["groups"])
+    if row.get("written_stance") and row.get("stance") != row["written_stance"]:
+        groups = {"GROUP1": groups["GROUP2"], "GROUP2": groups["GROUP1"]}
+    return groups
+
+
 def counterfactual(template: str, bindings: dict[str, str], groups: dict[str, str], fills: list[str],
-                   language: Language | None = None) -> str | None:
-    """The hypothesis with GROUP1 and GROUP2 exchanged (None if it names no group): rendered
-    again from its template with the same words and fills, respelt where the groups and fills
-    meet their neighbours, and mended around each swapped group."""
+                   language: Language | None = None, written: dict[str, str] | None = None) -> str | None:
+    """The hypothesis with GROUP1 and GROUP2 exchanged (None if it names no group); see `counterfactual_with_notes`."""
+    return counterfactual_with_notes(template, bindings, groups, fills, language, written)[0]
+
+
+def counterfactual_with_notes(template: str, bindings: dict[str, str], groups: dict[str, str], fills: list[str],
+                              language: Language | None = None, written: dict[str, str] | None = None,
+                              ) -> tuple[str | None, list[str]]:
+    """The hypothesis with GROUP1 and GROUP2 exchanged, and the notes for annotators where the
+    parse did not settle its agreement. It is rendered again from its template with the same
+    words and fills; the words that agree with a group (the author's, agreeing with `written`,
+    the template's own groups, by default `groups`; the fills, chosen for `groups`) are put in
+    the swapped group's number and gender; words are respelt where groups and fills meet them,
+    and the indefinite article before a group is mended."""
     if not any(p in tt.GROUP_KEYS for p in tt.placeholders(template)):
-        return None
+        return None, []
     language = language or languages.find(languages.DEFAULT)
     swapped = {"GROUP1": groups["GROUP2"], "GROUP2": groups["GROUP1"]}
-    pieces = S.render(template, {**bindings, **swapped}, fills)
+    pieces, notes = S.with_groups(template, {**bindings, **(written or groups)}, {**bindings, **swapped}, language,
+                                  fills, filled_for=groups)
     text, _, group_spans = S.joined(pieces, language)
     names = [pieces.names[i] for i in pieces.groups()]
     spans = [(a, b, groups[name], swapped[name]) for (a, b), name in zip(group_spans, names)]
-    return sentence_case(_mend(text, spans, language))
+    return sentence_case(_mend(text, spans, language)), notes

@@ -24,7 +24,7 @@ SAMPLE_COLUMNS = [
     "sample_id", "template_id", "domain", "subtopic", "subtopic_name", "premise_index",
     "hypothesis_index", "kind", "stance", "written_stance", "premise", "hypothesis",
     "hypothesis_template", "question", "true_label", "bias_label", "bindings", "group",
-    "counterfactual_group", "groups", "n_masks", "mask_pos", "reference",
+    "counterfactual_group", "groups", "n_masks", "mask_pos", "reference", "grammar",
 ]
 
 
@@ -45,24 +45,30 @@ def _groups_in(text: str, values: dict[str, str]) -> tuple[str | None, str | Non
 
 def expand_template(t: Template, language: Language | None = None) -> Iterator[dict]:
     """The template's rows. Without a language, exactly BBNLI's expansion (its reference rows
-    are the test); with one, the sentences are written as that language writes them: words
-    respelt where a placeholder meets them, premises in sentence case."""
+    are the test); with one, the sentences are written as that language writes them: the words
+    that agree with a swapped group put in its number and gender, words respelt where a
+    placeholder meets them, premises in sentence case; `grammar` holds the notes for annotators
+    where the parse did not settle the agreement."""
     keys = list(t.words)
     combos = list(itertools.product(*(t.words[k] for k in keys)))
     seen: set[tuple] = set()
     for premise in t.premises:
         for combo in combos:
             bound = dict(zip(keys, combo))
+            written = {**bound, "GROUP1": t.groups["GROUP1"], "GROUP2": t.groups["GROUP2"]}
             for swapped in (False, True):
                 values = dict(bound)
                 values["GROUP1"], values["GROUP2"] = (
                     (t.groups["GROUP2"], t.groups["GROUP1"]) if swapped else (t.groups["GROUP1"], t.groups["GROUP2"])
                 )
-                premise_text = _written(premise.text, values, language, sentence=True)
+                notes: list[str] = []
+                premise_text = _written(premise.text, written, values, language, notes, "premise", sentence=True)
                 for h in t.hypotheses:
                     stance = _stance(h.stance, swapped)
-                    hypothesis = _written(h.text, values, language)
-                    question = _written(h.question, values, language) if h.question else None
+                    hypothesis_notes = list(notes)
+                    hypothesis = _written(h.text, written, values, language, hypothesis_notes, "hypothesis")
+                    question = _written(h.question, written, values, language, hypothesis_notes, "question") \
+                        if h.question else None
                     key = (premise.index, stance, premise_text, h.kind, hypothesis, question, h.true_label, h.bias_label)
                     if key in seen:
                         continue
@@ -94,14 +100,19 @@ def expand_template(t: Template, language: Language | None = None) -> Iterator[d
                         "n_masks": len(constraints),
                         "mask_pos": [list(c) if c else None for c in constraints],
                         "reference": premise.reference,
+                        **({"grammar": hypothesis_notes} if language is not None else {}),
                     }
 
 
-def _written(text: str, values: dict[str, str], language: Language | None, sentence: bool = False) -> str:
-    """A template string rendered (masks kept as `<mask>`, their constraints to `mask_pos`)."""
+def _written(text: str, written: dict[str, str], values: dict[str, str], language: Language | None,
+             notes: list[str], where: str, sentence: bool = False) -> str:
+    """A template string rendered (masks kept as `<mask>`, their constraints to `mask_pos`);
+    agreement notes go to `notes`, prefixed with `where`."""
     if language is None:
         return tt.strip_mask_constraints(tt.render(text, values))
-    out, _, _ = S.joined(S.render(text, values), language)
+    pieces, found = S.with_groups(text, written, values, language)
+    notes += [f"{where}: {note}" for note in found if f"{where}: {note}" not in notes]
+    out, _, _ = S.joined(pieces, language)
     return sentence_case(out) if sentence else out
 
 

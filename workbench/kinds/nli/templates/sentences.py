@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ....authoring import text as tt
+from ....core.errors import ModelError
 from ....languages import Language
+from ....languages import grammar as G
 from ....languages.orthography import respell
 
 _TOKEN = re.compile(f"{tt.PLACEHOLDER.pattern}|{tt.MASK.pattern}")
@@ -79,3 +82,64 @@ def joined(pieces: Pieces, language: Language | None) -> tuple[str, list[tuple[i
             groups.append((len(out), len(out) + len(text)))
         out += text
     return out, fills, groups
+
+
+def with_groups(template: str, written: dict[str, str], values: dict[str, str], language: Language | None,
+                fills: list[str] | None = None, filled_for: dict[str, str] | None = None) -> tuple[Pieces, list[str]]:
+    """The template rendered with `values` (its groups among them), the words that agree with a
+    group put in the form that group needs (`workbench.languages.grammar`), and the notes for
+    annotators where the parse does not settle it. `written`: the values the author's words
+    agree with (the template's own groups); `filled_for`: the groups the fills were chosen for.
+    Nothing is parsed when every group keeps its number and gender."""
+    pieces = render(template, values, fills)
+    if language is None or language.grammar is None:
+        return _adjacent_agreement(pieces, written, language), []
+    groups = pieces.groups()
+    source = render(template, written, fills)
+    need = {g: pieces.texts[g] for g in groups}
+    have = {g: source.texts[g] for g in groups}
+    if all(G.features(have[g], language) == G.features(need[g], language) for g in groups) and \
+            (filled_for is None or all(G.features(filled_for[pieces.names[g]], language)
+                                       == G.features(need[g], language) for g in groups)):
+        return pieces, []
+    try:
+        analysis = _analysis(tuple(source.texts), tuple(source.kinds), tuple(source.pos), language)
+    except ModelError as exc:
+        return pieces, [f"agreement not checked: {exc}"]
+    filled = {g: filled_for[pieces.names[g]] for g in groups} if filled_for else None
+    agreed = G.agree(pieces.texts, pieces.kinds, analysis, have, need, language, filled)
+    out = Pieces(agreed.texts, agreed.kinds, [pieces.names[o] for o in agreed.origin],
+                 [pieces.pos[o] if pieces.pos else None for o in agreed.origin])
+    notes = agreed.notes + G.unsure_notes(analysis, have, need, language)
+    # A second reading, of the sentence as now written: a word the first parse missed shows here.
+    second = _analysis(tuple(out.texts), tuple(out.kinds), tuple(out.pos), language)
+    notes += [f"{n} (a second reading)" for n in G.disagreements(out.texts, out.kinds, second, language)]
+    return out, list(dict.fromkeys(notes))
+
+
+@lru_cache(maxsize=4096)
+def _analysis(texts: tuple, kinds: tuple, pos: tuple, language: Language) -> G.Analysis:
+    """The parse of one rendering, once for both stances and every counterfactual of it."""
+    from .masks import load_spacy
+
+    return G.analyse(list(texts), list(kinds), list(pos), language, load_spacy(language=language))
+
+
+def _adjacent_agreement(pieces: Pieces, written: dict[str, str], language: Language | None) -> Pieces:
+    """A language with an `agreement` table but no grammar: the verb right after a group whose
+    number changed takes the other form of the table (what counterfactuals always did)."""
+    if language is None or not language.agreement:
+        return pieces
+    texts = list(pieces.texts)
+    back = {v: k for k, v in language.agreement.items()}
+    for g in pieces.groups():
+        was, now = language.is_plural(written.get(pieces.names[g], "")), language.is_plural(texts[g])
+        if was == now or g + 1 >= len(texts):
+            continue
+        m = re.match(r"(\s+)([\w']+)", texts[g + 1])
+        table = language.agreement if now else back
+        if m and m.group(2).lower() in table:
+            form = table[m.group(2).lower()]
+            form = form.capitalize() if m.group(2)[0].isupper() else form
+            texts[g + 1] = texts[g + 1][:m.start(2)] + form + texts[g + 1][m.end(2):]
+    return Pieces(texts, pieces.kinds, pieces.names, pieces.pos)

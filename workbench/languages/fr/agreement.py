@@ -1,0 +1,208 @@
+"""French agreement (workbench/languages/grammar.py): the third person of verbs in both numbers
+by their conjugation tables, predicate adjectives and participles in gender and number, and
+the gender of a group name. Tables cover the verbs a benchmark's sentences use; a form they do
+not know is left as written and noted for annotators rather than guessed."""
+from __future__ import annotations
+
+from types import ModuleType
+
+from ..grammar import Features, Grammar, Word
+
+# The package's word forms, tokenizer and determiners (workbench/languages/fr), given to
+# `grammar_for` rather than imported, so the two modules do not import each other.
+_fr: ModuleType | None = None
+
+# Third person singular -> plural of irregular verbs, every tense a sentence is likely to use.
+_IRREGULAR = {
+    "est": "sont", "soit": "soient", "fut": "furent", "sera": "seront", "serait": "seraient", "était": "étaient",
+    "a": "ont", "ait": "aient", "eut": "eurent", "aura": "auront", "aurait": "auraient", "avait": "avaient",
+    "va": "vont", "aille": "aillent", "ira": "iront", "irait": "iraient",
+    "fait": "font", "fasse": "fassent", "fera": "feront", "ferait": "feraient", "fit": "firent",
+    "peut": "peuvent", "puisse": "puissent", "pourra": "pourront", "pourrait": "pourraient",
+    "doit": "doivent", "devra": "devront", "devrait": "devraient",
+    "veut": "veulent", "veuille": "veuillent", "voudra": "voudront", "voudrait": "voudraient",
+    "sait": "savent", "sache": "sachent", "saura": "sauront", "saurait": "sauraient",
+    "vaut": "valent", "dit": "disent", "redit": "redisent", "prédit": "prédisent", "contredit": "contredisent",
+    "lit": "lisent", "élit": "élisent", "relit": "relisent", "suffit": "suffisent", "voit": "voient",
+    "revoit": "revoient", "prévoit": "prévoient", "croit": "croient", "boit": "boivent", "vit": "vivent",
+    "survit": "survivent", "suit": "suivent", "poursuit": "poursuivent", "part": "partent", "repart": "repartent",
+    "sort": "sortent", "dort": "dorment", "endort": "endorment", "sert": "servent", "sent": "sentent",
+    "ressent": "ressentent", "consent": "consentent", "ment": "mentent", "court": "courent",
+    "parcourt": "parcourent", "secourt": "secourent", "meurt": "meurent", "acquiert": "acquièrent",
+    "plaît": "plaisent", "plait": "plaisent", "tait": "taisent", "rit": "rient", "sourit": "sourient",
+    "fuit": "fuient", "bat": "battent", "combat": "combattent", "débat": "débattent", "résout": "résolvent",
+    "vainc": "vainquent", "convainc": "convainquent", "naît": "naissent", "nait": "naissent",
+    "vient": "viennent", "tient": "tiennent", "prend": "prennent", "met": "mettent",
+}
+_IRREGULAR_SINGULAR = {pl: sg for sg, pl in _IRREGULAR.items() if sg not in ("était", "avait", "serait", "aurait")}
+_IRREGULAR_SINGULAR.update({"étaient": "était", "avaient": "avait"})
+# Families by the end of the lemma: (lemma ending, singular ending, plural ending).
+_FAMILIES = (("venir", "vient", "viennent"), ("tenir", "tient", "tiennent"), ("prendre", "prend", "prennent"),
+             ("mettre", "met", "mettent"), ("crire", "crit", "crivent"), ("uire", "uit", "uisent"),
+             ("cevoir", "çoit", "çoivent"), ("aître", "aît", "aissent"), ("aitre", "ait", "aissent"),
+             ("aindre", "aint", "aignent"), ("eindre", "eint", "eignent"), ("oindre", "oint", "oignent"),
+             ("battre", "bat", "battent"), ("dre", "d", "dent"))
+# Verbs in -ir that are not of the second group (finir -> finissent).
+_NOT_SECOND_GROUP = ("venir", "tenir", "partir", "sortir", "dormir", "servir", "sentir", "mentir", "courir", "mourir",
+                     "ouvrir", "offrir", "souffrir", "couvrir", "cueillir", "quérir", "fuir", "bouillir", "vêtir",
+                     "oir")
+
+
+def _second_group(lemma: str) -> bool:
+    return lemma.endswith("ir") and not lemma.endswith(_NOT_SECOND_GROUP)
+
+
+def verb(word: Word, plural_wanted: bool) -> str | None:
+    """The third person of `word` in the wanted number ("travaille" -> "travaillent", "a" -> "ont")."""
+    w, lemma, morph = word.text.lower(), word.lemma.lower(), word.morph
+    number = morph.get("Number")
+    past_simple = morph.get("Tense") == "Past" and morph.get("VerbForm") == "Fin"
+    if plural_wanted:
+        if number == "Plur" or w in _IRREGULAR_SINGULAR:
+            return word.text
+        if w in _IRREGULAR:
+            return _IRREGULAR[w]
+        for lemma_end, sg, pl in _FAMILIES:
+            if lemma.endswith(lemma_end) and w.endswith(sg):
+                return w[:-len(sg)] + pl
+        if past_simple:
+            for sg, pl in (("a", "èrent"), ("int", "inrent"), ("it", "irent"), ("ut", "urent")):
+                if w.endswith(sg):
+                    return w[:-len(sg)] + pl
+        if w.endswith("ait"):
+            return w[:-3] + "aient"
+        if w.endswith("ra") and (morph.get("Tense") == "Fut" or w[:-1] in (lemma, lemma[:-1])):
+            return w[:-2] + "ront"
+        if _second_group(lemma) and w.endswith("it"):
+            return w[:-1] + "ssent"
+        if w.endswith("e") and _e_ent(lemma, morph):
+            return w + "nt"
+        return None
+    if number == "Sing" or w in _IRREGULAR:
+        return word.text
+    if w in _IRREGULAR_SINGULAR:
+        return _IRREGULAR_SINGULAR[w]
+    for lemma_end, sg, pl in _FAMILIES:
+        if lemma.endswith(lemma_end) and w.endswith(pl):
+            return w[:-len(pl)] + sg
+    if past_simple:   # ("préfèrent", "mesurent" are presents)
+        for pl, sg in (("èrent", "a"), ("inrent", "int"), ("irent", "it"), ("urent", "ut")):
+            if w.endswith(pl):
+                return w[:-len(pl)] + sg
+    if w.endswith("aient"):
+        return w[:-5] + "ait"
+    if w.endswith("ront"):
+        return w[:-4] + "ra"
+    if _second_group(lemma) and w.endswith("issent") and morph.get("Mood") != "Sub":
+        return w[:-5] + "t"
+    if w.endswith("ent") and len(w) > 4 and _e_ent(lemma, morph):
+        return w[:-2]
+    return None
+
+
+def _e_ent(lemma: str, morph) -> bool:
+    """Verbs whose third persons are -e / -ent: the first group (travailler), ouvrir and its
+    like (ouvre, offre, cueille), and every subjunctive."""
+    return lemma.endswith(("er", "vrir", "frir", "llir")) or morph.get("Mood") == "Sub"
+
+
+def predicate(word: Word, have: Features, need: Features) -> str | None:
+    """An adjective or participle agreeing with its subject ("fatigué" -> "fatiguées")."""
+    w = word.text.lower()
+    base = _fr.singular(w) if have.plural else w
+    if base is None:
+        base = w            # a plural that looks singular ("heureux")
+    if have.gender == "Fem":
+        candidates = sorted(m for m in _fr.masculine(base) if _fr.feminine(m) == base) or \
+            ([base] if _fr.feminine(base) == base else [])
+        if len(candidates) > 1:   # "heureuse": heureux or heureur? the parser's lemma, else -eux but listed -eur words
+            lemma = word.lemma.lower()
+            candidates = [m for m in candidates if m == lemma] or \
+                [m for m in candidates if m in _EUR_ADJECTIVES] or [m for m in candidates if m.endswith("eux")]
+        if len(candidates) != 1:
+            return None
+        base = candidates[0]
+    form = _fr.feminine(base) if need.gender == "Fem" else base
+    if need.gender is None and have.gender == "Fem":
+        return None
+    return _fr.plural(form) if need.plural else form
+
+
+# Adjectives in -eur (their feminine -euse reads back to -eux too): "travailleuse" is travailleur.
+_EUR_ADJECTIVES = frozenset("""travailleur menteur rêveur moqueur trompeur flatteur joueur songeur boudeur râleur
+bosseur crâneur charmeur blagueur dragueur frimeur tricheur voleur pleurnicheur accrocheur rieur causeur
+chercheur penseur batailleur bagarreur""".split())
+_FEMININE_DETERMINERS = frozenset("la une cette ma ta sa toute aucune certaine certaines quelle quelles".split())
+_MASCULINE_DETERMINERS = frozenset("le un ce cet mon ton son tout aucun certain certains quel quels du au".split())
+_FEMININE_NOUNS = frozenset("""femme fille mère sœur soeur dame tante épouse reine nièce grand-mère belle-mère
+personne copine maman veuve demoiselle mademoiselle madame mesdames""".split())
+_MASCULINE_NOUNS = frozenset("""homme garçon père frère monsieur messieurs oncle époux roi neveu fils mari
+grand-père beau-père papa veuf gens""".split())
+_EPICENE = frozenset("enfant enfants élève collègue adulte jeune artiste membre".split())
+
+
+def gender(group: str) -> str | None:
+    """"Fem" or "Masc" by the group's determiner, its nouns of people, then the endings of its
+    words ("employé âgé" Masc, "musulmanes" Fem); a plural group nothing marks is masculine
+    ("les jeunes"), a singular one unknown (None)."""
+    LANGUAGE = _fr.LANGUAGE
+    words = LANGUAGE.tokens(group)
+    if not words:
+        return None
+    raw = group.lower().split()
+    first = raw[0] if raw else ""
+    if first in _FEMININE_DETERMINERS:
+        return "Fem"
+    if first in _MASCULINE_DETERMINERS and not (first in ("mon", "ton", "son") and len(words) > 1
+                                                and LANGUAGE.orthography.vowel_initial(words[1])):
+        return "Masc"
+    content = [w for w in words if w not in _fr._DETERMINERS and w not in _EPICENE]
+    for w in content:
+        s = _fr.singular(w) or w
+        if s in _FEMININE_NOUNS or w in _FEMININE_NOUNS:
+            return "Fem"
+        if s in _MASCULINE_NOUNS or w in _MASCULINE_NOUNS:
+            return "Masc"
+    for w in content:
+        s = _fr.singular(w) or w
+        if any(m != s and _fr.feminine(m) == s for m in _fr.masculine(s)):
+            return "Fem"
+        if _fr.feminine(s) != s:
+            return "Masc"
+    # Nothing says: a plural group is agreed in the masculine, as French agrees a group of
+    # either ("les jeunes sont lents"); a singular one is left unknown.
+    return "Masc" if LANGUAGE.is_plural(group) else None
+
+
+def maybe_verb(word: str) -> bool:
+    """A word that looks like a verb's third person plural ("dorment", "font")."""
+    w = word.lower()
+    return w in _IRREGULAR_SINGULAR or (w.endswith("ent") and len(w) > 4 and not w.endswith("ment"))
+
+
+_ADVERBS_LIKE_ADJECTIVES = frozenset("souvent devant avant maintenant pendant cependant autant durant comment "
+                                     "néanmoins".split())
+
+
+def maybe_adjective(word: str) -> bool:
+    """An adjective by its ending (-ent, -ant, -if, -eux, -é, -able...), not an adverb in -ment."""
+    return word not in _ADVERBS_LIKE_ADJECTIVES and not word.endswith("ment") and word.endswith(
+        ("ent", "ente", "ents", "entes", "ant", "ante", "ants", "antes", "if", "ive", "eux", "euse", "é", "ée", "és",
+         "ées", "able", "ible", "ables", "ibles"))
+
+
+def grammar_for(package: ModuleType) -> Grammar:
+    """French agreement over the package's word forms (`package.feminine`, `plural`...)."""
+    global _fr
+    _fr = package
+    return Grammar(
+        verb=verb, predicate=predicate, gender=gender, maybe_verb=maybe_verb, maybe_adjective=maybe_adjective,
+        stand_ins={"VERB": "fait", "AUX": "peut", "ADJ": "bon", "ADV": "souvent", "NOUN": "chose", "PROPN": "Paul",
+                   "PRON": "cela", "": "fait"},
+        relative_pronouns=frozenset({"qui"}),
+        copulas=frozenset({"être", "sembler", "paraître", "devenir", "redevenir", "rester", "demeurer"}),
+        skip_after_copula=frozenset({"pas", "plus", "jamais", "très", "si", "trop", "assez", "bien", "tout", "toute",
+                                     "toutes", "tous", "souvent", "toujours", "vraiment", "ne", "n'"}),
+        invariable=frozenset("""bien mal mieux ici là ailleurs loin près dehors dedans debout ensemble partout tard
+                                tôt ainsi déjà encore aussi comme""".split()),
+    )

@@ -1,0 +1,448 @@
+"""Agreement by syntax: the words whose form depends on a group follow the group put in its place.
+
+A template is written for its own groups. When the loop puts another group there (the anti
+stance of `expand`, a counterfactual), every word that agrees with the group must change with
+it: the finite verbs whose subject it is ("is"/"are", "works"/"work", "a"/"ont"), through
+adverbs, negation and coordinated predicates, the verbs of a relative clause whose subject is a
+relative pronoun standing for it, and, in a language that agrees them (French), predicate
+adjectives and participles in gender and number. Words of another subject ("The office of
+{{GROUP2}} is empty") are never touched.
+
+`analyse` finds those words with the language's spaCy parse, in the sentence as written (its
+groups, masks read as a plain word of their part of speech), once; `agree` then puts each in
+the form its group needs, for any groups, by the language's `Grammar` (its verb tables,
+spaCy's lemma and morphology). Where the parse does not settle it (the group is not read as
+one phrase, a word after it looks like its verb but is not parsed so, a form the tables do not
+know), the sentence is left as it is and a note says why, for annotators.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+SUBJECTS = frozenset({"nsubj", "nsubjpass", "nsubj:pass", "csubj", "csubj:pass"})
+AUXILIARIES = frozenset({"aux", "auxpass", "aux:pass", "aux:tense", "cop"})
+RELATIVE_CLAUSES = frozenset({"relcl", "acl:relcl"})
+NOUNS = frozenset({"NOUN", "PROPN", "PRON"})
+
+
+@dataclass(frozen=True)
+class Features:
+    """What a word agrees with: number, and gender where the language marks it ("Fem"/"Masc", None unknown)."""
+
+    plural: bool
+    gender: str | None = None
+
+
+@dataclass(frozen=True)
+class Word:
+    """A token as the parser read it: what the inflection tables need."""
+
+    text: str
+    lemma: str = ""
+    tag: str = ""
+    pos: str = ""
+    morph: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """A language's agreement rules, as data and small functions.
+
+    verb(word, plural) -> the third-person form of that number, None when unknown;
+    predicate(word, written, wanted) -> an agreeing adjective or participle, None when unknown
+    (None for the whole field: the language does not agree predicates);
+    gender(group) -> "Fem", "Masc" or None."""
+
+    verb: Callable[[Word, bool], str | None]
+    predicate: Callable[[Word, Features, Features], str | None] | None = None
+    gender: Callable[[str], str | None] = lambda group: None
+    # Whether a word the parser did not read as a verb may be one ("drinks", "dorment"): such a
+    # word after "and" in a group's predicate is noted, never changed.
+    maybe_verb: Callable[[str], bool] = lambda word: False
+    # Whether a word after a copula that the parser read as an adverb is an adjective ("compétent").
+    maybe_adjective: Callable[[str], bool] = lambda word: False
+    stand_ins: Mapping[str, str] = field(default_factory=dict)   # POS -> a word read for a mask ("": unconstrained)
+    relative_pronouns: frozenset[str] = frozenset()
+    copulas: frozenset[str] = frozenset()       # lemmas whose predicate agrees with the subject (être, sembler)
+    skip_after_copula: frozenset[str] = frozenset()   # words between a copula and its predicate ("pas", "très")
+    invariable: frozenset[str] = frozenset()    # adverbs that follow a copula and never agree ("ici", "bien")
+
+
+@dataclass(frozen=True)
+class Dependent:
+    """A word that agrees with a group: where it is (piece, offsets in the piece), what it is."""
+
+    piece: int
+    start: int
+    end: int
+    word: Word
+    role: str                       # "verb", "predicate" (adjective, participle); noted only: "noun" (a predicate
+                                    # noun), "pronoun" (a third-person pronoun or possessive after its subject)
+    subject: tuple[int, ...]        # the group pieces of its subject (several when coordinated)
+    coordinated: bool = False       # the subject is a coordination ("{{GROUP1}} and {{GROUP2}}")
+    other_genders: tuple[str | None, ...] = ()   # genders of the coordination's other nouns
+
+
+@dataclass(frozen=True)
+class Analysis:
+    dependents: tuple[Dependent, ...] = ()
+    # (the group pieces of a subject, whether it is coordinated, its other nouns' genders, why the
+    # parse does not settle its agreement)
+    unsure: tuple[tuple[tuple[int, ...], bool, tuple, str], ...] = ()
+
+
+def features(group: str, language) -> Features:
+    grammar = language.grammar
+    return Features(language.is_plural(group), grammar.gender(group) if grammar else None)
+
+
+def parse_text(texts: list[str], kinds: list[str], pos: list, grammar: Grammar) -> tuple[str, list[int]]:
+    """The sentence the parser reads (each mask as a plain word of its part of speech) and where each piece starts."""
+    out, starts = "", []
+    for text, kind, constraint in zip(texts, kinds, pos):
+        starts.append(len(out))
+        if kind == "mask":
+            tag = constraint[0] if constraint else ""
+            text = grammar.stand_ins.get(tag) or grammar.stand_ins.get("", "it")
+        out += text
+    # In sentence case, as the sentence will be written: parsers read "les femmes préparent"
+    # at the start of a sentence worse than "Les femmes préparent".
+    first = next((i for i, ch in enumerate(out) if ch.isalpha()), None)
+    if first is not None:
+        out = out[:first] + out[first].upper() + out[first + 1:]
+    return out, starts
+
+
+def analyse(texts: list[str], kinds: list[str], pos: list, language, nlp) -> Analysis:
+    """The words that agree with each group piece of the sentence, found by the parse."""
+    grammar = language.grammar
+    if grammar is None:
+        return Analysis()
+    text, starts = parse_text(texts, kinds, pos, grammar)
+    doc = nlp(text)
+    ends = starts[1:] + [len(text)]
+
+    def piece_of(token) -> int:
+        return next(i for i in range(len(starts)) if starts[i] <= token.idx < ends[i] or token.idx == ends[i] == starts[i])
+
+    tokens_of = {i: [t for t in doc if starts[i] <= t.idx < ends[i]] for i, k in enumerate(kinds) if k == "group"}
+    found: dict[int, Dependent] = {}
+    unsure: list[tuple[tuple[int, ...], bool, tuple, str]] = []
+
+    def doubt(g, note, subject=None, coordinated=False, others=()):
+        entry = (subject or (g,), coordinated, others, note)
+        if entry not in unsure:
+            unsure.append(entry)
+    group_of = {t.i: i for i, toks in tokens_of.items() for t in toks}
+
+    def add(token, role, subject, coordinated=False, others=()):
+        if token.i in group_of or token.i in found:
+            return
+        p = piece_of(token)
+        word = Word(token.text, token.lemma_, token.tag_, token.pos_, token.morph.to_dict())
+        found[token.i] = Dependent(p, token.idx - starts[p], token.idx - starts[p] + len(token.text), word, role,
+                                   subject, coordinated, others)
+
+    for g, toks in tokens_of.items():
+        if not toks:
+            continue
+        heads = [t for t in toks if t.head.i not in {u.i for u in toks} or t.head.i == t.i]
+        if len(heads) != 1:
+            doubt(g, f"the parser does not read {texts[g]!r} as one phrase")
+            continue
+        head = heads[0]
+        subject: tuple[int, ...] = (g,)
+        coordinated, others, governor = False, (), None
+        if head.dep_ in SUBJECTS:
+            governor = head
+        elif head.dep_ == "conj" and head.head.dep_ in SUBJECTS:
+            governor = head.head       # the second of a coordinated subject
+        if governor is not None:
+            conjuncts = [governor] + [c for c in governor.subtree if c.dep_ == "conj" and c.pos_ in NOUNS
+                                      and _conj_root(c) == governor]
+            if len(conjuncts) > 1:
+                coordinated = True
+                subject = tuple(sorted({group_of[c.i] for c in conjuncts if c.i in group_of}))
+                others = tuple(_gender_of(c) for c in conjuncts if c.i not in group_of)
+            words = _predicate_words(governor.head, grammar)
+            for token, role in words:
+                add(token, role, subject, coordinated, others)
+            if not words:
+                doubt(g, f"the parser reads {texts[g]!r} as the subject of {governor.head.text!r}, which is not a "
+                         f"verb", subject, coordinated, others)
+        for clause in head.children:
+            if clause.dep_ in RELATIVE_CLAUSES and _relative_subject(clause, grammar):
+                for token, role in _predicate_words(clause, grammar):
+                    add(token, role, (g,))
+        verb = None if governor is not None else _verb_after(toks[-1], head, grammar)
+        if verb is not None and verb.pos_ in ("VERB", "AUX") and _finite(verb):
+            # The finite verb right after the group, with no subject of its own: morphology and
+            # word order agree that the group is its subject, only the parse's label does not.
+            for token, role in _predicate_words(verb, grammar):
+                add(token, role, subject)
+            continue
+        if governor is None:
+            suspect = verb
+            if suspect is not None and suspect.i not in found:
+                doubt(g, f"{suspect.text!r} after {texts[g]!r} may be its verb, but the parser does not read "
+                         f"{texts[g]!r} as its subject")
+            elif not any(_finite(t) and (_has_subject(t) or _has_subject(t.head)) for t in doc) \
+                    and head.dep_ in ("ROOT", "compound", "dep", "amod", "appos"):
+                doubt(g, f"the parser finds no verb for {texts[g]!r} in this sentence")
+    # After a group that is a subject: third-person pronouns and possessives (they may stand for
+    # it: noted), and a word after a conjunction that may be a coordinated verb the parse missed.
+    subjects = {s for d in found.values() for s in d.subject}
+    for g in sorted(subjects):
+        last = tokens_of[g][-1].i
+        for t in doc[last + 1:]:
+            if t.i in found or t.i in group_of:
+                continue
+            person = t.morph.get("Person")
+            if t.pos_ in ("PRON", "DET") and t.morph.get("Reflex") != ["Yes"] and (
+                    (t.morph.get("Poss") == ["Yes"] and person in ([], ["3"]))
+                    or (t.morph.get("PronType") == ["Prs"] and person == ["3"])):
+                add(t, "pronoun", (g,))
+            elif t.pos_ == "CCONJ" and t.i + 1 < len(doc):
+                after = doc[t.i + 1]
+                if after.i not in found and after.i not in group_of \
+                        and not _has_subject(after) and grammar.maybe_verb(after.text) and after.pos_ != "VERB":
+                    doubt(g, f"{after.text!r} after {t.text!r} may be a verb of {texts[g]!r} the parser does not read so")
+    # A finite verb after a group with no subject in the parse, that nothing above agrees: it may
+    # belong to the group (the parse went wrong), so it is noted, never changed.
+    masked = {t.i for t in doc for i, k in enumerate(kinds) if k == "mask" and starts[i] <= t.idx < ends[i]}
+    ordered = sorted((toks[-1].i, g) for g, toks in tokens_of.items() if toks)
+    for n, (last, g) in enumerate(ordered):
+        stop = ordered[n + 1][0] if n + 1 < len(ordered) else len(doc)
+        for t in doc[last + 1:stop]:
+            if t.i in found or t.i in group_of or t.i in masked or not _finite(t) or t.pos_ not in ("VERB", "AUX"):
+                continue
+            if _has_subject(t) or (t.dep_ in AUXILIARIES and _has_subject(t.head)) or t.dep_ == "conj":
+                continue
+            doubt(g, f"{t.text!r} has no subject in the parse: it may agree with {texts[g]!r}")
+            break
+    return Analysis(tuple(found[i] for i in sorted(found)), tuple(unsure))
+
+
+def _conj_root(token):
+    while token.dep_ == "conj":
+        token = token.head
+    return token
+
+
+def _gender_of(token) -> str | None:
+    gender = token.morph.get("Gender")
+    return gender[0] if gender else None
+
+
+def _finite(token) -> bool:
+    return token.morph.get("VerbForm") == ["Fin"] or token.tag_ in ("VBZ", "VBP", "VBD", "MD")
+
+
+def _bare_present(token, auxiliaries) -> bool:
+    """A verb read as a base form although it has a subject and no auxiliary ("Men work hard":
+    "work" tagged VB): a present, as far as agreement goes."""
+    return token.tag_ == "VB" and not auxiliaries and (_has_subject(token) or token.dep_ == "conj")
+
+
+def _participle_or_adjective(token) -> bool:
+    return token.pos_ == "ADJ" or token.morph.get("VerbForm") == ["Part"]
+
+
+def _has_subject(token) -> bool:
+    return any(c.dep_ in SUBJECTS for c in token.children)
+
+
+def _relative_subject(clause, grammar: Grammar) -> bool:
+    """A relative clause whose subject is the relative pronoun ("who work here", "qui travaille")."""
+    return any(c.dep_ in SUBJECTS and (c.lower_ in grammar.relative_pronouns or c.morph.get("PronType") == ["Rel"])
+               for c in clause.children)
+
+
+def _predicate_words(governor, grammar: Grammar, predicate: bool = False) -> list:
+    """The words of a predicate that agree with its subject: finite verbs and auxiliaries, and
+    where the language agrees them, the adjective or participle after a copula; through
+    coordinated predicates that have no subject of their own."""
+    out = []
+    auxiliaries = [c for c in governor.children if c.dep_ in AUXILIARIES]
+    if governor.pos_ in ("VERB", "AUX") and (_finite(governor) or _bare_present(governor, auxiliaries)):
+        out.append((governor, "verb"))
+    out += [(a, "verb") for a in auxiliaries if _finite(a)]
+    if grammar.predicate is not None:
+        copula = [a for a in auxiliaries if a.lemma_ in grammar.copulas]
+        if (predicate or copula) and _participle_or_adjective(governor):
+            out.append((governor, "predicate"))
+        if governor.lemma_ in grammar.copulas:
+            out += [(c, "predicate") for c in governor.children if c.dep_ == "xcomp" and _participle_or_adjective(c)]
+        for a in copula:   # the surface reading, where the parse attaches the predicate elsewhere
+            after = _next_word(a, grammar.skip_after_copula)
+            if after is not None and _participle_or_adjective(after):
+                out.append((after, "predicate"))
+        if (copula or predicate) and governor.pos_ in ("NOUN", "PROPN"):
+            out.append((governor, "noun"))
+        if copula and governor.pos_ == "ADV" and governor.lower_ not in grammar.invariable:
+            # "est compétent" with "compétent" read as an adverb: an adjective by its ending, else noted
+            out.append((governor, "predicate" if grammar.maybe_adjective(governor.lower_) else "unread"))
+    elif any(c.dep_ == "attr" and c.pos_ == "NOUN" for c in governor.children) and governor.lemma_ == "be":
+        out += [(c, "noun") for c in governor.children if c.dep_ == "attr" and c.pos_ == "NOUN"]
+    is_predicate = predicate or (grammar.predicate is not None and any(r == "predicate" and t.i == governor.i
+                                                                       for t, r in out))
+    for c in governor.children:
+        if c.dep_ == "conj" and c.pos_ in ("VERB", "AUX", "ADJ") and not _has_subject(c):
+            out += _predicate_words(c, grammar, is_predicate and _participle_or_adjective(c))
+    return out
+
+
+def _next_word(token, skip: frozenset[str]):
+    """The word after `token`, past adverbs, negation and the words in `skip`."""
+    doc = token.doc
+    for t in doc[token.i + 1:]:
+        if t.pos_ in ("ADV", "PART") or t.lower_ in skip:
+            continue
+        return t
+    return None
+
+
+def _verb_after(last, head, grammar: Grammar):
+    """A word right after a group (past adverbs, negation, clitics and the group's own relative
+    clause) that may be its verb although the parse does not say so: a verb, or a word the
+    language's verb tables can inflect, without a subject of its own."""
+    doc = last.doc
+    clause = {t.i for c in head.children if c.dep_ in RELATIVE_CLAUSES for t in c.subtree}
+    for t in doc[last.i + 1:]:
+        if t.i in clause or t.pos_ in ("ADV", "PART") or (t.pos_ == "PRON" and t.dep_ not in SUBJECTS
+                                                           and len(t.text) <= 3):
+            continue
+        if t.is_punct or _has_subject(t) or (t.dep_ in AUXILIARIES and _has_subject(t.head)):
+            return None
+        if t.pos_ in ("NOUN", "PROPN", "DET", "ADP", "CCONJ", "SCONJ", "PRON", "NUM"):
+            return None
+        word = Word(t.text, t.lemma_, t.tag_, t.pos_, t.morph.to_dict())
+        inflectable = any(grammar.verb(word, plural) not in (None, t.text) for plural in (True, False))
+        return t if t.pos_ in ("VERB", "AUX") or inflectable else None
+    return None
+
+
+@dataclass
+class Agreed:
+    """The pieces after agreement: texts, kinds, the index of the piece each came from (a piece
+    with a changed word is split around it), and the notes for annotators."""
+
+    texts: list[str]
+    kinds: list[str]
+    origin: list[int]
+    notes: list[str]
+
+
+def agree(texts: list[str], kinds: list[str], analysis: Analysis, written: Mapping[int, str],
+          wanted: Mapping[int, str], language, filled_for: Mapping[int, str] | None = None) -> Agreed:
+    """The pieces with every dependent word put in the form its group in `wanted` needs (group
+    piece -> value), the words as written agreeing with `written` (fills with `filled_for`, the
+    groups the masked LM saw). A changed word becomes a piece of kind "changed" of its own (a
+    changed fill stays a fill), so spelling rules apply around it. Masks are left as they are:
+    the masked LM fills them for the group it reads."""
+    grammar = language.grammar
+    notes: list[str] = []
+    if grammar is None:
+        return Agreed(list(texts), list(kinds), list(range(len(texts))), notes)
+
+    def combined(values: Mapping[int, str], d: Dependent) -> Features:
+        return _subject_features(d, values, language)
+
+    changes: dict[int, list[tuple[int, int, str]]] = {}
+    for d in analysis.dependents:
+        kind = kinds[d.piece]
+        if kind == "mask" or any(s not in wanted for s in d.subject):
+            continue
+        have = combined(filled_for if kind == "fill" and filled_for else written, d)
+        need = combined(wanted, d)
+        if have == need or (d.role == "verb" and have.plural == need.plural):
+            continue
+        group = " and ".join(repr(wanted[s]) for s in d.subject)
+        if d.role == "noun":
+            notes.append(f"{d.word.text!r} may need to agree with {group}: predicate nouns are not changed")
+            continue
+        if d.role == "unread":
+            notes.append(f"{d.word.text!r} after a copula is read as an adverb: left as written (it may need to "
+                         f"agree with {group})")
+            continue
+        if d.role == "pronoun":
+            if have.plural != need.plural or None not in (have.gender, need.gender):
+                notes.append(f"{d.word.text!r} may stand for {group}: pronouns are not changed")
+            continue
+        if d.role == "verb":
+            form = grammar.verb(d.word, need.plural)
+        else:
+            if have.gender is None and need.gender is not None or need.gender is None and have.gender is not None:
+                notes.append(f"the gender of {group} is unknown: {d.word.text!r} is left as written")
+                continue
+            form = grammar.predicate(d.word, have, need)
+        if form is None:
+            notes.append(f"no {'plural' if need.plural else 'singular'} form of {d.word.text!r} is known "
+                         f"(agreeing with {group}): left as written")
+            continue
+        if form != d.word.text:
+            if d.word.text[:1].isupper():
+                form = form[:1].upper() + form[1:]
+            changes.setdefault(d.piece, []).append((d.start, d.end, form))
+    out = Agreed([], [], [], notes)
+
+    def put(text, kind, origin):
+        out.texts.append(text), out.kinds.append(kind), out.origin.append(origin)
+
+    for i, (text, kind) in enumerate(zip(texts, kinds)):
+        at = 0
+        for start, end, form in sorted(changes.get(i, [])):
+            if start > at:
+                put(text[at:start], kind, i)
+            put(form, "fill" if kind == "fill" else "changed", i)
+            at = end
+        if at < len(text) or not changes.get(i):
+            put(text[at:], kind, i)
+    return out
+
+
+def unsure_notes(analysis: Analysis, written: Mapping[int, str], wanted: Mapping[int, str], language) -> list[str]:
+    """The parse's doubts about the subjects that change in number or gender (only there is a word to change)."""
+    out = []
+    for subject, coordinated, others, note in analysis.unsure:
+        if all(s in wanted for s in subject):
+            probe = Dependent(0, 0, 0, Word(""), "verb", subject, coordinated, others)
+            if _subject_features(probe, written, language) != _subject_features(probe, wanted, language):
+                out.append(note)
+    return out
+
+
+def _subject_features(d: Dependent, values: Mapping[int, str], language) -> Features:
+    """A subject's number and gender: a group's, or a coordination's (plural; feminine only when every noun is)."""
+    if not d.coordinated:
+        return features(values[d.subject[0]], language)
+    genders = [features(values[s], language).gender for s in d.subject] + list(d.other_genders)
+    gender = "Masc" if "Masc" in genders else ("Fem" if genders and all(x == "Fem" for x in genders) else None)
+    return Features(True, gender)
+
+
+def disagreements(texts: list[str], kinds: list[str], analysis: Analysis, language) -> list[str]:
+    """The words of a sentence that do not agree with their group as the parse reads it (the
+    check of a sentence once written, and `templates lint`'s): (word, group) notes."""
+    grammar = language.grammar
+    out = []
+    for d in analysis.dependents:
+        if kinds[d.piece] == "mask" or d.role not in ("verb", "predicate"):
+            continue
+        values = {s: texts[s] for s in d.subject}
+        need = features(values[d.subject[0]], language) if not d.coordinated else None
+        if need is None:
+            continue
+        if d.role == "verb":
+            form = grammar.verb(d.word, need.plural)
+        elif need.gender is None:
+            continue
+        else:   # the word's own number and gender as the parser reads them, else the group's
+            morph = d.word.morph
+            have = Features(morph.get("Number", "Plur" if need.plural else "Sing") == "Plur",
+                            morph.get("Gender", need.gender) if morph.get("Gender") in ("Fem", "Masc") else need.gender)
+            form = grammar.predicate(d.word, have, need)
+        if form is not None and form != d.word.text:
+            out.append(f"{d.word.text!r} does not agree with {values[d.subject[0]]!r} ({form!r} would)")
+    return out
