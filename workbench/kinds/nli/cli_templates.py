@@ -75,25 +75,31 @@ def lint(
 
     Exit code 0 when clean, 2 when there are errors (or warnings with --strict).
     """
-    from ... import kinds
+    from ... import kinds, languages
     from .templates.loader import load_templates
 
     config = get_config(ctx, check=False)
     kind = kinds.of_config(config)
+    language = languages.find(config.project.language)   # validate refuses one without support
     if kind.name == "nli":
-        from .templates.lint import unmasked_bias_hypotheses
+        from .templates.lint import grammar_problems, unmasked_bias_hypotheses
 
         templates, problems = load_templates(list(paths or [config.path("templates")]))
-        problems += unmasked_bias_hypotheses(templates)
+        problems += unmasked_bias_hypotheses(templates) + grammar_problems(templates, language)
         n_ok = len(templates)
     else:  # the project's own kind checks its own template files
         if kind.check_templates is None:
             raise ConfigError(f"the {kind.name} kind has no template files to lint")
+        from ...authoring.stages import Layout
+        from .templates.lint import identity_number_problems
+
         n_ok, problems = 0, []
         for path in paths or [config.path("templates")]:
             n, found = kind.check_templates(_with_templates(config, path))
             n_ok, problems = n_ok + n, problems + found
         n_ok -= len({p.file for p in problems if p.severity == "error"})
+        if isinstance(kind.release, Layout) and not any(p.severity == "error" for p in problems):
+            problems += identity_number_problems(kind.release.authoring, paths or [config.path("templates")], language)
     print_problems(problems)
     errors = sum(p.severity == "error" for p in problems)
     warnings = len(problems) - errors
