@@ -117,3 +117,11 @@ def test_the_counterfactual_of_an_anti_sample_reads_the_template_as_written():
     rows, counts = build_release_rows([row], finals, EN)
     assert [r["hypothesis"] for r in rows] == ["Engineers often work late.", "A nurse often works late."]
     assert counts["counterfactuals_noted"] == 0
+
+
+def test_a_language_with_only_an_agreement_table_mends_the_verb_after_a_swapped_group():
+    """A contributed language without a Grammar keeps what counterfactuals always did."""
+    plain = languages.Language(code="xx", name="Testish", is_plural=lambda g: g.endswith("s"), agreement={"ist": "sind"})
+    text, notes = counterfactual_with_notes("{{GROUP1}} ist <mask>.", {}, {"GROUP1": "katz", "GROUP2": "hunds"},
+                                            ["gut"], plain)
+    assert (text, notes) == ("Hunds sind gut.", [])

@@ -132,3 +132,19 @@ COUNTERFACTUALS = [
 def test_counterfactuals_agree_with_the_swapped_group(template, fills, expected):
     text, notes = counterfactual_with_notes(template, {}, {"GROUP1": GROUPS[0], "GROUP2": GROUPS[1]}, fills, FR)
     assert (text, notes) == (expected, [])
+
+
+def test_the_queue_shows_the_notes_of_the_sample_and_of_its_counterfactual():
+    from test_grammar_en import candidate
+    from workbench.kinds.nli.stages.queue import build_items
+
+    row = candidate("Les infirmières et un ingénieur travaillent.", "Les infirmières travaillent beaucoup et dorment peu.",
+                    "{{GROUP1}} travaillent beaucoup et <mask:VERB> peu.", {"GROUP1": GROUPS[0], "GROUP2": GROUPS[1]},
+                    ["dorment"], sample_id="s1", predictions=[], fill_spans=[[38, 45]],
+                    masked_hypothesis="Les infirmières travaillent beaucoup et <mask> peu.", group=GROUPS[0],
+                    counterfactual_group=GROUPS[1])
+    (item,) = build_items([row], {}, {"s1": ["premise: a note expand left"]}, FR)
+    assert item["details"] == [
+        {"label": "grammar", "text": "premise: a note expand left"},
+        {"label": "grammar", "text": "counterfactual 'Un ingénieur travaille beaucoup et dorment peu.': 'dorment' after "
+                                     "'et' may be a verb of 'les infirmières' the parser does not read so"}]

@@ -199,7 +199,7 @@ def analyse(texts: list[str], kinds: list[str], pos: list, language, nlp) -> Ana
             if t.i in found or t.i in group_of:
                 continue
             person = t.morph.get("Person")
-            if t.pos_ in ("PRON", "DET") and t.morph.get("Reflex") != ["Yes"] and (
+            if t.pos_ in ("PRON", "DET") and t.morph.get("Reflex") != ["Yes"] and t.morph.get("Gender") != ["Neut"] and (
                     (t.morph.get("Poss") == ["Yes"] and person in ([], ["3"]))
                     or (t.morph.get("PronType") == ["Prs"] and person == ["3"])):
                 add(t, "pronoun", (g,))
