@@ -129,7 +129,8 @@ def demo(d) -> None:
         bbnli.mkdir()
         step("Import the real BBNLI files into the project format", "templates", "import-bbnli",
              str(shared_bbnli), "--out", "templates", cwd=bbnli)
-        step("Expand BBNLI exactly as BBNLI does", "expand", "--out", "samples.jsonl", cwd=bbnli)
+        step("Expand BBNLI: its rows, written as the project writes English (premises in sentence case, a/an "
+             "before a group)", "expand", "--out", "samples.jsonl", cwd=bbnli)
         step("Evaluate the held-out and a filter model on BBNLI's audit set", "evaluate", str(shared_bbnli),
              "--model", str(out / "models" / "nli-heldout"), "--model", str(out / "models" / "nli-a"),
              "--json", "bbnli-scores.json", "--plots", "bbnli-plots")

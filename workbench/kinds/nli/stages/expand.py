@@ -1,4 +1,6 @@
-"""Stage `expand`: templates -> masked samples (exactly BBNLI's expansion, masks kept)."""
+"""Stage `expand`: templates -> masked samples (BBNLI's expansion, masks kept; each sentence written
+as the project's language writes it: agreement with a swapped group, spelling where a placeholder
+meets a word, premises in sentence case)."""
 from __future__ import annotations
 
 from collections import Counter

@@ -6,7 +6,8 @@ and once with GROUP1 and GROUP2 swapped in premise and hypothesis (stance anti).
 repeat an earlier row exactly are dropped, which happens when a word list does not occur in
 the strings of that row. Masks stay in the hypothesis as `<mask>`; their POS constraints go
 to `mask_pos`. Nested values stay Python values (dicts, lists): the workspace stores them as
-typed Arrow columns.
+typed Arrow columns. With the project's language (the `expand` stage), the rows are BBNLI's with
+each sentence written as that language writes it (`expand_template`).
 """
 from __future__ import annotations
 
