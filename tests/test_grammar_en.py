@@ -125,3 +125,11 @@ def test_a_language_with_only_an_agreement_table_mends_the_verb_after_a_swapped_
     text, notes = counterfactual_with_notes("{{GROUP1}} ist <mask>.", {}, {"GROUP1": "katz", "GROUP2": "hunds"},
                                             ["gut"], plain)
     assert (text, notes) == ("Hunds sind gut.", [])
+
+
+def test_expand_mends_the_article_before_a_swapped_group(tmp_path):
+    rows = expand_all(templates_of(tmp_path, ("nurse", "older engineers"), "The firm hired a {{GROUP1}} and {{GROUP2}}.",
+                                   ["The firm prefers a {{GROUP1}} to {{GROUP2}}."]), EN)
+    assert sentences(rows, "premise") == {"pro": ["The firm hired a nurse and older engineers."],
+                                          "anti": ["The firm hired older engineers and a nurse."]}
+    assert sentences(rows)["anti"] == ["The firm prefers older engineers to a nurse."]

@@ -18,7 +18,7 @@ from ....core.ids import short_hash
 from ....authoring import text as tt
 from ....languages import Language
 from . import sentences as S
-from .counterfactual import sentence_case
+from .counterfactual import _mend as mend_articles, sentence_case
 from .schema import Template
 
 SAMPLE_COLUMNS = [
@@ -113,7 +113,10 @@ def _written(text: str, written: dict[str, str], values: dict[str, str], languag
         return tt.strip_mask_constraints(tt.render(text, values))
     pieces, found = S.with_groups(text, written, values, language)
     notes += [f"{where}: {note}" for note in found if f"{where}: {note}" not in notes]
-    out, _, _ = S.joined(pieces, language)
+    out, _, group_spans = S.joined(pieces, language)
+    names = [pieces.names[i] for i in pieces.groups()]
+    spans = [(a, b, written[n], values[n]) for (a, b), n in zip(group_spans, names) if written[n] != values[n]]
+    out = mend_articles(out, spans, language)   # "a {{GROUP1}}": none before a plural, one before a bare singular
     return sentence_case(out) if sentence else out
 
 
