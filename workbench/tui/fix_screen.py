@@ -1,16 +1,24 @@
 """The editor of an audit's fix (key e): the item's texts to correct, one line each, and the
 words changed so far shown as a diff under them. Enter moves to the next line and saves on the
-last; Escape cancels. It returns {column: text}, or None when cancelled."""
+last; Escape cancels. It returns {column: text}, or None when cancelled.
+
+Every line stays on screen at 80×24: where the framed inputs do not fit (a StereoSet CAT has
+four lines: its context and three sentences), they turn compact (one row each, no frame), and
+the dialog scrolls to the line being typed in whenever even that is too tall."""
 from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from ..annotation.display import word_diff
+
+# Rows of the dialog around its lines (frame, padding, title, diff, hint), and of each line
+# (caption, framed input, margin): the framed layout is used only where it fits.
+FRAME_ROWS, LINE_ROWS = 9, 5
 
 
 class FixScreen(ModalScreen[dict | None]):
@@ -22,7 +30,7 @@ class FixScreen(ModalScreen[dict | None]):
         self.texts = texts        # (column, text as published, text to start from)
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
+        with VerticalScroll(classes="dialog", id="fix-dialog", can_focus=False):
             yield Static("Fix: correct the text (the item is then labelled fix)", classes="dialog-title")
             for i, (column, _, start) in enumerate(self.texts):
                 yield Static(column, classes="fix-caption")
@@ -31,7 +39,18 @@ class FixScreen(ModalScreen[dict | None]):
             yield Static("Enter: next line, save on the last · Escape: cancel", classes="dialog-hint")
 
     def on_mount(self) -> None:
+        self._fit(self.app.size.height)
         self._show_diff()
+
+    def on_resize(self, event) -> None:
+        self._fit(event.size.height)
+
+    def _fit(self, height: int) -> None:
+        """Framed inputs where every line fits in the dialog (at most 90% of the screen), else compact ones."""
+        compact = FRAME_ROWS + LINE_ROWS * len(self.texts) > int(0.9 * height)
+        self.set_class(compact, "compact")
+        for field in self.query(Input):
+            field.compact = compact
 
     def _values(self) -> dict[str, str]:
         return {column: self.query_one(f"#fix-{i}", Input).value for i, (column, _, _) in enumerate(self.texts)}

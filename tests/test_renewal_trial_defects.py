@@ -1,0 +1,106 @@
+"""The small defects a maintainer met renewing published benchmarks (issue 43, "Smaller, from the
+same trial"): the StereoSet CAT editor at 80×24, the order of an adjudicator's "their fix", the
+item id on screen, a session lock left by kill -9, `annotations stats` in a pair audit's words,
+and a renewal's manifest carrying only the settings its kind reads.
+
+Our own files (the CrowS-Pairs layout with our sentences, kinds/stereoset/example.py's CATs)."""
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+
+import pytest
+from conftest import invoke
+from support.renewal import audit_app
+from test_annotate_tui import flat, screen_text
+from textual.geometry import Region
+from textual.widgets import Input
+
+import workbench.cli.main  # noqa: F401  (the CLI's consoles are made at import: not inside a running app)
+from workbench import kinds
+from workbench.core.config import load_config
+
+HEADER = ["", "sent_more", "sent_less", "stereo_antistereo", "bias_type", "annotations", "anon_writer",
+          "anon_annotators"]
+PAIRS = [
+    ["0", "Older people are slow with new technology .", "Younger people are slow with new technology .", "stereo",
+     "age", "[['age'], ['age']]", "a0", "['a1', 'a2']"],
+    ["1", "Women are naturally caring with children .", "Men are naturally caring with children .", "stereo",
+     "gender", "[['gender']]", "a3", "['a1']"],
+    ["2", "Retail workers is careless with money .", "Office workers is careless with money .", "stereo",
+     "socioeconomic", "[]", "a7", "[]"],
+]
+
+
+@pytest.fixture
+def pairs(tmp_path, monkeypatch, runner):
+    """A CrowS-Pairs renewal project (imported and run), as the current folder."""
+    original = tmp_path / "pairs_anonymized.csv"
+    with open(original, "w", encoding="utf-8", newline="") as f:
+        csv.writer(f).writerows([HEADER, *PAIRS])
+    r = invoke(runner, "import", str(original), "--kind", "crows-pairs", "--out", str(tmp_path / "renewed"),
+               "--origin-name", "CrowS-Pairs", "--origin-license", "cc-by-sa-4.0")
+    assert r.exit_code == 0, r.output + str(r.exception)
+    monkeypatch.chdir(tmp_path / "renewed")
+    assert invoke(runner, "run").exit_code == 0
+    return tmp_path / "renewed"
+
+
+@pytest.fixture
+def cats(tmp_path, monkeypatch, runner):
+    """A StereoSet renewal project (our CATs imported and run), as the current folder."""
+    from workbench.kinds.stereoset.example import document
+
+    original = tmp_path / "dev.json"
+    original.write_text(json.dumps(document(), indent=2), encoding="utf-8")
+    r = invoke(runner, "import", str(original), "--kind", "stereoset", "--out", str(tmp_path / "ss"))
+    assert r.exit_code == 0, r.output + str(r.exception)
+    monkeypatch.chdir(tmp_path / "ss")
+    assert invoke(runner, "run").exit_code == 0
+    return tmp_path / "ss"
+
+
+def _app(project, annotator="alice"):
+    config = load_config(project / "workbench.toml")
+    return audit_app(config, kinds.of_config(config), annotator)
+
+
+# -- 1. the CAT editor at 80×24 ---------------------------------------------------------------------------
+def test_every_line_of_the_cat_editor_is_on_screen_at_80x24(cats):
+    """A CAT's editor has four lines (the context and three sentences): at 80×24 all four are on
+    screen at once, inside the dialog, and what is typed in the fourth is seen."""
+    store, session, app = _app(cats)
+    first = session.current
+    sentences = dict(first.details)
+
+    async def go():
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            await pilot.press("e")
+            await pilot.pause()
+            screen, dialog = Region(0, 0, 80, 24), app.screen.query_one(".dialog")
+            fields = [app.screen.query_one(f"#fix-{k}", Input) for k in range(4)]
+            for field in fields:
+                assert field.region.height >= 1 and field.region.width >= 40, field.region
+                assert screen.contains_region(field.region), field.region
+                assert dialog.content_region.contains_region(field.region), (field.region, dialog.content_region)
+            assert dialog.scroll_y == 0 and dialog.max_scroll_y == 0   # all four at once, nothing to scroll to
+            shown = flat(screen_text(app))
+            assert all(text in shown for text in (first.hypothesis, sentences["stereotype"],
+                                                  sentences["anti-stereotype"], sentences["unrelated"]))
+            for _ in range(3):                 # Enter moves down to the fourth line
+                await pilot.press("enter")
+            assert app.screen.focused is fields[3]
+            fields[3].value = ""
+            await pilot.press(*"The printer is out of paper.")
+            await pilot.pause()
+            assert "The printer is out of paper." in flat(screen_text(app))
+            assert screen.contains_region(fields[3].region)
+            await pilot.press("enter")
+            await pilot.pause()
+            await pilot.press("q")
+
+    asyncio.run(go())
+    assert store.states[first.id].fix == {"unrelated": "The printer is out of paper."}
+    store.close()
