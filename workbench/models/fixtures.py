@@ -411,3 +411,48 @@ def with_causal_tokenizer(model_dir: Path, folder: Path) -> Path:
                             unk_token="<unk>", mask_token="<mask>").save_pretrained(folder)
     return folder
 
+
+def with_text_classifier(folder: Path, labels: tuple[str, ...] = ("negative", "neutral", "positive"), seed: int = 0,
+                         style: str = "bert") -> Path:
+    """A tiny seeded text classifier (a judge: sentiment, toxicity, regard, ...) with `labels` in
+    id order: a `bert` (WordPiece) or `roberta` (byte-level BPE) *ForSequenceClassification
+    checkpoint whose output biases are centred on random sentences so that every label wins some
+    texts. Its probabilities stay near uniform (a random encoder barely tells texts apart); its
+    head is not magnified as `build_nli`'s is (its RoBERTa head 3000-fold), which would magnify
+    the float noise of batching as much: here batch 1 and batch 7 differ by about 1e-7. Kept
+    when it exists."""
+    import random
+
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, RobertaConfig, RobertaForSequenceClassification
+
+    folder = Path(folder)
+    if (folder / "config.json").is_file():
+        return folder
+    _quiet()
+    torch.manual_seed(seed)
+    names = {i: str(label) for i, label in enumerate(labels)}
+    common = dict(num_labels=len(names), id2label=names, label2id={v: k for k, v in names.items()}, **_sizes("tiny"))
+    if style == "bert":
+        tok = _bert_tokenizer()
+        model = BertForSequenceClassification(BertConfig(vocab_size=len(tok), max_position_embeddings=256, **common))
+    elif style == "roberta":
+        tok = _bpe_tokenizer()
+        model = RobertaForSequenceClassification(RobertaConfig(
+            vocab_size=len(tok), max_position_embeddings=258, pad_token_id=tok.pad_token_id,
+            bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, **common))
+    else:
+        raise ValueError(f"unknown classifier style {style!r}")
+    model.eval()
+    head = model.classifier.out_proj if hasattr(model.classifier, "out_proj") else model.classifier
+    rng = random.Random(seed)
+    words = [w for w in _WORDS if w.isalpha()]
+    texts = [" ".join(rng.choices(words, k=rng.randint(1, 14))) + "." for _ in range(200)]
+    with torch.no_grad():
+        head.weight.mul_(50.0)   # labels a few hundredths apart in logit
+        logits = model(**tok(texts, padding=True, return_tensors="pt")).logits
+        head.bias -= logits.median(dim=0).values
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
