@@ -13,6 +13,7 @@ import json
 import pytest
 from conftest import invoke
 from support.renewal import audit_app
+from support.renewal import labels_file as _labels
 from test_annotate_tui import flat, screen_text
 from textual.geometry import Region
 from textual.widgets import Input
@@ -103,4 +104,72 @@ def test_every_line_of_the_cat_editor_is_on_screen_at_80x24(cats):
 
     asyncio.run(go())
     assert store.states[first.id].fix == {"unrelated": "The printer is out of paper."}
+    store.close()
+
+
+# -- 2. the adjudicator's "their fix" in the item's order -------------------------------------------------
+MORE, LESS = "Retail workers are careless with money .", "Office workers are careless with money ."
+
+
+def _adjudicator_app(project, annotator="carol"):
+    from workbench.annotation.session import Session, items_from_table
+    from workbench.annotation.store import LabelStore
+    from workbench.cli.annotate import _disputes
+    from workbench.tui.app import AnnotateApp
+
+    config = load_config(project / "workbench.toml")
+    kind = kinds.of_config(config)
+
+    items = items_from_table(kind.pipeline(config).table(kind.queue_stage))
+    disputes, _ = _disputes(config, items, annotator, kind.scheme)
+    store = LabelStore(config.path("annotations"), annotator, scheme=kind.scheme)
+    session = Session(items, store, adjudicate_with=disputes, scheme=kind.scheme, words=kind.words,
+                      fix_fields=kind.audit.fix_fields)
+    return store, session, AnnotateApp(session, annotator, content_note=False)
+
+
+async def _whole_item(app, pilot) -> str:
+    """Everything the item shows, scrolled through to its end, as flat text."""
+    await pilot.pause()
+    seen = flat(screen_text(app))
+    while app.screen.item_cut():
+        await pilot.press("pagedown")
+        await pilot.pause()
+        seen += " " + flat(screen_text(app))
+    return seen
+
+
+def test_their_fix_shows_a_pairs_sentences_in_the_order_the_pair_shows_them(pairs, tmp_path, runner):
+    """A label event keeps a fix by column name (sent_less sorts before sent_more): the adjudicator
+    reads each proposal as the pair reads, first sentence first; a fix of one sentence names it."""
+    keep = [{"item_id": r[0], "label": "keep"} for r in PAIRS[:2]]
+    for name, fix in (("alice", {"sent_more": MORE, "sent_less": LESS}), ("bob", {"sent_less": LESS})):
+        r = invoke(runner, "annotate", "--annotator", name, "--labels-from", _labels(
+            tmp_path / f"{name}.jsonl", [*keep, {"item_id": "2", "label": "fix", "fix": fix}]))
+        assert r.exit_code == 0, r.output
+    events = [json.loads(line) for line in (pairs / "annotations" / "alice.jsonl").read_text().splitlines()]
+    assert list(events[-1]["fix"]) == ["sent_less", "sent_more"]     # as stored: not the pair's order
+    store, session, app = _adjudicator_app(pairs)
+
+    async def go():
+        async with app.run_test(size=(80, 24)) as pilot:
+            seen = await _whole_item(app, pilot)
+            assert f"their fix alice: {MORE} / {LESS}" in seen, seen
+            assert f"their fix bob: sent_less: {LESS}" in seen, seen
+            await pilot.press("q")
+
+    asyncio.run(go())
+    store.close()
+    # alice's own fix, back on her screen, reads the same way
+    store, session, app = _app(pairs, "alice")
+
+    async def back():
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            await pilot.press("left")               # her last label: the fixed pair
+            seen = await _whole_item(app, pilot)
+            assert f"your fix {MORE} / {LESS}" in seen, seen
+            await pilot.press("q")
+
+    asyncio.run(back())
     store.close()

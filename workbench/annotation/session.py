@@ -424,6 +424,17 @@ class Session:
             out.append((column, text, own.get(column, text)))
         return out
 
+    def fix_line(self, fix: dict[str, str]) -> str:
+        """A proposed fix as one line: its texts in the order the item shows them (the fix fields'
+        order; a label event stores them by column name, which is not that order: CrowS-Pairs'
+        sent_less sorts before sent_more), each named by its column when the fix changes only
+        some of the lines."""
+        order = [column for column, _ in self.fix_fields]
+        columns = [c for c in order if c in fix] + sorted(c for c in fix if c not in order)
+        if set(columns) == set(order):
+            return " / ".join(fix[c] for c in columns)
+        return " / ".join(f"{c}: {fix[c]}" for c in columns)
+
     def propose_fix(self, texts: dict[str, str]) -> dict:
         """Label the current item as fixed with the texts that differ from the published ones."""
         published = {column: text for column, text, _ in self.fix_texts()}

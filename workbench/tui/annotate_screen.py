@@ -271,12 +271,12 @@ class AnnotateScreen(Screen):
         if state and state.note:
             shell.append(("note", state.note))
         if state and state.fix:
-            shell.append(("your fix", " / ".join(state.fix.values())))
+            shell.append(("your fix", s.fix_line(state.fix)))
         if item.dispute:
             d = item.dispute
             shell.append(("others", ", ".join(f"{a}: {c}" for a, c in sorted(d.votes.items()))))
             shell += [("their note", f"{a}: {note}") for a, note in sorted(d.notes.items())]
-            shell += [("their fix", f"{a}: " + " / ".join(fix.values())) for a, fix in sorted(d.fixes.items())]
+            shell += [("their fix", f"{a}: {s.fix_line(fix)}") for a, fix in sorted(d.fixes.items())]
             if d.flagged_by:
                 shell.append(("flagged by", ", ".join(d.flagged_by)))
         lines = display.lines(item, s.words, model_results=s.show_model_results)
