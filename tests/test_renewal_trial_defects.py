@@ -173,3 +173,57 @@ def test_their_fix_shows_a_pairs_sentences_in_the_order_the_pair_shows_them(pair
 
     asyncio.run(back())
     store.close()
+
+
+# -- 3. the item's id on its screen ------------------------------------------------------------------------
+@pytest.mark.parametrize("size", [(80, 24), (50, 15)])
+def test_the_items_id_is_on_its_screen_in_one_line(size, tmp_path, monkeypatch, runner):
+    """A published StereoSet CAT id is 32 hex digits: the audit shows it whole on the judged text's
+    box (its lower edge: no line of the item for it), on one line, at 80×24 and at the smallest size."""
+    import hashlib
+
+    from workbench.kinds.stereoset.example import document
+
+    doc = document()
+    for split in doc["data"].values():
+        for cat in split:
+            cat["id"] = hashlib.md5(cat["id"].encode()).hexdigest()
+    original = tmp_path / "dev.json"
+    original.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    assert invoke(runner, "import", str(original), "--kind", "stereoset", "--out", str(tmp_path / "ss")).exit_code == 0
+    monkeypatch.chdir(tmp_path / "ss")
+    assert invoke(runner, "run").exit_code == 0
+    store, session, app = _app(tmp_path / "ss")
+    ids = [c["id"] for split in doc["data"].values() for c in split]
+
+    async def go():
+        async with app.run_test(size=size) as pilot:
+            for _ in range(2):
+                await pilot.pause()
+                item = session.current
+                assert item.id in ids and len(item.id) == 32
+                lines = screen_text(app).splitlines()
+                edge = [line for line in lines if f"id {item.id}" in line]
+                assert len(edge) == 1 and "╰" in edge[0] and edge[0].rstrip().endswith("╯"), "\n".join(lines)
+                await pilot.press("s")              # the next item shows its own
+            await pilot.press("q")
+
+    asyncio.run(go())
+    store.close()
+
+
+def test_a_pairs_published_id_is_on_its_screen(pairs, tmp_path, runner):
+    store, session, app = _app(pairs)
+
+    async def go():
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            assert session.current.id == "0"
+            assert any("╰" in line and "id 0 ─╯" in line for line in screen_text(app).splitlines())
+            await pilot.press("1")
+            await pilot.pause()
+            assert any("id 1 ─╯" in line for line in screen_text(app).splitlines())
+            await pilot.press("q")
+
+    asyncio.run(go())
+    store.close()

@@ -1,11 +1,11 @@
 """The labelling screen: one item at a time, one key per decision.
 
 Laid out for small terminals: your label and where you are in the history on top, then the
-item — its question, the judged text boxed, and the lines its kind declares (annotation/
-display.py) — scrolling between them and the key bar; every new item starts scrolled to the
-top. An item longer than the screen takes no label until it has been scrolled to its end, and
-below a minimum size the screen says so and refuses label keys: nobody labels what they have
-not seen. The line above the keys confirms what was saved last.
+item — its question, the judged text boxed with the item's id on the box's lower edge, and the
+lines its kind declares (annotation/display.py) — scrolling between them and the key bar; every
+new item starts scrolled to the top. An item longer than the screen takes no label until it has
+been scrolled to its end, and below a minimum size the screen says so and refuses label keys:
+nobody labels what they have not seen. The line above the keys confirms what was saved last.
 """
 from __future__ import annotations
 
@@ -163,6 +163,7 @@ class AnnotateScreen(Screen):
             self._asked = ""
             question.update("")
             hyp.update(Text(f"{said} Change the filter (d), go back (←), or quit (q).", style="bold green"))
+            hyp.border_subtitle = None
             context.update("")
         else:
             asked = display.question(item, s.words, s.scheme)
@@ -173,6 +174,9 @@ class AnnotateScreen(Screen):
             for a, b in item.fill_spans:
                 text.stylize("reverse yellow", a, b)
             hyp.update(text)
+            # The item's id (a renewal's: the published benchmark's own id) on the box's lower edge:
+            # no line of the item for it, and it never wraps (a 32-character StereoSet id fits at 50 columns).
+            hyp.border_subtitle = Text(f"id {item.id}")
             context.update(self._details(item))
         self._draw_state(item)
         self._draw_filters()
