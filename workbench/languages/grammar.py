@@ -385,6 +385,12 @@ def agree(texts: list[str], kinds: list[str], analysis: Analysis, written: Mappi
             if d.word.text[:1].isupper():
                 form = form[:1].upper() + form[1:]
             changes.setdefault(d.piece, []).append((d.start, d.end, form))
+    return _split(texts, kinds, changes, notes)
+
+
+def _split(texts: list[str], kinds: list[str], changes: Mapping[int, list[tuple[int, int, str]]],
+           notes: list[str]) -> Agreed:
+    """The pieces with each change (piece -> [(start, end, form)]) made a piece of its own."""
     out = Agreed([], [], [], notes)
 
     def put(text, kind, origin):
@@ -400,6 +406,59 @@ def agree(texts: list[str], kinds: list[str], analysis: Analysis, written: Mappi
         if at < len(text) or not changes.get(i):
             put(text[at:], kind, i)
     return out
+
+
+def _own_features(word: Word, need: Features) -> Features:
+    """A word's number and gender as the parser reads them on it, else the group's."""
+    morph = word.morph
+    plural = morph.get("Number", "Plur" if need.plural else "Sing") == "Plur"
+    gender = morph.get("Gender") if morph.get("Gender") in ("Fem", "Masc") else need.gender
+    return Features(plural, gender)
+
+
+def agree_in_place(texts: list[str], kinds: list[str], analysis: Analysis, language) -> Agreed:
+    """The pieces with every word that agrees with a group put in the form the group in its
+    piece needs, judged from the word itself (its form, its number and gender as the parser
+    reads them): for a text written once and used with values of either number or gender,
+    where no written value says what its words agree with (an identity put into a template
+    written as one string). A word already in the right form is never changed; a word the
+    tables cannot inflect, a predicate noun and a pronoun that may stand for the group are
+    left as written and noted when their number is not the group's."""
+    grammar = language.grammar
+    notes: list[str] = []
+    if grammar is None:
+        return Agreed(list(texts), list(kinds), list(range(len(texts))), notes)
+    changes: dict[int, list[tuple[int, int, str]]] = {}
+    for d in analysis.dependents:
+        if kinds[d.piece] == "mask" or any(kinds[s] != "group" for s in d.subject):
+            continue
+        need = _subject_features(d, {s: texts[s] for s in d.subject}, language)
+        have = _own_features(d.word, need)
+        group = " and ".join(repr(texts[s]) for s in d.subject)
+        if d.role in ("noun", "pronoun", "unread"):
+            if have.plural != need.plural:
+                what = {"noun": "predicate nouns are not changed", "pronoun": "pronouns are not changed",
+                        "unread": "it is read as an adverb after a copula"}[d.role]
+                notes.append(f"{d.word.text!r} may need to agree with {group}: {what}")
+            continue
+        if d.role == "verb":
+            form = grammar.verb(d.word, need.plural)
+        else:
+            if need.gender is None:     # a group whose gender nothing marks: the word keeps its own
+                need = Features(need.plural, have.gender)
+            if have == need:
+                continue
+            form = grammar.predicate(d.word, have, need)
+        if form is None:
+            if d.role != "verb" or d.word.morph.get("Number") != ("Plur" if need.plural else "Sing"):
+                notes.append(f"no {'plural' if need.plural else 'singular'} form of {d.word.text!r} is known "
+                             f"(agreeing with {group}): left as written")
+            continue
+        if form != d.word.text:
+            if d.word.text[:1].isupper():
+                form = form[:1].upper() + form[1:]
+            changes.setdefault(d.piece, []).append((d.start, d.end, form))
+    return _split(texts, kinds, changes, notes)
 
 
 def unsure_notes(analysis: Analysis, written: Mapping[int, str], wanted: Mapping[int, str], language) -> list[str]:

@@ -6,7 +6,7 @@ each unit once through the shared stages of workbench/authoring/stages.py.
 from ..base import TEXT, Audit, EvaluatorOption, Kind, Resampling
 from ...authoring.renew import PAIR_AUDIT_SOURCE, audit_scheme, renewal_stages
 from ...authoring.stages import kind_fields
-from .authoring import AUTHORING, import_published, refresh
+from .authoring import AUTHORING, import_published, refresh, stages
 
 # The audit of a template (docs/renewing.md): what the HONEST templates are meant to be (Nozza,
 # Bianchi and Hovy 2021: a neutral sentence whose one slot takes a word about the identity, the
@@ -68,5 +68,5 @@ KIND = Kind(
     ),
     words=WORDS,
     audit=Audit(AUDIT, AUDIT_SOURCE, import_published, FIXED, lambda: renewal_stages(AUTHORING, AUDIT, FIXED, refresh)),
-    **kind_fields(AUTHORING),
+    **{**kind_fields(AUTHORING), "stages": stages},
 )

@@ -27,6 +27,13 @@ key wins):
                female plural: "{{IDENTITY}} sont connues comme [M].", male plural: "{{IDENTITY}} sont connus comme [M]."}
         type: descriptive_verb
 
+A template written as one text (or one form for several numbers or genders) agrees with each
+identity put into it, by the project's language (workbench/languages/filling.py): "[I] est
+connue comme [M]." with "les garçons" gives "les garçons sont connus comme [M]." and the row's
+`raw` "[I] sont connus comme [M].". Words already in the form the identity needs are never
+changed; where the parser does not settle it, the prompt is left as written and the template's
+item says why on a "grammar" line. Annotators still judge the template as written (its unit).
+
 A file may also list templates as published, as `workbench import` writes a published template
 TSV (docs/renewing.md): `published: [{id, raw, type, identities, number, category, rows, prompts,
 source}]`, a template being one `raw` text (with `[I]`) and type; `rows` are the ids of its
@@ -38,9 +45,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ...authoring import stages as shared
 from ...authoring.files import nonempty_string
 from ...authoring.renew import per_row
-from ...authoring.stages import Authoring, Row, fill, grouped_lists, placeholders_in, row_hash, text_field, text_list
+from ...authoring.stages import (
+    PLACEHOLDER,
+    Authoring,
+    Row,
+    fill,
+    grouped_lists,
+    placeholders_in,
+    row_hash,
+    text_field,
+    text_list,
+)
+from ... import languages
+from ...core.ids import normalise_text
 from .parsing import SLOT
 
 COLUMNS = ("template_masked", "raw", "identity", "number", "category", "type")
@@ -141,7 +161,65 @@ def _published(raw, problems) -> list[Row]:
     return rows
 
 
-def parse(raw, tid: str) -> tuple[list[Row], list]:
+def _pieces(text: str, identity: str) -> tuple[list[str], list[str]]:
+    """A template's pieces with the identity put in: its slot read as a mask, the identity as a group."""
+    m = PLACEHOLDER.search(text)
+    texts, kinds = [], []
+    for part, kind in _slots(text[:m.start()]) + [(identity, "group")] + _slots(text[m.end():]):
+        texts.append(part), kinds.append(kind)
+    return texts, kinds
+
+
+def _slots(text: str) -> list[tuple[str, str]]:
+    out = []
+    for k, part in enumerate(text.split(SLOT)):
+        if k:
+            out.append((SLOT, "mask"))
+        if part:
+            out.append((part, "text"))
+    return out
+
+
+def _agreed(forms: dict[tuple[str, str], str], identities: dict[str, list[tuple[str, str]]], language,
+            nlp) -> tuple[dict[tuple[str, str], tuple[str, str]], list[str]]:
+    """(group, identity) -> (prompt, raw) with the template's words agreeing with the identity,
+    and the notes for its item: the prompts changed, the words left as written, and where the
+    parse does not settle it, for a form used with identities of more than one number or gender
+    (only there must some prompt differ from the text as written)."""
+    from ...languages import grammar as G
+    from ...languages.filling import put_in
+
+    out, notes, changed = {}, [], []
+    users: dict[str, list[str]] = {}
+    for group, terms in identities.items():
+        for identity, number in terms:
+            users.setdefault(forms[group, number], []).append(identity)
+    mixed = {text for text, who in users.items() if len({G.features(i, language) for i in who}) > 1}
+    for group, terms in identities.items():
+        for identity, number in terms:
+            text = forms[group, number]
+            filled = put_in(*_pieces(text, identity), language, nlp)
+            prompt, raw = normalise_text(filled.text), normalise_text(filled.template(PUBLISHED_SLOT))
+            out[group, identity] = (prompt, raw)
+            if filled.changed:
+                changed.append(prompt)
+            notes += [_with(identity, n) for n in filled.notes]
+            if text in mixed:
+                notes += [_with(identity, n) for n in filled.doubts]
+    if changed:
+        shown = ", ".join(repr(p) for p in changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+        notes.insert(0, f"made to agree with their identity: {shown}")
+    return out, list(dict.fromkeys(notes))
+
+
+def _with(identity: str, note: str) -> str:
+    """A note about one identity's prompt, naming it unless the note already does."""
+    return note if repr(identity) in note else f"with {identity!r}: {note}"
+
+
+def parse(raw, tid: str, language=None, nlp=None) -> tuple[list[Row], list]:
+    """The file's rows and problems. With a `language` (the project's; `nlp` loads its parser),
+    each prompt's words agree with its identity; without, prompts are the template as written."""
     problems: list = []
     data = raw.data
     if "published" in data and not data.get("templates"):   # as published only
@@ -184,10 +262,13 @@ def parse(raw, tid: str) -> tuple[list[Row], list]:
         first = next(iter(variants.values()), None)
         details = [("type", kind), ("identities", ", ".join(everyone[:8]) + (" …" if len(everyone) > 8 else "")),
                    ("example", fill(first, {IDENTITY: everyone[0]}, capitalise=False) if everyone else "")]
+        agreed, notes = ({}, []) if language is None else _agreed(variants, identities, language, nlp)
+        details += [("grammar", note) for note in notes]
         for group, terms in identities.items():
             for identity, number in terms:
-                prompt = fill(variants[group, number], {IDENTITY: identity}, capitalise=False)
-                record = {"template_masked": prompt, "raw": raws[group, number], "identity": identity,
+                prompt, template = agreed.get((group, identity)) or (
+                    fill(variants[group, number], {IDENTITY: identity}, capitalise=False), raws[group, number])
+                record = {"template_masked": prompt, "raw": template, "identity": identity,
                           "number": number, "category": group, "type": kind}
                 rows.append(Row(record, row_hash("honest-prompt", unit, group, identity), unit, shown, group, details,
                                 path))
@@ -220,6 +301,27 @@ AUTHORING = Authoring(
             "`entry` (its place in the template file) and "
             "the template's validation `label`. The lexicon is not part of the release."),
 )
+
+
+class Expand(shared.Expand):
+    """The shared expand, with each prompt agreeing with its identity in the project's language
+    (none applied in a language without support)."""
+
+    def settings(self, ctx):
+        code = ctx.config.project.language
+        return {**super().settings(ctx), **({"agreement": code} if code != languages.DEFAULT else {})}
+
+    def compute(self, ctx, inputs, reused):
+        from dataclasses import replace
+        from functools import partial
+
+        language = languages.find(ctx.config.project.language)
+        agreeing = replace(self.authoring, parse=partial(parse, language=language))
+        return shared.Expand(agreeing).compute(ctx, inputs, reused)
+
+
+def stages() -> list:
+    return [Expand(AUTHORING), *shared.stages(AUTHORING)[1:]]
 
 
 def import_published(path: Path) -> tuple[dict[str, str], list[str]]:

@@ -6,7 +6,7 @@ each unit once through the shared stages of workbench/authoring/stages.py.
 from ..base import TEXT, Audit, EvaluatorOption, Kind, Resampling
 from ...authoring.renew import PAIR_AUDIT_SOURCE, audit_scheme, renewal_stages
 from ...authoring.stages import kind_fields
-from .authoring import AUTHORING, import_published, refresh
+from .authoring import AUTHORING, import_published, refresh, stages
 
 # The audit of a statement (docs/renewing.md): Blodgett et al.'s pitfalls that apply to one
 # statement (a minimal pair's do not), with the probe's form of the SOFA paper (the identity is
@@ -41,5 +41,5 @@ KIND = Kind(
                            "variance is computed across its identities, so they are resampled together"),
     words=WORDS,
     audit=Audit(AUDIT, AUDIT_SOURCE, import_published, FIXED, lambda: renewal_stages(AUTHORING, AUDIT, FIXED, refresh)),
-    **kind_fields(AUTHORING),
+    **{**kind_fields(AUTHORING), "stages": stages},
 )

@@ -11,6 +11,14 @@ A probe is `identity + " " + statement`, as in the public set. Annotators valida
 statement once (the unit); its probes are released when it is kept. A statement's id is a hash
 of its category and text, so it is stable when statements are added or reordered.
 
+A statement is written once for all its category's identities; in each probe, its words agree
+with the identity before it, by the project's language (workbench/languages/filling.py): "are
+slow to learn new technology" after "an older person" gives "an older person is slow to learn
+new technology". The `stereotype` column keeps the statement as written (its unit, what
+annotators judge); words already in the form the identity needs are never changed; where the
+parser does not settle it, the probe is left as written and the statement's item says why on a
+"grammar" line.
+
 A file may also list statements written out in full, as `workbench import` writes a published
 probe file (docs/renewing.md): `statements: [{id, category, stereotype, identities, target,
 probes, source}]`, the texts kept exactly; `target` and each `source` column hold one value, or
@@ -20,17 +28,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ... import languages
+from ...authoring import stages as shared
 from ...authoring.files import nonempty_string
 from ...authoring.renew import per_row
 from ...authoring.stages import Authoring, Row, grouped_lists, row_hash, text_list
+from ...core.ids import normalise_text
 
 COLUMNS = ("id", "category", "target", "identity", "stereotype", "probe")
 
 
-def _row(record: dict, group: list[str], where: tuple) -> Row:
+def _row(record: dict, group: list[str], where: tuple, notes: list[str] = (), example: str | None = None) -> Row:
     details = [("category", record["category"]), ("identities", f"{len(group)}: " + ", ".join(group[:6])
                                                    + (" …" if len(group) > 6 else "")),
-               ("probe", f"{group[0]} {record['stereotype']}")]
+               ("probe", example or f"{group[0]} {record['stereotype']}"), *(("grammar", note) for note in notes)]
     return Row(record, row_hash("sofa-probe", record["id"], record["identity"]), record["id"], record["stereotype"],
                record["category"], details, where)
 
@@ -70,7 +81,36 @@ def _statements(raw, problems) -> list[Row]:
     return rows
 
 
-def parse(raw, tid: str) -> tuple[list[Row], list]:
+def _agreed(statement: str, group: list[str], language) -> tuple[dict[str, str], list[str]]:
+    """identity -> probe with the statement's words agreeing with the identity, and the notes for
+    the statement's item: the probes changed, the words left as written, and where the parse
+    does not settle it when the category's identities differ in number or gender (only there
+    must some probe differ from the statement as written)."""
+    from ...languages import grammar as G
+    from ...languages.filling import put_in
+
+    mixed = len({G.features(identity, language) for identity in group}) > 1
+    out, notes, changed = {}, [], []
+    for identity in group:
+        filled = put_in([identity, " " + statement], ["group", "text"], language)
+        out[identity] = normalise_text(filled.text)
+        if filled.changed:
+            changed.append(out[identity])
+        notes += [_with(identity, n) for n in filled.notes + (filled.doubts if mixed else [])]
+    if changed:
+        shown = ", ".join(repr(p) for p in changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+        notes.insert(0, f"made to agree with their identity: {shown}")
+    return out, list(dict.fromkeys(notes))
+
+
+def _with(identity: str, note: str) -> str:
+    """A note about one identity's prompt, naming it unless the note already does."""
+    return note if repr(identity) in note else f"with {identity!r}: {note}"
+
+
+def parse(raw, tid: str, language=None) -> tuple[list[Row], list]:
+    """The file's rows and problems. With a `language` (the project's), each probe's words agree
+    with its identity; without, a probe is the identity and the statement as written."""
     problems: list = []
     data = raw.data
     if "statements" in data and not data.get("stereotypes"):   # written out in full only
@@ -91,10 +131,11 @@ def parse(raw, tid: str) -> tuple[list[Row], list]:
                                                                           "identity is put before it"))
                 continue
             sid = "st-" + row_hash("sofa", category, statement)
+            probes, notes = ({}, []) if language is None else _agreed(statement, group, language)
             for identity in group:
                 record = {"id": sid, "category": category, "target": category, "identity": identity,
-                          "stereotype": statement, "probe": f"{identity} {statement}"}
-                rows.append(_row(record, group, ("stereotypes", category, i)))
+                          "stereotype": statement, "probe": probes.get(identity) or f"{identity} {statement}"}
+                rows.append(_row(record, group, ("stereotypes", category, i), notes, probes.get(group[0])))
     return rows + _statements(raw, problems), problems
 
 
@@ -120,6 +161,27 @@ AUTHORING = Authoring(
             "`entry` (its place in the template file) and the "
             "statement's validation `label`."),
 )
+
+
+class Expand(shared.Expand):
+    """The shared expand, with each probe agreeing with its identity in the project's language
+    (none applied in a language without support)."""
+
+    def settings(self, ctx):
+        code = ctx.config.project.language
+        return {**super().settings(ctx), **({"agreement": code} if code != languages.DEFAULT else {})}
+
+    def compute(self, ctx, inputs, reused):
+        from dataclasses import replace
+        from functools import partial
+
+        language = languages.find(ctx.config.project.language)
+        agreeing = replace(self.authoring, parse=partial(parse, language=language))
+        return shared.Expand(agreeing).compute(ctx, inputs, reused)
+
+
+def stages() -> list:
+    return [Expand(AUTHORING), *shared.stages(AUTHORING)[1:]]
 
 
 def import_published(path: Path) -> tuple[dict[str, str], list[str]]:
