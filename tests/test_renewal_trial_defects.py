@@ -227,3 +227,108 @@ def test_a_pairs_published_id_is_on_its_screen(pairs, tmp_path, runner):
 
     asyncio.run(go())
     store.close()
+
+
+# -- 4. a session lock whose process is gone -----------------------------------------------------------
+FORKING_HOLDER = r"""
+import os, sys, time
+from workbench.annotation.store import LabelStore
+store = LabelStore(sys.argv[1], "alice")
+store.lock_session()
+child = os.fork()            # as a multiprocessing worker would be: it shares the lock's open file
+if child == 0:
+    time.sleep(120)
+    os._exit(0)
+print("locked", child, flush=True)
+time.sleep(120)
+"""
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait(timeout=30)
+    return proc.pid
+
+
+def test_a_lock_file_naming_a_dead_process_is_taken_over_and_a_closed_session_leaves_none(tmp_path):
+    import os
+    import socket
+
+    from workbench.annotation.store import LabelStore
+
+    folder = tmp_path / "annotations"
+    folder.mkdir()
+    lock = folder / ".alice.lock"
+    lock.write_text(json.dumps({"pid": _dead_pid(), "host": socket.gethostname(), "since": "2026-01-01T00:00:00Z"}))
+    store = LabelStore(folder, "alice")
+    store.lock_session()                       # silently: nothing to clean up by hand
+    assert json.loads(lock.read_text())["pid"] == os.getpid()
+    store.label("x", "keep")
+    store.close()
+    assert not lock.exists()                   # a session that ends leaves no file behind
+    again = LabelStore(folder, "alice")
+    again.lock_session()
+    again.close()
+    assert not lock.exists() and [p.name for p in folder.iterdir()] == ["alice.jsonl"]
+
+
+def test_a_lock_still_held_by_a_child_of_a_session_killed_with_sigkill_is_taken_over(tmp_path):
+    """kill -9 ends the session, but a process it forked still holds its flock: the lock names a
+    process that is gone, so the next session takes it over; a live session is still refused."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    from workbench.annotation.store import LabelStore
+    from workbench.core.errors import InputError
+
+    folder = tmp_path / "annotations"
+    proc = subprocess.Popen([sys.executable, "-c", FORKING_HOLDER, str(folder)], cwd=ROOT, stdout=subprocess.PIPE,
+                            text=True)
+    child = None
+    try:
+        said, child = proc.stdout.readline().split()
+        child = int(child)
+        assert said == "locked"
+        with pytest.raises(InputError, match=rf"alice already has a labelling session open .*process {proc.pid}"):
+            LabelStore(folder, "alice").lock_session()
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        os.kill(child, 0)                      # the child lives on, holding the flock
+        store = LabelStore(folder, "alice")
+        store.lock_session()                   # taken over: its session's process is gone
+        assert json.loads((folder / ".alice.lock").read_text())["pid"] == os.getpid()
+        with pytest.raises(InputError, match=rf"process {os.getpid()}"):
+            LabelStore(folder, "alice").lock_session()   # and it is a real lock again
+        store.close()
+        assert not (folder / ".alice.lock").exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+        if child:
+            try:
+                os.kill(child, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def test_what_makes_a_recorded_session_gone():
+    import os
+    import socket
+
+    from workbench.annotation.store import _pid_namespace, _process_start, _session_gone
+
+    me = {"pid": os.getpid(), "started": _process_start(os.getpid()), "pidns": _pid_namespace(),
+          "host": socket.gethostname()}
+    assert not _session_gone(me)
+    assert _session_gone({**me, "started": me["started"] + 1})       # the id reused by another process
+    assert _session_gone({**me, "pid": _dead_pid()})
+    assert not _session_gone({**me, "pid": _dead_pid(), "host": "elsewhere"})   # cannot tell: kept
+    assert not _session_gone({}) and not _session_gone({"pid": "12"})

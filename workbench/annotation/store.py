@@ -31,8 +31,12 @@ whose name matches regardless of case. Files that differ only by case (written b
 rule) are read together, their events merged by time.
 
 One live labelling session per annotator: `lock_session` holds an exclusive `flock` on
-`.<annotator>.lock` beside the label file for the session's life. The kernel drops it when the
-process ends in any way (kill -9 included), so a crash never leaves a stale lock behind.
+`.<annotator>.lock` beside the label file for the session's life, and writes there who holds it
+(process id and start time, host). A session that closes removes the file. The kernel drops
+the flock when the process ends in any way (kill -9 included): the file a crash leaves is taken
+over by the next session without a word. A flock still held once its session's process is
+gone (a child forked by it outlived it) is recognised by the process id and start time it
+records and taken over too (on the same host; another host's session cannot be judged).
 """
 from __future__ import annotations
 
@@ -366,6 +370,7 @@ class LabelStore:
         self.other_files = files[1:]         # the same annotator spelled otherwise (read, never written)
         self._fd: int | None = None
         self._lock_fd: int | None = None
+        self._lock_path: Path | None = None
         self._pending: list[dict] | None = None
         self._known: dict = {}               # the scheme's verdict per (label, stance)
         self._load(strict)
@@ -607,41 +612,148 @@ class LabelStore:
         """Claim this annotator's labels for one live session, or refuse with who holds them.
 
         Two windows of the same annotator would serve the same items and silently replace each
-        other's labels. The lock is a flock, not a pid file: nothing to clean up after a crash."""
+        other's labels. The lock is a flock, which the kernel drops when its process ends; the
+        file records the process (id, start time, host), so that a flock outliving its session
+        (held by a child the session forked) is recognised as stale and taken over."""
         if self._lock_fd is not None:
             return
         path = self.folder / f".{annotator_key(self.annotator)}.lock"
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
             raise InputError(f"cannot create the session lock {display_path(path)}: {exc.strerror}") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        for _ in range(5):   # the file was replaced under us (a session closed, a stale lock taken over): again
             try:
-                holder = json.loads(os.read(fd, 4096) or b"{}")
-            except (OSError, ValueError):
-                holder = {}
-            os.close(fd)
-            who = (f" (process {holder.get('pid')} on {holder.get('host')}, since {holder.get('since')})"
-                   if isinstance(holder, dict) and holder.get("pid") else "")
-            raise InputError(f"{self.annotator} already has a labelling session open on {display_path(self.folder)}"
-                             f"{who}. Finish that one first (q): two sessions of one annotator would serve the "
-                             "same items and replace each other's labels.") from None
-        info = {"pid": os.getpid(), "host": socket.gethostname(),
-                "since": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")}
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(info).encode(), 0)
-        self._lock_fd = fd
+                fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:
+                raise InputError(f"cannot create the session lock {display_path(path)}: {exc.strerror}") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _lock_holder(fd)
+                examined = os.fstat(fd)
+                os.close(fd)
+                if _session_gone(holder):
+                    _remove_stale_lock(path, examined)
+                    continue
+                self._refuse(holder)
+            except OSError:   # a file system without flock: the record alone says whether a session holds it
+                holder = _lock_holder(fd)
+                if holder.get("pid") and not _session_gone(holder):
+                    os.close(fd)
+                    self._refuse(holder, remedy=f" (this file system has no file locks: if that session is over, "
+                                                f"remove {display_path(path)})")
+            if not _same_file(path, fd):
+                os.close(fd)
+                continue
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(_this_process()).encode(), 0)
+            self._lock_fd = fd
+            self._lock_path = path
+            return
+        raise InputError(f"cannot take the session lock {display_path(path)}: other sessions keep replacing it; "
+                         "try again")
+
+    def _refuse(self, holder: dict, remedy: str = "") -> None:
+        who = (f" (process {holder.get('pid')} on {holder.get('host')}, since {holder.get('since')})"
+               if holder.get("pid") else "")
+        raise InputError(f"{self.annotator} already has a labelling session open on {display_path(self.folder)}"
+                         f"{who}. Finish that one first (q): two sessions of one annotator would serve the "
+                         f"same items and replace each other's labels{remedy}.") from None
 
     def close(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
         if self._lock_fd is not None:
+            # Still holding it: the file is ours to remove (a session that fails to is taken over).
+            if _same_file(self._lock_path, self._lock_fd):
+                try:
+                    os.unlink(self._lock_path)
+                except OSError:
+                    pass
             os.close(self._lock_fd)  # releases the session lock
             self._lock_fd = None
+
+
+def _process_start(pid: int) -> int | None:
+    """When process `pid` started (clock ticks since boot, /proc), or None where that cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[19])   # field 22: starttime
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _pid_namespace() -> str | None:
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
+
+
+def _this_process() -> dict:
+    """What a session lock records of its holder."""
+    return {"pid": os.getpid(), "started": _process_start(os.getpid()), "pidns": _pid_namespace(),
+            "host": socket.gethostname(),
+            "since": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")}
+
+
+def _lock_holder(fd: int) -> dict:
+    try:
+        holder = json.loads(os.pread(fd, 4096, 0) or b"{}")
+    except (OSError, ValueError):
+        return {}
+    return holder if isinstance(holder, dict) else {}
+
+
+def _session_gone(holder: dict) -> bool:
+    """True when the session a lock file names has certainly ended: its process, on this host and
+    in this process namespace, no longer runs (or runs as another program: a reused id with another
+    start time). Anything that cannot be judged (another host, no record yet) is a live session."""
+    pid = holder.get("pid")
+    if type(pid) is not int or pid <= 0 or holder.get("host") != socket.gethostname():
+        return False
+    if holder.get("pidns") != _pid_namespace():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass   # a process of another user runs under that id
+    started = _process_start(pid)
+    return started is not None and holder.get("started") is not None and started != holder.get("started")
+
+
+def _same_file(path: Path, fd: int) -> bool:
+    """Whether `path` still names the file open at `fd` (not removed or replaced since)."""
+    try:
+        st, own = os.stat(path), os.fstat(fd)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == (own.st_dev, own.st_ino)
+
+
+def _remove_stale_lock(path: Path, examined: os.stat_result) -> None:
+    """Remove the lock file whose holder is gone, if it is still the one examined: two sessions
+    taking it over at once do this in turn (a flock on the folder), so neither removes the new
+    file the other made."""
+    guard = None
+    try:
+        guard = os.open(path.parent, os.O_RDONLY)
+        fcntl.flock(guard, fcntl.LOCK_EX)
+    except OSError:
+        pass   # a file system without flock on folders: the check below still narrows the race
+    try:
+        st = os.stat(path)
+        if (st.st_dev, st.st_ino) == (examined.st_dev, examined.st_ino):
+            os.unlink(path)
+    except OSError:
+        pass
+    finally:
+        if guard is not None:
+            os.close(guard)
 
 
 def load_all(folder: Path, scheme: LabelScheme | None = None) -> tuple[dict[str, dict[str, ItemState]], list[str]]:
