@@ -332,3 +332,22 @@ def test_what_makes_a_recorded_session_gone():
     assert _session_gone({**me, "pid": _dead_pid()})
     assert not _session_gone({**me, "pid": _dead_pid(), "host": "elsewhere"})   # cannot tell: kept
     assert not _session_gone({}) and not _session_gone({"pid": "12"})
+
+
+# -- 5. annotations stats in a pair audit's words ----------------------------------------------------------
+def test_annotations_stats_of_a_crows_pairs_audit_never_says_hypothesis(pairs, tmp_path, runner):
+    """Its examples, disputes and notes are a pair's: headed by the kind's words (bias type, the
+    first sentence), never by the NLI loop's ("hypothesis", which the NLI kind keeps)."""
+    rows = [{"item_id": "0", "label": "keep", "note": "fine as it is"}, {"item_id": "1", "label": "not-stereotype"},
+            {"item_id": "2", "label": "fix", "fix": {"sent_more": MORE, "sent_less": LESS}}]
+    for name, mine in (("alice", rows), ("bob", [*rows[:1], {"item_id": "1", "label": "keep"}, rows[2]])):
+        r = invoke(runner, "annotate", "--annotator", name, "--labels-from", _labels(tmp_path / f"{name}.jsonl", mine))
+        assert r.exit_code == 0, r.output
+    r = invoke(runner, "annotations", "stats", "--json", str(tmp_path / "stats.json"))
+    assert r.exit_code == 0, r.output + str(r.exception)
+    said = " ".join(r.output.split())
+    assert "hypothes" not in said.lower(), r.output
+    assert "per bias type and template file" in said and "first sentence" in said, r.output
+    assert "Disputed items: 1" in said and "fine as it is" in said
+    words = kinds.of_config(load_config(pairs / "workbench.toml")).words
+    assert words.fields[0].line == "first sentence" and words.domain == "bias type"
