@@ -19,8 +19,8 @@ from support.figures import ABS, REL
 
 from workbench.release import lmeval
 
-# kind -> (lm-eval's metric, workbench's overall figure in percent)
-MAPPED = {"crows-pairs": ("pct_stereotype", "metric_score"), "sos": ("sos", "sos")}
+# kind -> (lm-eval's metric, workbench's overall figure in percent, workbench's per-group entries)
+MAPPED = {"crows-pairs": ("pct_stereotype", "metric_score", "by_bias_type"), "sos": ("sos", "sos", "by_attribute")}
 
 RUN_LM_EVAL = textwrap.dedent("""
     import json, os, sys
@@ -64,17 +64,26 @@ def test_lm_eval_on_a_built_release_gives_workbench_evaluates_figures(releases, 
     assert got["workbench_imported"] == []   # the task files need lm-eval alone
     monkeypatch.chdir(tmp_path)
     for (kind, release), task in zip(built.items(), args[1::2]):
-        metric, figure = MAPPED[kind]
+        metric, figure, per_group = MAPPED[kind]
         result = invoke(runner, "evaluate", str(release), "--model", model, "--no-cache", "--json",
                         str(tmp_path / f"{kind}.json"))
         assert result.exit_code == 0, result.output
-        ours = json.loads((tmp_path / f"{kind}.json").read_text(encoding="utf-8"))["models"][model]["overall"]
-        theirs = got["results"][task]
-        assert f"{100 * theirs[f'{metric},none']:.1f}" == f"{ours[figure]:.1f}", (kind, theirs, ours)
-        # a continuous figure from another process: equal within float noise (tests/support/figures.py)
-        assert math.isclose(theirs["likelihood_diff,none"], ours["likelihood_diff"], rel_tol=REL, abs_tol=ABS), \
-            (kind, theirs, ours)
-        assert ours["likelihood_diff"] > 0
+        entry = json.loads((tmp_path / f"{kind}.json").read_text(encoding="utf-8"))["models"][model]
+        # the card's task is a group of one subtask per bias type / attribute (#46 item 5), its
+        # figures weighted by size: the whole release's; each subtask's, the group's in workbench
+        groups = entry[per_group]
+        assert len(groups) >= 2
+        names = lmeval.task_names(release)
+        assert names == [task, *(f"{task}_{lmeval.sanitised(g)}" for g in sorted(groups))], names
+        assert all(n in (release / "README.md").read_text(encoding="utf-8") for n in names)   # the card names them
+        pairs = [(task, entry["overall"]), *((f"{task}_{lmeval.sanitised(g)}", v) for g, v in groups.items())]
+        for name, ours in pairs:
+            theirs = got["results"][name]
+            assert f"{100 * theirs[f'{metric},none']:.1f}" == f"{ours[figure]:.1f}", (kind, name, theirs, ours)
+            # a continuous figure from another process: equal within float noise (tests/support/figures.py)
+            assert math.isclose(theirs["likelihood_diff,none"], ours["likelihood_diff"], rel_tol=REL, abs_tol=ABS), \
+                (kind, name, theirs, ours)
+            assert ours["likelihood_diff"] > 0
 
 
 def test_in_bfloat16_lm_eval_equals_workbench_with_logprob_dtype_model(releases, fixture_models, tmp_path, runner,
@@ -124,6 +133,7 @@ def test_a_published_release_task_reads_the_hub_file_at_its_tag_and_a_changed_lo
     alone = tmp_path / "copy" / lmeval.FOLDER   # the task folder without the release around it
     assert lmeval.write_tasks("crows-pairs", "t", "org/name@v1.0.0", alone.parent)
     assert '  dataset: "org/name@v1.0.0"' in (alone / "task.yaml").read_text(encoding="utf-8")
+    assert lmeval.task_names(alone.parent) == ["t"]   # no data beside it: one task, no subtasks
     asked = []
 
     def download(repo, filename, repo_type=None, revision=None):

@@ -5,7 +5,8 @@ Copied verbatim into a release's `lm_eval_tasks/` folder, where the task's YAML 
 `huggingface_hub`), never workbench. `load` reads the release's data file beside the folder
 (`<release>/<data_file>`), checked against the release's manifest.json, or, for a copy of the
 folder without the release around it, downloads that file from the Hub at the release's tag
-(`dataset`: ORG/NAME@vX.Y.Z, written into the YAML by `workbench build`).
+(`dataset`: ORG/NAME@vX.Y.Z, written into the YAML by `workbench build`). A subtask's
+`dataset_kwargs` keep the rows of one group: those whose `group_by` column is one of `groups`.
 """
 import csv
 import hashlib
@@ -25,8 +26,9 @@ def _checked(path: Path, data_file: str) -> Path:
     return path
 
 
-def load(data_file: str, dataset: str | None = None, **_ignored):
-    """{"test": the release's rows}, every column as written (text)."""
+def load(data_file: str, dataset: str | None = None, group_by: str | None = None, groups=None, **_ignored):
+    """{"test": the release's rows}, every column as written (text); with `group_by`, only the
+    rows whose value in that column (as text) is one of `groups`."""
     import datasets
 
     local = RELEASE / data_file
@@ -40,7 +42,14 @@ def load(data_file: str, dataset: str | None = None, **_ignored):
     else:
         raise FileNotFoundError(f"{local} is missing, and the release names no Hub tag to download it from")
     if data_file.endswith(".parquet"):
-        return {"test": datasets.Dataset.from_parquet(str(path))}
+        rows = datasets.Dataset.from_parquet(str(path))
+        if group_by:
+            keep = {str(g) for g in groups or ()}
+            rows = rows.filter(lambda row: ("" if row[group_by] is None else str(row[group_by])) in keep, keep_in_memory=True)
+        return {"test": rows}
     with open(path, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
+    if group_by:
+        keep = {str(g) for g in groups or ()}
+        rows = [row for row in rows if (row.get(group_by) or "") in keep]
     return {"test": datasets.Dataset.from_list(rows)}
