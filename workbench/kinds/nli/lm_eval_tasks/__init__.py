@@ -1,12 +1,17 @@
 """The NLI kind's lm-evaluation-harness task (task.yaml, utils.py), copied into every release by
 `workbench build` (release/lmeval.py); these files need lm-eval alone, never workbench. `render`
 writes the project's way of asking a causal LM ([llm] prompt and answers) into the task, so
-lm-eval asks as `workbench evaluate` does."""
+lm-eval asks as `workbench evaluate` does.
+
+GROUP_BY names the data column whose values give the release's subtasks, one per domain, each
+holding the samples of one of `workbench evaluate`'s by_domain entries (the value as written)."""
 from __future__ import annotations
 
 import json
 
 LABELS = ("entailment", "neutral", "contradiction")
+GROUP_BY = "domain"
+GROUP_WORD = "domain"
 
 
 def render(yaml: str, config: dict | None) -> str:
