@@ -199,7 +199,7 @@ def test_author_annotate_build_and_evaluate_a_bbq_lite_benchmark(plugin, tmp_pat
     wb("evaluate", str(release), "--model", str(model_dir), "--model", str(masked_dir), "--json", str(scores),
        "--items", str(items))
     doc = json.loads(scores.read_text())
-    assert doc["kind"] == "bbq-lite" and doc["n_questions"] == 10 and doc["n_items"] == 5
+    assert doc["kind"] == "bbq-lite" and doc["n_questions"] == 10 and doc["n_units"] == 5   # an item's two questions
     result = doc["models"][str(model_dir)]
     assert result["lm"] == "causal" and result["score_rule"] == "sum"
     assert doc["models"][str(masked_dir)]["lm"] == "masked"
@@ -231,16 +231,33 @@ def test_author_annotate_build_and_evaluate_a_bbq_lite_benchmark(plugin, tmp_pat
     for category, got in result["by_category"].items():
         mine = [(q, p) for q, p in zip(questions, picks) if q["category"] == category]
         assert_measures(got, by_hand([q for q, _ in mine], [p for _, p in mine]))
-    assert result["overall"]["ambiguous"]["n"] == result["overall"]["disambiguated"]["n"] == 5
+    assert result["overall"]["n"] == 10 and doc["uncertainty"]["unit"].startswith("items")
+    assert {"bias_ambiguous", "bias_disambiguated"} <= set(result["overall"]["intervals"])
+
+    # The release's evaluate.py is made from the same declaration: the same figures without workbench.
+    from support.figures import assert_same_figures
+
+    assert (release / "evaluate.py").is_file() and (release / "evaluator" / "bbq_lite" / "evaluate.py").is_file()
+    alone = project / "alone.json"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"HF_HUB_OFFLINE": "1"}
+    ran = subprocess.run([sys.executable, "evaluate.py", "--model", str(model_dir), "--model", str(masked_dir),
+                          "--json", str(alone)], cwd=release, env=env, capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    standalone = json.loads(alone.read_text())
+    assert_same_figures(standalone["models"], doc["models"])
+    # Every declared kind's chart has its intervals as error bars.
+    plots = project / "plots"
+    wb("evaluate", str(release), "--model", str(model_dir), "--plots", str(plots), "--bootstrap", "200")
+    assert (plots / "bbq_lite.png").stat().st_size > 10_000
 
     # The kind's own option, and the shared --score-rule: ambiguous questions only, mean per token.
     wb("evaluate", str(release), "--model", str(model_dir), "--context", "ambiguous", "--score-rule", "mean",
        "--json", str(scores))
     doc = json.loads(scores.read_text())
     ambiguous = [q for q in questions if q["context_condition"] == "ambig"]
-    assert doc["context"] == "ambiguous" and doc["n_questions"] == len(ambiguous) == 5
+    assert doc["options"]["context"] == "ambiguous" and doc["n_questions"] == len(ambiguous) == 5
     result = doc["models"][str(model_dir)]
-    assert result["score_rule"] == "mean" and result["overall"]["disambiguated"]["n"] == 0
+    assert result["score_rule"] == "mean" and result["overall"]["accuracy_disambiguated"] is None
     assert_measures(result["overall"], by_hand(ambiguous, hand("mean", ambiguous)[1]))
 
     refused = workbench("evaluate", str(release), "--model", str(model_dir), "--context", "sometimes",

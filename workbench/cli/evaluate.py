@@ -149,7 +149,9 @@ def evaluate(
 
         request = dataclasses.replace(request, json_out=None, csv_out=None, plots=None, items_out=None,
                                       predictions_out=None)
-    module = chosen.evaluator_module()
+    from ..evaluation.declared_report import evaluator_of
+
+    module = evaluator_of(chosen.evaluator_module())
     if len(request.sources) > 1 and not getattr(module, "MANY_SOURCES", False):
         from ..evaluation.versions import evaluate_versions
 

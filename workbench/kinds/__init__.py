@@ -211,7 +211,8 @@ def recognises(kind: Kind, path, shown: str | None = None, report=skipped) -> bo
     taken as not recognising it: one broken kind never stops another kind's file being evaluated."""
     try:
         module = kind.evaluator_module()
-        return bool(call(kind, f"{kind.evaluator}.detect failed", module.detect, path, own_errors=False))
+        detect = getattr(getattr(module, "DECLARED", None), "detect", None) or module.detect   # a declared evaluator's
+        return bool(call(kind, f"{kind.evaluator}.detect failed", detect, path, own_errors=False))
     except KindBroken as exc:
         report(exc, shown or str(path))
         return False

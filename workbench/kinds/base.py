@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol, runtime_checkable
 
 from ..core.errors import ConfigError
+from ..core.evaluator_option import EvaluatorOption
 from ..core.labels import LabelScheme
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from ..core.pipeline import Pipeline
     from ..core.stage import Stage
     from ..evaluation.request import EvaluateRequest
+    from ..models.roles import ModelRole
 
 
 @runtime_checkable
@@ -67,25 +69,6 @@ class Evaluator(Protocol):
     # evaluation.versions.Compared) over `measure_rows(doc) -> list[dict]` (its CSV rows); and,
     # when its sources are not CSV files of rows, `without_removed(source, removed_ids, folder)`
     # writes the original without a renewal's dropped items (the drop/edit split).
-
-
-@dataclass(frozen=True)
-class EvaluatorOption:
-    """A command-line option a kind's evaluator declares. `workbench evaluate` accepts it when
-    that kind is evaluated (and lists it in --help); the value reaches the evaluator as
-    `request.options[dest]`."""
-
-    flag: str                                   # e.g. "--lexicon"
-    help: str
-    type: Callable[[str], Any] = str            # converts the text given on the command line
-    default: Any = None
-    choices: tuple[str, ...] = ()
-    metavar: str = ""                           # the placeholder --help and the release card show
-    required: bool = False                      # the evaluator cannot run without it (cards show it)
-
-    @property
-    def dest(self) -> str:
-        return self.flag.lstrip("-").replace("-", "_")
 
 
 @dataclass(frozen=True)
@@ -295,6 +278,9 @@ class Kind:
     # evaluation
     evaluator: str | None = None                # module implementing `Evaluator`
     evaluator_options: tuple[EvaluatorOption, ...] = ()
+    # the models its evaluator uses besides --model (a judge scoring generated text): each becomes an
+    # option of `workbench evaluate` (models.roles.ModelRole), loaded, cached and recorded as --model is
+    model_roles: tuple["ModelRole", ...] = ()
     resampling: Resampling | None = None        # the unit and cluster its intervals resample
     # extras
     commands: Callable[["typer.Typer"], None] | None = None   # adds the kind's own CLI commands
@@ -309,6 +295,10 @@ class Kind:
     module: str = ""                            # the module its entry point names (its code: kinds/code.py)
 
     def __post_init__(self):
+        taken = {o.dest for o in self.evaluator_options}
+        roles = tuple(EvaluatorOption(r.flag, r.help, metavar=r.metavar, required=r.required)
+                      for r in self.model_roles if r.dest not in taken and r.name != "model")
+        object.__setattr__(self, "evaluator_options", self.evaluator_options + roles)
         if self.words is not None and self.scheme is not None:
             wrong = [p for p in self.words.problems(self.scheme) if "not a choice of the scheme" in p]
             if wrong:  # a caption for a choice that does not exist is a typo that would go unseen

@@ -6,9 +6,10 @@ list the kind, so it stays light (no torch, no transformers); the evaluator modu
 only when something is evaluated.
 """
 from workbench.authoring.stages import kind_fields
-from workbench.kinds.base import WHERE, AnnotatorWords, EvaluatorOption, Field, Kind
+from workbench.kinds.base import WHERE, AnnotatorWords, Field, Kind
 
 from .authoring import AUTHORING
+from .names import CONTEXT
 
 __version__ = "0.1.0"
 
@@ -48,9 +49,7 @@ KIND = Kind(
                 "from answer log-likelihoods (an example plugin kind).",
     words=WORDS,
     evaluator="bbq_lite.evaluate",
-    evaluator_options=(
-        EvaluatorOption("--context", "which questions to score: ambiguous, disambiguated or both",
-                        default="both", choices=("ambiguous", "disambiguated", "both"), metavar="WHICH"),
-    ),
+    standalone="bbq_lite.evaluate",      # the release's evaluate.py, made from the same declaration
+    evaluator_options=(CONTEXT,),
     **kind_fields(AUTHORING),
 )

@@ -24,14 +24,14 @@ from __future__ import annotations
 
 from workbench.authoring.stages import Authoring, Row, row_hash, text_field
 
+from .names import AMBIGUOUS, DATA_FILE, DISAMBIGUATED
+
 FORMAT = "bbq-lite/1"
-DATA_FILE = "data/bbq_lite.jsonl"
 # The release's public columns; BBQ's own names where they exist (ans0..ans2, context_condition). BBQ
 # calls the right answer's index `label`: here it is `answer_label`, as the shared Parquet copy of a
 # release uses `label` for the item's validation label.
 COLUMNS = ("example_id", "item_id", "category", "context_condition", "context", "question",
            "ans0", "ans1", "ans2", "answer_label", "target_label", "unknown_label")
-AMBIGUOUS, DISAMBIGUATED = "ambig", "disambig"
 ITEM_FIELDS = ("context", "disambiguation", "question", "answers", "target", "answer")
 SIDES = {"a": 0, "b": 1}            # answer letters -> ans0 / ans1; the unknown answer is ans2
 UNKNOWN_INDEX = 2

@@ -53,15 +53,27 @@ def _module_of(kind: str) -> str | None:
 
 def _load(kind: str):
     """The kind's standalone module, imported through the kinds' guarded loader: a broken one
-    stops the build with one line naming the kind, the module and the error."""
+    stops the build with one line naming the kind, the module and the error. A module that
+    declares its evaluator (`DECLARED`) is given as the standalone module made from it."""
     from ... import kinds
     from ...core.errors import WorkbenchError
+    from ..runtime.declared import standalone_of
 
     try:
         owner = kinds.get(kind)
     except WorkbenchError:   # not a registered kind (its module named another way): named by its name alone
         owner = kind
-    return kinds.import_module(owner, _module_of(kind), "standalone")
+    return standalone_of(kinds.import_module(owner, _module_of(kind), "standalone"))
+
+
+def _declared(module) -> bool:
+    from ..runtime.declared import DeclaredStandalone
+
+    return isinstance(module, DeclaredStandalone)
+
+
+# What the launcher of a declared kind runs besides the kind's module: the standalone made from it.
+DECLARED_RUNNER = "workbench.release.runtime.declared"
 
 
 def has_standalone(kind: str) -> bool:
@@ -126,6 +138,9 @@ def evaluator_files(kind: str) -> tuple[dict[str, Module], list[str]]:
         raise EvaluatorError(f"{name}, the standalone evaluator of kind {kind!r}, lacks {', '.join(missing)} "
                              "(see workbench/release/runtime/cli.py)")
     found = closure(name, allowed_imports(module))
+    if _declared(module):   # the launcher runs it through these, which the kind's module never imports
+        for runner in (DECLARED_RUNNER, "workbench.release.runtime.cli"):
+            found.update(closure(runner, allowed_imports(module)))
     return found, packages(found)
 
 
@@ -189,6 +204,9 @@ How to run:
 and this evaluator's version. Exit codes: 0 scored, 2 refused (data not matching the manifest,
 a model that cannot be used, a bad option).'''
     tops = sorted({"workbench", name.split(".")[0]})
+    declared = _declared(module)
+    declared_import = f"\n        from {DECLARED_RUNNER} import standalone_of" if declared else ""
+    runs = "standalone_of(kind_module)" if declared else "kind_module"
     text = f'''#!/usr/bin/env python3
 """{_doc(doc)}
 """
@@ -216,11 +234,11 @@ if __name__ == "__main__":
     sys.path.insert(0, str(CODE))
     try:
         from {package} import {leaf} as kind_module
-        from workbench.release.runtime.cli import main
+        from workbench.release.runtime.cli import main{declared_import}
     except ImportError as exc:  # a package the card's pip line installs is missing
         fail(f"{{exc}}; this script needs: pip install {requirements(module)}")
 
-    sys.exit(main(kind_module, kind=KIND, dataset=DATASET, here=HERE, version=EVALUATOR_VERSION))
+    sys.exit(main({runs}, kind=KIND, dataset=DATASET, here=HERE, version=EVALUATOR_VERSION))
 '''
     compile(text, "evaluate.py", "exec")
     return text

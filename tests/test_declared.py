@@ -1,0 +1,137 @@
+"""The declared evaluator's shared machinery (evaluation/declared.py, declared_report.py) on a
+made-up kind whose 'model' is a fixed table of answers: figures per group by their formulas,
+clusters resampled whole, the gap between groups with its interval, the table, CSV and chart,
+and every bad line of a data file reported at once."""
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+
+import numpy as np
+import pytest
+
+from workbench.core.errors import InputError
+from workbench.evaluation.declared import Declared, Gap, Statistic, mean, share
+from workbench.evaluation.intervals import Settings
+from workbench.models.roles import ModelRole
+
+
+def item(record, bad):
+    if record["value"] not in (0, 1):
+        bad("value", f"must be 0 or 1, not {record['value']!r}")
+    return None if bad.count else dict(record)
+
+
+def score(models, items, options, progress):
+    progress(len(items))
+    return [{"hit": it["value"], "weight": 1 + (k % 3)} for k, it in enumerate(items)]
+
+
+DECL = Declared(kind="toy", title="toy", meaning="m", data="data/toy.jsonl", required=("group", "unit", "value"),
+                item=item, score=score, group="group", cluster="unit",
+                statistics=(share("rate", "hit rate", "hit", scale=100.0, neutral=50.0),
+                            mean("weight", "mean weight", "weight"),
+                            Statistic("odd", "weighted hits", ("hit", "weight"), lambda h, w: h / w - 0.5)),
+                gaps=(Gap("gap", "largest gap", of="rate"),))
+
+
+def toy_items(seed=0, n_units=40):
+    rng = np.random.default_rng(seed)
+    out = []
+    for u in range(n_units):
+        group = "abc"[u % 3]
+        for _ in range(1 + u % 2):   # units of one or two items
+            out.append({"group": group, "unit": f"u{u}", "value": int(rng.random() < {"a": .3, "b": .5, "c": .8}[group])})
+    return out
+
+
+def run(items, settings=Settings(0.95, 400, 0)):
+    @contextmanager
+    def progress(name, total):
+        yield lambda n: None
+
+    return DECL.evaluate_items(items, "toy.jsonl", {}, settings, lambda role, name: object(), ["m"], {}, progress,
+                               lambda line: None)
+
+
+def test_figures_follow_their_formulas_per_group_and_overall():
+    items = toy_items()
+    doc, rows = run(items)
+    entry = doc["models"]["m"]
+    results = [{"hit": it["value"], "weight": 1 + (k % 3)} for k, it in enumerate(items)]
+    for group in [None, "a", "b", "c"]:
+        chosen = [(it, r) for it, r in zip(items, results) if group is None or it["group"] == group]
+        node = entry["overall"] if group is None else entry["by_group"][group]
+        hits, weights = sum(r["hit"] for _, r in chosen), sum(r["weight"] for _, r in chosen)
+        assert node["rate"] == pytest.approx(100 * hits / len(chosen))
+        assert node["weight"] == pytest.approx(weights / len(chosen))
+        assert node["odd"] == pytest.approx(hits / weights - 0.5)
+        assert node["n"] == len(chosen)
+    rates = [entry["by_group"][g]["rate"] for g in "abc"]
+    assert entry["overall"]["gap"] == pytest.approx(max(rates) - min(rates))
+    assert doc["n_units"] == 40 and doc["n_items"] == len(items) and len(rows) == len(items)
+
+
+def test_intervals_resample_whole_units_and_bracket_each_figure():
+    doc, _ = run(toy_items())
+    overall = doc["models"]["m"]["overall"]
+    for key in ("rate", "weight", "odd", "gap"):
+        found = overall["intervals"][key]
+        assert found["lower"] < overall[key] < found["upper"], key
+        assert found["n_units"] == 40
+    # The same seed gives the same bounds; another seed other bounds.
+    again, _ = run(toy_items())
+    other, _ = run(toy_items(), Settings(0.95, 400, 1))
+    assert again["models"] == doc["models"]
+    assert other["models"]["m"]["overall"]["intervals"]["rate"] != overall["intervals"]["rate"]
+
+
+def test_items_whose_clusters_span_groups_still_get_a_gap():
+    items = toy_items()
+    for it in items:
+        it["unit"] = "shared"   # one cluster for everything: no interval can be drawn, the figure stands
+    doc, _ = run(items)
+    assert doc["models"]["m"]["overall"]["gap"] is not None
+    assert doc["n_units"] == 1 and any("1" in w for w in doc["uncertainty"]["warnings"])
+
+
+def test_bad_lines_are_all_reported_with_line_and_field(tmp_path):
+    path = tmp_path / "toy.jsonl"
+    path.write_text('{"group": "a", "unit": "u", "value": 1}\n{"group": "a", "unit": "u", "value": 7}\n'
+                    '{"group": "a"}\nnot json\n', encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        DECL.read(path)
+    shown = [str(p) for p in caught.value.problems]
+    assert any(":2: value: must be 0 or 1" in p for p in shown)
+    assert any(":3: unit: missing" in p for p in shown) and any(":3: value: missing" in p for p in shown)
+    assert any(":4:" in p and "not JSON" in p for p in shown)
+    assert DECL.detect(path) and not DECL.detect(tmp_path / "nothing.jsonl")
+
+
+def test_table_csv_and_chart_come_from_the_declaration(tmp_path):
+    from rich.console import Console
+
+    from workbench.evaluation.declared_report import csv_rows, plot, table
+
+    doc, _ = run(toy_items())
+    rows = csv_rows(DECL, doc)
+    assert [r["group"] for r in rows] == ["all", "a", "b", "c"]
+    assert rows[0]["rate_lower"] < rows[0]["rate"] < rows[0]["rate_upper"] and "gap" in rows[0]
+    console = Console(record=True, width=200)
+    console.print(table(DECL, doc))
+    text = console.export_text()
+    assert "hit rate" in text and "overall" in text and "largest gap" in text
+    path = plot(DECL, json.loads(json.dumps(doc)), tmp_path)
+    assert path.name == "toy.png" and path.stat().st_size > 10_000
+
+
+def test_a_role_the_kind_needs_is_asked_for_before_anything_loads():
+    judge = ModelRole("judge", "--judge", "scores texts")
+    needs = Declared(kind="toy", title="toy", meaning="m", data="d.jsonl", required=("group",), item=item,
+                     score=score, group="group", statistics=DECL.statistics, roles=(*DECL.roles, judge))
+    with pytest.raises(InputError, match="needs --judge MODEL"):
+        needs.check_roles(["m"], {"judge": None})
+    with pytest.raises(InputError, match="no model"):
+        needs.check_roles([], {"judge": "j"})
+    with pytest.raises(ValueError):
+        ModelRole("x", "-x", "bad flag")

@@ -1,0 +1,400 @@
+"""A kind's evaluator as a declaration: what one item is and how a model scores it, which
+figures aggregate the scores per group, what the resampling unit is. The shared layer does the
+rest, the same way for every kind that declares one: reading and checking the data file, the
+loop over models with progress and cache, the figures per group, intervals and paired model
+comparisons, the terminal table, CSV, items file, JSON, the chart with error bars
+(`declared_report.py`), version comparison, and the release's standalone evaluate.py
+(`release/runtime/declared.py`).
+
+A kind's evaluator module defines `DECLARED = Declared(...)` and nothing else it must: the
+registry finds `DECLARED.detect`, `workbench evaluate` and the release build wrap the
+declaration. This module is copied into releases (a standalone evaluate.py runs it), so it
+imports only the standard library, numpy and workbench's own light modules.
+
+Every figure is a function of per-unit sums: a `Statistic` names the per-item columns it sums
+(a result field, or a function of the item and its result) and the formula that turns the sums
+into the figure (default: scale · Σ first / Σ second, a share or a mean). Resampling draws whole
+units (a template's several items together), so a figure's interval is the bootstrap's on the
+same formula; a `Gap` is the largest difference of one statistic between groups, with its
+interval from the same resamples.
+"""
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..core.errors import InputError, Problem, display_path
+from ..models.roles import UNDER_TEST, ModelRole
+from .intervals import Measure, Scope, Settings, Uncertainty
+
+MAX_PROBLEMS = 50
+Column = str | Callable[[Any, dict], float]
+
+
+def ONE(item, result) -> float:
+    """The column every mean divides by: each item counts once."""
+    return 1.0
+
+
+@dataclass(frozen=True)
+class Statistic:
+    """One reported figure per model and group: `formula(*sums)` of the `columns` summed over the
+    group's items (each sum an array over resamples), times `scale`; without a formula the first
+    sum over the second. `neutral` is the no-bias value (charts draw it, intervals test the
+    side); `compared` figures are compared across models and versions; `digits` as tables show it."""
+
+    key: str
+    title: str
+    columns: tuple[Column, ...]
+    formula: Callable[..., np.ndarray] | None = None
+    scale: float = 1.0
+    neutral: float | None = None
+    digits: int = 2
+    compared: bool = True
+    chart: bool = True
+
+    def figure(self, sums: np.ndarray) -> np.ndarray:
+        """Figures from sums (... × k), NaN where the formula divides by zero."""
+        parts = [sums[..., j] for j in range(sums.shape[-1])]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            value = self.formula(*parts) if self.formula else parts[0] / parts[1]
+        return self.scale * np.asarray(value, dtype=float)
+
+
+def mean(key: str, title: str, of: Column, **kw) -> Statistic:
+    """The mean of one per-item value over a group's items."""
+    return Statistic(key, title, (of, ONE), **kw)
+
+
+def share(key: str, title: str, of: Column, among: Column = ONE, **kw) -> Statistic:
+    """Σ of / Σ among: the share of items (or of those `among` marks) that `of` marks."""
+    return Statistic(key, title, (of, among), **kw)
+
+
+@dataclass(frozen=True)
+class Gap:
+    """The largest difference of `of` (a statistic's key) between any two groups, overall."""
+
+    key: str
+    title: str
+    of: str
+    digits: int = 2
+
+
+class Bad:
+    """Problems of one record, each with the file, line and field (`bad(field, why)`)."""
+
+    def __init__(self, shown: str, line: int, problems: list[Problem]):
+        self.shown, self.line, self.problems, self.count = shown, line, problems, 0
+
+    def __call__(self, field_name: str, message: str) -> None:
+        self.problems.append(Problem(self.shown, self.line, field_name, message))
+        self.count += 1
+
+
+@dataclass(frozen=True)
+class Declared:
+    """A kind's evaluator (see the module docstring).
+
+    item(record, bad) -> item | None: one record of the data file checked and turned into what
+    `score` takes (`bad(field, why)` for each problem; None when there were any).
+    score(models, items, options, progress) -> one result dict per item: `models.model` is the
+    model under test, `models[name]` each other role's model, `options` the kind's options (and
+    `score_rule`), `progress(n)` advances the bar by n of `work(items, options)` units.
+    group: the item attribute or key whose values are the groups figures are given for.
+    cluster: the attribute whose equal values make one resampling unit ("": each item is one)."""
+
+    kind: str
+    title: str
+    meaning: str                                  # how to read the figures, one sentence
+    data: str                                     # the release's data file, e.g. "data/questions.jsonl"
+    required: tuple[str, ...]                     # fields a record must have (detection and checks)
+    item: Callable[[dict, Bad], Any]
+    score: Callable[..., list[dict]]
+    statistics: tuple[Statistic, ...]
+    group: str
+    group_name: str = "group"                     # what a group is called ("bias type"), singular
+    groups_name: str = "groups"
+    cluster: str = ""
+    unit: str = "item"                            # the resampling unit, singular and plural
+    units: str = "items"
+    item_name: str = "item"                       # what one record is (messages)
+    items_name: str = "items"
+    gaps: tuple[Gap, ...] = ()
+    roles: tuple[ModelRole, ...] = (UNDER_TEST,)
+    options: tuple = ()                           # the kind's EvaluatorOptions (also its Kind's)
+    rules: dict[str, str] = field(default_factory=dict)   # score rule -> what it is; the first is the default
+    work: Callable[[list, dict], int] | None = None
+    select: Callable[[list, dict], list] | None = None   # the items the options ask for (all by default)
+    item_row: Callable[[Any], dict] | None = None  # an item's columns in the items file (default: its fields)
+    suffixes: tuple[str, ...] = (".jsonl", ".csv")
+    chart_name: str = ""                          # the PNG's name (default: the kind's)
+
+    # --- the data --------------------------------------------------------------------------
+
+    def detect(self, path) -> bool:
+        """A release folder of this kind, or a data file whose first record has the required fields."""
+        path = Path(path)
+        if path.is_dir():
+            try:
+                manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return False
+            return isinstance(manifest, dict) and manifest.get("kind") == self.kind
+        if path.suffix.lower() not in self.suffixes or not path.is_file():
+            return False
+        try:
+            first = next(iter(_records(path, limit=1)), (0, None))[1]
+        except (InputError, OSError):
+            return False
+        return isinstance(first, dict) and set(self.required) <= set(first)
+
+    def read(self, path: Path) -> list:
+        """Every item of a data file, checked whole: an InputError lists every bad line and field."""
+        shown = display_path(path)
+        problems: list[Problem] = []
+        items = []
+        for line, record in _records(path, problems=problems):
+            bad = Bad(shown, line, problems)
+            if not isinstance(record, dict):
+                bad("", f"a {self.item_name} is a JSON object, not {type(record).__name__}")
+                continue
+            for name in self.required:
+                if name not in record:
+                    bad(name, "missing")
+            if bad.count:
+                continue
+            found = self.item(record, bad)
+            if found is not None and not bad.count:
+                items.append(found)
+        if problems:
+            more = f" (first {MAX_PROBLEMS} shown)" if len(problems) > MAX_PROBLEMS else ""
+            raise InputError(f"{len(problems)} problem(s) in {shown}{more}", problems[:MAX_PROBLEMS])
+        if not items:
+            raise InputError(f"{shown}: no {self.items_name} (an empty file)")
+        return items
+
+    # --- the figures ------------------------------------------------------------------------
+
+    def rule(self, requested: str | None) -> str | None:
+        if not self.rules:
+            if requested:
+                raise InputError(f"{self.kind} has one way of scoring: --score-rule is not used")
+            return None
+        rule = (requested or next(iter(self.rules))).lower()
+        if rule not in self.rules:
+            raise InputError(f"--score-rule {requested!r} is not a {self.kind} rule; use "
+                             + ", ".join(f"{r} ({what})" for r, what in self.rules.items()))
+        return rule
+
+    def group_of(self, item) -> str:
+        return str(_get(item, self.group))
+
+    def document(self, label: str, items: list, options: dict) -> dict:
+        """The JSON document before any model: what was scored and how to read it."""
+        return {"kind": self.kind, "dataset": label, f"n_{self.items_name}": len(items),
+                "n_units": len(set(_units(self, items).values())), "unit": self.units, "group_by": self.group_name,
+                "interpretation": self.meaning,
+                **({"options": {k: v for k, v in options.items() if v is not None}} if options else {}),
+                "statistics": {s.key: {"title": s.title, "neutral": s.neutral} for s in self.statistics}
+                | {g.key: {"title": g.title, "of": g.of} for g in self.gaps},
+                "models": {}}
+
+    def model_entry(self, items: list, results: list[dict]) -> tuple[dict, list[Scope]]:
+        """A model's figures overall and per group, and the scopes its intervals resample."""
+        units = _units(self, items)
+        groups = sorted({self.group_of(i) for i in items})
+        by = f"by_{self.group_name.replace(' ', '_')}"
+        entry: dict = {"overall": {}, by: {}}
+        scopes = []
+        for label, chosen in [("overall", None), *((g, g) for g in groups)]:
+            keep = [k for k, i in enumerate(items) if chosen is None or self.group_of(i) == chosen]
+            measures = {s.key: self._measure(s, items, results, keep, units) for s in self.statistics}
+            if chosen is None:
+                measures.update(self._gaps(items, results, units, groups))
+            node = {key: m.point for key, m in measures.items()}
+            node["n"] = len(keep)
+            if chosen is None:
+                entry["overall"] = node
+                late = [g for g in self.gaps if g.key not in measures]   # units span groups: the point alone
+                scopes.append(Scope(("overall",), measures, self.units))
+            else:
+                entry[by][label] = node
+                scopes.append(Scope((by, label), measures, self.units))
+        for gap in late if len(groups) > 1 else ():
+            values = [entry[by][g][gap.of] for g in groups if entry[by][g][gap.of] is not None]
+            entry["overall"][gap.key] = max(values) - min(values) if values else None
+        return entry, scopes
+
+    def _measure(self, stat: Statistic, items, results, keep: list[int], units: dict) -> Measure:
+        values = np.array([[_column(c, items[k], results[k]) for c in stat.columns] for k in keep],
+                          dtype=float).reshape(len(keep), len(stat.columns))
+        summed = _sum_by_unit(values, [units[id(items[k])] for k in keep])
+        return Measure(summed, lambda sums, s=stat: s.figure(sums[:, 0, :]), neutral=stat.neutral)
+
+    def _gaps(self, items, results, units: dict, groups: list[str]) -> dict[str, Measure]:
+        """Each gap as a measure on the same units as the other figures: a unit's items lie in one
+        group (its cell). Where a unit spans groups no interval can be drawn for a gap
+        (`model_entry` gives its point alone)."""
+        out: dict[str, Measure] = {}
+        unit_group: dict = {}
+        for i in items:
+            unit_group.setdefault(units[id(i)], set()).add(self.group_of(i))
+        if len(groups) < 2 or any(len(g) > 1 for g in unit_group.values()):
+            return out
+        stats = {s.key: s for s in self.statistics}
+        owners = [units[id(i)] for i in items]
+        cells = np.array([groups.index(next(iter(unit_group[u]))) for u in dict.fromkeys(owners)])
+        for gap in self.gaps:
+            stat = stats[gap.of]
+            values = np.array([[_column(c, i, r) for c in stat.columns] for i, r in zip(items, results)], dtype=float)
+
+            def spread(sums, s=stat):
+                per = s.figure(sums)                      # resamples × groups
+                with np.errstate(invalid="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)   # a resample without any group's units
+                    return np.nanmax(per, axis=1) - np.nanmin(per, axis=1)
+            out[gap.key] = Measure(_sum_by_unit(values, owners), spread, cells=cells, neutral=0.0)
+        return out
+
+    def uncertainty(self, settings: Settings) -> Uncertainty:
+        return Uncertainty(settings, self.units, tuple(s.key for s in self.statistics if s.compared))
+
+    def evaluate_items(self, items: list, label: str, options: dict, settings: Settings, load_role,
+                       models: Sequence[str], roles: dict[str, str], progress_for, say) -> tuple[dict, list[dict]]:
+        """The whole evaluation, as both faces run it: `load_role(role, name)` loads a model,
+        `progress_for(model, total)` is a context giving progress(n), `say(line)` prints. Returns
+        the document (figures, intervals, comparisons) and the per-item rows."""
+        if self.select is not None:
+            items = self.select(items, options)
+            if not items:
+                raise InputError(f"{label}: no {self.items_name} left to score with these options "
+                                 f"({', '.join(f'{k} {v}' for k, v in options.items())})")
+        doc = self.document(label, items, options)
+        others = {}
+        for role in self.roles:
+            if role.name == UNDER_TEST.name:
+                continue
+            name = roles.get(role.name)
+            if name:
+                others[role.name] = (name, load_role(role, name))
+        if others:
+            doc["roles"] = {r: {"model": n, "revision": _revision(m)} for r, (n, m) in others.items()}
+        uncertainty = self.uncertainty(settings)
+        rows = []
+        under_test = next((r for r in self.roles if r.name == UNDER_TEST.name), UNDER_TEST)
+        for name in dict.fromkeys(models):
+            model = load_role(under_test, name)
+            loaded = Models(model, {r: m for r, (_, m) in others.items()})
+            total = self.work(items, options) if self.work else len(items)
+            with progress_for(name, total) as advance:
+                results = self.score(loaded, items, options, advance)
+            if len(results) != len(items):
+                raise RuntimeError(f"{self.kind}: score returned {len(results)} results for {len(items)} items")
+            entry, scopes = self.model_entry(items, results)
+            lm = getattr(model, "kind", None)   # a scorer says masked or causal
+            doc["models"][name] = {"revision": _revision(model), **({"lm": lm} if isinstance(lm, str) else {}),
+                                   **({"score_rule": options["score_rule"]}
+                                                                    if options.get("score_rule") else {}), **entry}
+            uncertainty.add(name, doc["models"][name], scopes)
+            for item, result in zip(items, results):
+                rows.append({"model": name, **self.row_of(item), **result})
+        for line in uncertainty.finish(doc):
+            say(line)
+        return doc, rows
+
+    def row_of(self, item) -> dict:
+        if self.item_row is not None:
+            return self.item_row(item)
+        if dataclasses.is_dataclass(item):
+            return {k: v for k, v in dataclasses.asdict(item).items() if not isinstance(v, (list, tuple, dict))}
+        return dict(item)
+
+    def check_roles(self, models: Sequence[str], roles: dict[str, str]) -> None:
+        """Every required model named before anything loads."""
+        if not models:
+            raise InputError(f"no model: pass --model ({UNDER_TEST.help})")
+        for role in self.roles:
+            if role.name != UNDER_TEST.name and role.required and not roles.get(role.name):
+                raise InputError(f"{self.kind} needs {role.flag} {role.metavar}: {role.help}")
+
+
+@dataclass
+class Models:
+    """The models one item is scored with: the model under test, and each other role's by name."""
+
+    model: Any
+    others: dict[str, Any]
+
+    def __getitem__(self, role: str):
+        return self.others[role]
+
+
+def _revision(model) -> str | None:
+    return getattr(getattr(model, "ref", None), "revision", None)
+
+
+def _get(item, name: str):
+    return item.get(name) if isinstance(item, dict) else getattr(item, name)
+
+
+def _column(column: Column, item, result: dict) -> float:
+    value = column(item, result) if callable(column) else result[column]
+    return float(value)
+
+
+def _units(declared: Declared, items: list) -> dict[int, Any]:
+    """id(item) -> its unit (the cluster value, else the item itself)."""
+    if not declared.cluster:
+        return {id(i): id(i) for i in items}
+    return {id(i): _get(i, declared.cluster) for i in items}
+
+
+def _sum_by_unit(values: np.ndarray, owners: list) -> np.ndarray:
+    """Rows of `values` summed per owner (units in first-seen order)."""
+    order = {o: n for n, o in enumerate(dict.fromkeys(owners))}
+    out = np.zeros((len(order), values.shape[1]))
+    np.add.at(out, [order[o] for o in owners], values)
+    return out
+
+
+def _records(path: Path, limit: int | None = None, problems: list[Problem] | None = None):
+    """(line, record) of a JSON-lines or CSV file; a line that is not JSON is a problem (or, when
+    no list is given, ends the reading)."""
+    shown = display_path(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise InputError(f"{shown}: file not found") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{shown}: not UTF-8 text (byte {exc.start})") from None
+    count = 0
+    if Path(path).suffix.lower() == ".csv":
+        reader = csv.DictReader(text.splitlines())
+        for record in reader:
+            yield reader.line_num, dict(record)
+            count += 1
+            if limit and count >= limit:
+                return
+        return
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            if problems is None:
+                raise InputError(f"{shown}:{number}: not JSON") from None
+            problems.append(Problem(shown, number, "", f"not JSON: {exc.msg} (column {exc.colno})"))
+            continue
+        yield number, record
+        count += 1
+        if limit and count >= limit:
+            return

@@ -1,0 +1,86 @@
+"""A release's evaluate.py for a kind that declares its evaluator (`evaluation.declared`): the
+standalone module `release/runtime/cli.py` runs, made from the declaration, so the script and
+`workbench evaluate` compute the same document with the same code and no copy of it.
+"""
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+
+from ...evaluation.declared import Declared
+from ...models.roles import CLASSIFIER, UNDER_TEST
+from .release import Refused, dataset_label
+
+
+def standalone_of(module):
+    """The standalone module cli.main runs: the module itself, or one made from its `DECLARED`."""
+    declared = getattr(module, "DECLARED", None)
+    return DeclaredStandalone(declared) if isinstance(declared, Declared) else module
+
+
+def _load(role, name: str, spec, runtimes: dict):
+    if role.uses == CLASSIFIER:
+        from .classify import load_classifier_standalone
+
+        return load_classifier_standalone(name, spec, runtimes)
+    from .lm import load_lm
+
+    return load_lm(name, spec, runtimes)
+
+
+class DeclaredStandalone:
+    """TITLE, MEASURES, DATA, add_options, check_options and evaluate, as cli.py expects them."""
+
+    def __init__(self, declared: Declared):
+        self.declared = d = declared
+        self.TITLE = d.title
+        self.MEASURES = (", ".join(s.title for s in d.statistics) + f", overall and per {d.group_name}"
+                         + (f"; {', '.join(g.title for g in d.gaps)}" if d.gaps else "") + ".")
+        self.DATA = d.data
+        self.MODEL_HELP = next((r.help for r in d.roles if r.name == UNDER_TEST.name), UNDER_TEST.help)
+        others = [r for r in d.roles if r.name != UNDER_TEST.name]
+        self.EXAMPLE = "".join(f" {r.flag} {r.metavar}" for r in others if r.required)
+        self.COMMAND = f"python evaluate.py --model MODEL{self.EXAMPLE} --json scores.json"
+
+    def add_options(self, parser) -> None:
+        d = self.declared
+        for role in d.roles:
+            if role.name != UNDER_TEST.name:
+                parser.add_argument(role.flag, dest=role.dest, metavar=role.metavar, help=role.help)
+        for option in d.options:
+            parser.add_argument(option.flag, dest=option.dest, type=option.type, default=option.default,
+                                choices=option.choices or None, metavar=option.metavar or None, help=option.help)
+        if d.rules:
+            parser.add_argument("--score-rule", choices=list(d.rules), default=next(iter(d.rules)),
+                                help="; ".join(f"{r}: {what}" for r, what in d.rules.items()))
+
+    def check_options(self, args) -> str | None:
+        missing = [r for r in self.declared.roles if r.name != UNDER_TEST.name and r.required
+                   and not getattr(args, r.dest, None)]
+        return f"{missing[0].flag} {missing[0].metavar} is required: {missing[0].help}" if missing else None
+
+    def evaluate(self, args, run, folder, origin, manifest):
+        d = self.declared
+        path = folder / d.data
+        if not path.is_file():
+            raise Refused(f"{folder}: no {d.data}")
+        items = d.read(path)
+        options = {o.dest: getattr(args, o.dest, o.default) for o in d.options}
+        if d.rules:
+            options["score_rule"] = args.score_rule
+        roles = {r.name: getattr(args, r.dest, None) for r in d.roles if r.name != UNDER_TEST.name}
+
+        @contextmanager
+        def progress_for(name, total):
+            print(f"scoring {len(items)} {d.items_name} with {name} ...", file=sys.stderr)
+            yield lambda n: None
+
+        doc, _ = d.evaluate_items(items, dataset_label(origin), options, args.intervals,
+                                  lambda role, name: _load(role, name, args.spec, run.runtimes), args.model, roles,
+                                  progress_for, print)
+        for name, entry in doc["models"].items():
+            shown = ", ".join(f"{s.title} {entry['overall'][s.key]:.{s.digits}f}" for s in d.statistics
+                              if entry["overall"].get(s.key) is not None)
+            print(f"{name}: {shown} ({entry['overall']['n']} {d.items_name})")
+        revisions = {name: entry["revision"] for name, entry in doc["models"].items()}
+        return doc, revisions
