@@ -19,6 +19,7 @@ APOSTROPHES = "'\u2019"
 # space after it; the first word after a meeting point and the space before it.
 _LAST = re.compile(r"([^\W\d_][\w-]*['\u2019]?)(\s*)$")
 _FIRST = re.compile(r"^(\s*)([^\W\d_][\w'\u2019-]*)")
+_BEFORE = re.compile(r"([^\W\d_][\w-]*)\s+$")   # the word before a meeting point's left word
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,9 @@ class Orthography:
     """A language's spelling rules at word boundaries. Each mapping is keyed by lower-case words."""
 
     contractions: Mapping[tuple[str, str], str] = field(default_factory=dict)   # ("de", "les") -> "des"
+    # A contraction made otherwise after some words: ("de", "des") -> (quantity words, "de"):
+    # "beaucoup de" + "des femmes" is "beaucoup de femmes", where elsewhere "de des" is "des".
+    contractions_after: Mapping[tuple[str, str], tuple[frozenset[str], str]] = field(default_factory=dict)
     elisions: Mapping[str, str] = field(default_factory=dict)    # "le" -> "l'": before a vowel or a mute h
     elide_only_before: Mapping[str, frozenset[str]] = field(default_factory=dict)   # "si" elides before "il(s)" only
     unelisions: Mapping[str, str] = field(default_factory=dict)  # "n'" -> "ne" before a consonant ("n'est" -> "ne sont")
@@ -48,18 +52,23 @@ class Orthography:
             return w in self.mute_h or w.startswith(self.mute_h_prefixes)
         return w[0] in self.vowels
 
-    def meet(self, left: str, right: str, contract: bool = True, after: str = "") -> tuple[str, str | None] | None:
+    def meet(self, left: str, right: str, contract: bool = True, after: str = "",
+             before: str = "") -> tuple[str, str | None] | None:
         """What `left` becomes before `right`: (new left, the joiner that replaces the space
         between them: None keeps it, "" joins the words, "\\0" also absorbs the right word).
         None when nothing changes. Contractions are tried only when `contract` (after every
         elision was made: "à" + "le" + "homme" is "à l'homme", not "au homme"); `after`, the
-        word after `right`, keeps "le" that should have been elided out of a contraction."""
+        word after `right`, keeps "le" that should have been elided out of a contraction;
+        `before`, the word before `left`, picks a contraction of `contractions_after`."""
         low, next_low = left.lower().replace("\u2019", "'"), right.lower()
         if self.article is not None and low in self.articles:
             chosen = self.article(right, left)
             return (chosen, None) if chosen != left else None
         if contract:
             contracted = self.contractions.get((low, next_low))
+            special = self.contractions_after.get((low, next_low))
+            if special is not None and before.lower() in special[0]:
+                contracted = special[1]
             if contracted is None or (next_low in self.elisions and self.vowel_initial(after)):
                 return None
             return _case_like(contracted, left), "\0"
@@ -86,16 +95,27 @@ def _case_like(word: str, model: str) -> str:
     return word
 
 
+_PARTS = re.compile(r"\s*\S+|\s+$")
+
+
 def respell(pieces: Sequence[str], substituted: Sequence[bool], orthography: Orthography | None) -> list[str]:
     """The pieces of a sentence with the spelling rules applied at each meeting point where a
-    substituted piece touches its neighbour; literal pieces meeting each other are left alone.
-    The result has one text per piece (a piece may become empty), so callers keep the spans
-    of fills."""
-    out = list(pieces)
+    substituted piece touches its neighbour, and between the words of one substituted piece (a
+    value "le ingénieur", a fill "que une"); literal pieces meeting each other are left alone.
+    Elisions first, then contractions, then the elisions a contraction opens ("beaucoup de" +
+    "des infirmières" -> "beaucoup d'infirmières"). The result has one text per piece (a piece
+    may become empty), so callers keep the spans of fills."""
     if orthography is None:
-        return out
-    for contract in (False, True):
-        out = _respell_pass(out, substituted, orthography, contract)
+        return list(pieces)
+    parts, owner, put_in = [], [], []
+    for i, (piece, sub) in enumerate(zip(pieces, substituted)):
+        for part in (_PARTS.findall(piece) or [piece]) if sub else [piece]:
+            parts.append(part), owner.append(i), put_in.append(sub)
+    for contract in (False, True, False):
+        parts = _respell_pass(parts, put_in, orthography, contract)
+    out = [""] * len(pieces)
+    for part, i in zip(parts, owner):
+        out[i] += part
     return out
 
 
@@ -112,8 +132,10 @@ def _respell_pass(out: list[str], substituted: Sequence[bool], orthography: Orth
         space = lspace + rspace
         if (lword[-1:] in APOSTROPHES) == bool(space):
             continue  # "qu' une" as written, or two parts of one word ("{{X}}s")
-        after = _FIRST.search(out[ri][rstart + len(rword):])
-        change = orthography.meet(lword, rword, contract, after.group(2) if after else "")
+        after = _FIRST.search(out[ri][rstart + len(rword):] + "".join(out[ri + 1:]))
+        before = _BEFORE.search("".join(out[:li]) + out[li][:lstart])
+        change = orthography.meet(lword, rword, contract, after.group(2) if after else "",
+                                  before.group(1) if before else "")
         if change is None:
             continue
         new_left, joiner = change

@@ -145,7 +145,17 @@ _PLURAL_DETERMINERS = frozenset("les des ces mes tes ses nos vos leurs plusieurs
 
 # Spelling where words meet (workbench/languages/orthography.py): "de" + "les femmes" is "des
 # femmes", "que" + "une femme" "qu'une femme", "n'" + "sont" "ne sont".
-_CONTRACTIONS = {("de", "le"): "du", ("de", "les"): "des", ("à", "le"): "au", ("à", "les"): "aux"}
+_CONTRACTIONS = {("de", "le"): "du", ("de", "les"): "des", ("à", "le"): "au", ("à", "les"): "aux",
+                 # the preposition before a group written with the indefinite "des": "le salaire de" +
+                 # "des infirmières" is "le salaire des infirmières"
+                 ("de", "des"): "des"}
+# After a word of quantity or a negation the indefinite "des" is dropped and "de" stays (then
+# elides): "beaucoup de" + "des infirmières" is "beaucoup d'infirmières", "pas de" + "des
+# voisins" "pas de voisins" ("beaucoup des infirmières" would be "many of the nurses").
+_QUANTITIES = frozenset("""beaucoup peu trop assez plus moins tant autant combien tellement énormément davantage
+pas jamais point guère nombre quantité multitude foule tas dizaine dizaines douzaine douzaines vingtaine vingtaines
+trentaine trentaines centaine centaines millier milliers""".split())
+_CONTRACTIONS_AFTER = {("de", "des"): (_QUANTITIES, "de")}
 _ELISIONS = {w: w[:-1] + "'" for w in ("le", "la", "de", "que", "ne", "je", "me", "te", "se", "ce", "si",
                                        "jusque", "lorsque", "puisque", "quoique")}
 _BEFORE_PRONOUNS = frozenset("il ils elle elles on un une en".split())
@@ -166,7 +176,7 @@ _MUTE_H_PREFIXES = ("habit", "habil", "habill", "harmoni", "hébd", "hebdo", "h�
 _NO_ELISION = frozenset("onze onzième onzièmes oui ouistiti ouistitis yaourt yaourts".split())
 
 ORTHOGRAPHY = Orthography(
-    contractions=_CONTRACTIONS, elisions=_ELISIONS, elide_only_before=_ELIDE_ONLY_BEFORE, unelisions=_UNELISIONS,
+    contractions=_CONTRACTIONS, contractions_after=_CONTRACTIONS_AFTER, elisions=_ELISIONS, elide_only_before=_ELIDE_ONLY_BEFORE, unelisions=_UNELISIONS,
     before_vowel={"ce": "cet", "ma": "mon", "ta": "ton", "sa": "son"}, before_consonant={"cet": "ce"},
     mute_h=_MUTE_H, mute_h_prefixes=_MUTE_H_PREFIXES, no_elision=_NO_ELISION)
 
