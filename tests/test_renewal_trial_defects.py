@@ -351,3 +351,22 @@ def test_annotations_stats_of_a_crows_pairs_audit_never_says_hypothesis(pairs, t
     assert "Disputed items: 1" in said and "fine as it is" in said
     words = kinds.of_config(load_config(pairs / "workbench.toml")).words
     assert words.fields[0].line == "first sentence" and words.domain == "bias type"
+
+
+# -- 6. a renewal's manifest carries the settings its kind reads -------------------------------------------
+def test_a_crows_pairs_renewals_manifest_carries_no_settings_of_the_nli_loop(pairs, tmp_path, runner):
+    kind = kinds.of_config(load_config(pairs / "workbench.toml"))
+    assert {"generate", "evaluate.label_overrides"} <= set(kind.unused_settings)
+    keep = _labels(tmp_path / "keep.jsonl", [{"item_id": r[0], "label": "keep"} for r in PAIRS])
+    assert invoke(runner, "annotate", "--annotator", "alice", "--labels-from", keep).exit_code == 0
+    for version, extra in (("1.0.0", ()), ("0.9.0", ("--original",))):
+        r = invoke(runner, "build", "--version", version, *extra)
+        assert r.exit_code == 0, r.output + str(r.exception)
+        manifest = json.loads((pairs / "exports" / "renewed" / version / "manifest.json").read_text())
+        settings = manifest["config"]
+        assert "generate" not in settings and "label_overrides" not in settings.get("evaluate", {}), settings
+        assert not any(s in settings or "." in s and s.split(".")[1] in settings.get(s.split(".")[0], {})
+                       for s in kind.unused_settings)
+        # what it reads is all there: the project, the audit's annotation settings, the original it renews
+        assert settings["project"]["kind"] == "crows-pairs" and settings["origin"]["name"] == "CrowS-Pairs"
+        assert settings["annotation"]["validators"] == 2

@@ -234,7 +234,7 @@ def build(config: Config, version: str, *, force: bool = False, allow_unlabelled
             "samples": len(rows),
             "domains": release.domains,
             "templates": basis["templates"],
-            "config": _without(local, config.model_dump(mode="json")),
+            "config": _without(local, _read_by(kind, config.model_dump(mode="json"))),
             "models": basis["models"],
             # every file, those of evaluator/ too, named as the Hub names them (forward slashes)
             "files": {p.relative_to(staging).as_posix(): file_sha256(p) for p in sorted(staging.rglob("*"))
@@ -288,6 +288,14 @@ def _absolute_paths(values) -> dict[str, str]:
 
     walk(values)
     return found
+
+
+def _read_by(kind, settings: dict) -> dict:
+    """The settings `kind` reads: the sections and keys it declares unused (`Kind.unused_settings`:
+    a CrowS-Pairs project has no [generate]) left out, as `workbench init` leaves them out."""
+    unused = set(kind.unused_settings)
+    return {section: {k: v for k, v in values.items() if f"{section}.{k}" not in unused}
+            if isinstance(values, dict) else values for section, values in settings.items() if section not in unused}
 
 
 def _without(local: dict[str, str], value):
