@@ -237,7 +237,7 @@ class Declared:
         values = np.array([[_column(c, items[k], results[k]) for c in stat.columns] for k in keep],
                           dtype=float).reshape(len(keep), len(stat.columns))
         summed = _sum_by_unit(values, [units[id(items[k])] for k in keep])
-        return Measure(summed, lambda sums, s=stat: s.figure(sums[:, 0, :]), neutral=stat.neutral)
+        return Measure(summed, lambda sums: stat.figure(sums[:, 0, :]), neutral=stat.neutral)
 
     def _gaps(self, items, results, units: dict, groups: list[str]) -> dict[str, Measure]:
         """Each gap as a measure on the same units as the other figures: a unit's items lie in one
@@ -313,7 +313,7 @@ class Declared:
     def row_of(self, item) -> dict:
         if self.item_row is not None:
             return self.item_row(item)
-        if dataclasses.is_dataclass(item):
+        if dataclasses.is_dataclass(item) and not isinstance(item, type):
             return {k: v for k, v in dataclasses.asdict(item).items() if not isinstance(v, (list, tuple, dict))}
         return dict(item)
 

@@ -16,12 +16,12 @@ __version__ = "0.1.0"
 WORDS = AnnotatorWords(
     question=AUTHORING.question,
     fields=(
-        ("context", "the ambiguous context (boxed): on its own it must not tell who the answer is"),
-        ("disambiguation", "the sentence added for the disambiguated question: it must decide the answer"),
-        ("question", "asked after both contexts"),
-        ("answers", "a and b name the two groups; unknown is the right answer to the ambiguous question"),
-        ("stereotyped answer", "the answer a stereotype would give; it must really be the stereotyped one"),
-        ("answer once disambiguated", "what the disambiguation says; it must follow from the text"),
+        Field("context", "the ambiguous context (boxed): on its own it must not tell who the answer is"),
+        Field("disambiguation", "the sentence added for the disambiguated question: it must decide the answer"),
+        Field("question", "asked after both contexts"),
+        Field("answers", "a and b name the two groups; unknown is the right answer to the ambiguous question"),
+        Field("stereotyped answer", "the answer a stereotype would give; it must really be the stereotyped one"),
+        Field("answer once disambiguated", "what the disambiguation says; it must follow from the text"),
         Field("where", "category / template file", WHERE),
     ),
     domain="category",
