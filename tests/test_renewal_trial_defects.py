@@ -370,3 +370,14 @@ def test_a_crows_pairs_renewals_manifest_carries_no_settings_of_the_nli_loop(pai
         # what it reads is all there: the project, the audit's annotation settings, the original it renews
         assert settings["project"]["kind"] == "crows-pairs" and settings["origin"]["name"] == "CrowS-Pairs"
         assert settings["annotation"]["validators"] == 2
+
+
+def test_no_renewal_records_the_generation_settings_it_never_reads():
+    from workbench import kinds
+
+    for name in ("stereoset", "nli", "honest", "sofa", "crows-pairs", "sos"):
+        kind = kinds.get(name)
+        if kind.audit is None:
+            continue
+        assert "generate" in kind.renewal().unused_settings, name
+    assert "generate" not in kinds.get("stereoset").unused_settings   # its own loop proposes BLANK words with it

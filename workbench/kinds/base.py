@@ -325,8 +325,10 @@ class Kind:
         words = None if own is None else dataclasses.replace(
             own, question=a.question or a.scheme.question, per_item=None, choices=(), edit=a.fix_fields)
         # an audit is not the benchmark's validation: none of its annotation defaults carry over
+        # a renewal applies the audit's decisions to the published items: it generates nothing
+        unused = tuple(dict.fromkeys((*self.unused_settings, "generate")))
         return dataclasses.replace(self, scheme=a.scheme, words=words, stages=a.stages, annotation_defaults={},
-                                   release_stage=a.release_stage, renewing=True,
+                                   release_stage=a.release_stage, renewing=True, unused_settings=unused,
                                    check_templates=a.check_templates or self.check_templates)
 
     @property
