@@ -426,8 +426,8 @@ class Session:
 
     def fix_line(self, fix: dict[str, str]) -> str:
         """A proposed fix as one line: its texts in the order the item shows them (the fix fields'
-        order; a label event stores them by column name, which is not that order: CrowS-Pairs'
-        sent_less sorts before sent_more), each named by its column when the fix changes only
+        order; a label event stores them by column name, which is not that order: a pair's second
+        sentence may sort before its first), each named by its column when the fix changes only
         some of the lines."""
         order = [column for column, _ in self.fix_fields]
         columns = [c for c in order if c in fix] + sorted(c for c in fix if c not in order)

@@ -292,7 +292,7 @@ def _absolute_paths(values) -> dict[str, str]:
 
 def _read_by(kind, settings: dict) -> dict:
     """The settings `kind` reads: the sections and keys it declares unused (`Kind.unused_settings`:
-    a CrowS-Pairs project has no [generate]) left out, as `workbench init` leaves them out."""
+    a kind without a generation step has no [generate]) left out, as `workbench init` leaves them out."""
     unused = set(kind.unused_settings)
     return {section: {k: v for k, v in values.items() if f"{section}.{k}" not in unused}
             if isinstance(values, dict) else values for section, values in settings.items() if section not in unused}

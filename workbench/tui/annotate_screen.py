@@ -175,7 +175,7 @@ class AnnotateScreen(Screen):
                 text.stylize("reverse yellow", a, b)
             hyp.update(text)
             # The item's id (a renewal's: the published benchmark's own id) on the box's lower edge:
-            # no line of the item for it, and it never wraps (a 32-character StereoSet id fits at 50 columns).
+            # no line of the item for it, and it never wraps (a 32-character id fits at 50 columns).
             hyp.border_subtitle = Text(f"id {item.id}")
             context.update(self._details(item))
         self._draw_state(item)

@@ -2,8 +2,8 @@
 words changed so far shown as a diff under them. Enter moves to the next line and saves on the
 last; Escape cancels. It returns {column: text}, or None when cancelled.
 
-Every line stays on screen at 80×24: where the framed inputs do not fit (a StereoSet CAT has
-four lines: its context and three sentences), they turn compact (one row each, no frame), and
+Every line stays on screen at 80×24: where the framed inputs do not fit (an item may have
+four lines: a context and three sentences), they turn compact (one row each, no frame), and
 the dialog scrolls to the line being typed in whenever even that is too tall."""
 from __future__ import annotations
 
