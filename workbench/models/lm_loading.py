@@ -32,6 +32,12 @@ def load_scorer(name: str, *, root: Path | None = None, revision: str | None = N
 
     if is_served(name):
         from .served import open_served
+        from .vllm_model import is_vllm
+
+        if is_vllm(name) and not served:   # refused before vLLM loads the weights
+            raise ModelError(f"{name}: these scores need the scorer of a checkpoint (per-token log-probabilities of "
+                             "every token); vLLM serves generation and continuation log-likelihoods only: score the "
+                             "checkpoint itself (a local folder or a Hub name)")
 
         model = open_served(name, cache_path if served else None)
         if runtimes is not None:

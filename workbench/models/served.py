@@ -65,8 +65,9 @@ Progress = Callable[[int], None] | None
 
 
 def is_served(name) -> bool:
-    """Whether a model name names a server (`http(s)://...`) rather than a checkpoint."""
-    return isinstance(name, str) and name.strip().lower().startswith(("http://", "https://"))
+    """Whether a model name names a server (`http(s)://...`) or a checkpoint run by vLLM in this
+    process (`vllm:MODEL`, models/vllm_model.py: the same calls) rather than a checkpoint."""
+    return isinstance(name, str) and name.strip().lower().startswith(("http://", "https://", "vllm:"))
 
 
 def _api_key() -> str | None:
@@ -562,7 +563,12 @@ def _continuation(found: tuple[list[str], list], n_chars: int, text: str) -> flo
 
 def open_served(name: str, cache_path: Path | str | None = None, **options) -> ServedModel:
     """The served model a name gives, connected (its first contact says at once when nothing
-    answers there), with the score cache at `cache_path` when given."""
+    answers there), with the score cache at `cache_path` when given. A `vllm:` name is loaded by
+    vLLM here instead (vllm_model.open_vllm)."""
+    if name.strip().lower().startswith("vllm:"):
+        from .vllm_model import open_vllm
+
+        return open_vllm(name, cache_path)
     cache = None
     if cache_path is not None:
         from ..core.cache import Cache

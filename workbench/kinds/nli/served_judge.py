@@ -55,6 +55,10 @@ def read_answer(text: str, answers: dict) -> str | None:
 def served_ref(name: str) -> ModelRef:
     """A served model's reference, without a request: the server's own model id joins the
     cache key when the judge connects (`ServedJudgeFactory.cache_revision`)."""
+    from ...models.vllm_model import checkpoint, is_vllm
+
+    if is_vllm(name):
+        return ModelRef(name, checkpoint(name), "vllm:")
     endpoint = parse(name)
     return ModelRef(name, endpoint.base, f"served:{endpoint.model or ''}")
 
