@@ -186,6 +186,9 @@ def test_annotations_stats_heads_an_sos_project_by_attribute_and_profane_sentenc
     ran = invoke(runner, "run")
     assert ran.exit_code == 0, ran.output
     assert "masked_samples" not in ran.output                  # no NLI counts for a kind that masks nothing
+    assert "samples" not in ran.output
+    again = invoke(runner, "expand")
+    assert re.search(r"expand: up to date \(\d+ pairs\)", again.output), again.output   # the kind's word for its rows
     from workbench.authoring.stages import write_example_labels
 
     labels = write_example_labels(tmp_path / "sos")

@@ -85,6 +85,10 @@ class Authoring:
     # The keys each nested mapping may have, by pattern (`pairs.[]`: every entry of `pairs`;
     # `identities.*`: every value of `identities`); mappings of free names (groups, categories) stay open.
     nested: dict = field(default_factory=dict)
+    # (published column, record key) of each column of the published file the kind reads, for a
+    # release laid out as the published file (`build --layout original`, Layout.write_original): a
+    # row's cell there is its record's value (a fix applied), any other column's the `source` kept
+    published: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self):
         clash = sorted(set(self.columns) & RESERVED_COLUMNS)
@@ -340,9 +344,8 @@ class Expand(ReadsTemplateFiles, Stage):
 
     def counts(self, ctx, table, inputs, work):
         units = len(set(table["item_id"].to_pylist()))
-        # No masked-sample counts for a kind that masks nothing; `samples` stays only because
-        # `workbench expand` names it when the stage is up to date (cli/pipeline.py).
-        return {"templates": work["templates"], "rows": table.num_rows, "units": units, "samples": table.num_rows,
+        # No masked-sample counts for a kind that masks nothing: rows, in the kind's own word
+        return {"templates": work["templates"], "rows": table.num_rows, "units": units,
                 "by_domain": dict(sorted(Counter(table["domain"].to_pylist()).items())), "warnings": work["warnings"]}
 
 
@@ -447,6 +450,65 @@ class Layout:
 
         return pq.read_table(Path(folder) / self.authoring.parquet_file).to_pylist()
 
+    @property
+    def write_original(self):
+        """`_write_original` for a kind that declares the published columns it reads (None for
+        one that does not: its release has no layout of the published file)."""
+        a = self.authoring
+        return self._write_original if a.published and a.public_format == "csv" else None
+
+    def _write_original(self, rows: list[dict], staging: Path) -> list[str] | None:
+        """The release laid out as the published file (`build --layout original`): the public file
+        has the published header (its index column too), delimiter and line ending, the rows in
+        the published order; each cell is the row's record value for a column the kind reads (a
+        fix applied), else the published cell its `source` keeps (absent: empty), so a row nobody
+        changed is the published row field for field. The Parquet beside it has the same rows in
+        the same order, with those columns and the release's own (sources/copies checks that both
+        agree). None when the rows do not say how the file was laid out (an import that recorded
+        no `layout`: a JSON-lines file, or a project imported before layouts were recorded)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        a = self.authoring
+        if not rows:
+            return None
+        records = [json.loads(r["record"]) for r in rows]
+        layouts = {json.dumps(rec.get("layout"), sort_keys=True) for rec in records}
+        layout = records[0].get("layout")
+        if len(layouts) != 1 or not isinstance(layout, dict) or \
+                not all(isinstance(rec.get("position"), int) for rec in records):
+            return None
+        columns, id_column = list(layout["columns"]), layout.get("id_column")
+        read = {_column_key(c): key for c, key in a.published}
+
+        def cell(rec: dict, column: str) -> str:
+            source = rec.get("source") or {}
+            if column in source:                  # not read by the kind, or read but published otherwise
+                value = source[column]
+            elif id_column is not None and column == id_column:
+                value = rec.get("id")
+            else:
+                value = rec.get(read.get(_column_key(column), "\0"))
+            return "" if value is None else _cell(value)
+
+        order = sorted(range(len(rows)), key=lambda k: (records[k]["position"], rows[k]["row_id"]))
+        cells = [[cell(records[k], c) for c in columns] for k in order]
+        out = io.StringIO()
+        writer = csv.writer(out, delimiter=layout.get("delimiter") or a.delimiter,
+                            lineterminator=layout.get("newline") or "\n")
+        writer.writerows([columns, *cells])
+        data = staging / a.data_file
+        data.parent.mkdir(parents=True, exist_ok=True)
+        with open(data, "w", encoding="utf-8", newline="") as f:
+            f.write(out.getvalue())
+        table = pa.Table.from_pylist([{
+            **{c: records[k].get(c) for c in a.columns}, **dict(zip(columns, row)), "row_id": rows[k]["row_id"],
+            "unit_id": rows[k]["item_id"], "template_id": rows[k]["template_id"], "domain": rows[k]["domain"],
+            "label": rows[k]["label"], "entry": rows[k]["entry"],
+        } for k, row in zip(order, cells)])
+        pq.write_table(table, staging / a.parquet_file, compression="zstd", write_statistics=False, store_schema=True)
+        return sorted({r["domain"] for r in rows})
+
     def card(self, release) -> str:
         a = self.authoring
         text = generic.card(release, kind_name=a.kind, about=a.about, fields=a.fields,
@@ -540,6 +602,11 @@ def release_without(authoring: Authoring, source: str, removed: set[str], folder
         with open(target, "w", encoding="utf-8", newline="") as f:
             csv.writer(f, delimiter=authoring.delimiter, lineterminator="\n").writerows([*header, *kept])
     return target, len(rows) - len(kept)
+
+
+def _column_key(name: str) -> str:
+    """A column name compared case- and separator-blind (`Sent_More` is `sent_more`)."""
+    return re.sub(r"[-_ ]", "", name.strip().lower())
 
 
 def _cell(value: Any) -> str:

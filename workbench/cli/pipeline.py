@@ -54,10 +54,10 @@ def validate(ctx: typer.Context) -> None:
 def expand(
     ctx: typer.Context,
     templates: Optional[Path] = typer.Option(None, "--templates", "-t", help="Template folder or file (default: configured folder)."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Also write the samples as JSON lines to this file."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Also write the rows as JSON lines to this file."),
     force: bool = typer.Option(False, "--force", help="Recompute even when inputs are unchanged."),
 ) -> None:
-    """Expand the project's templates into the samples of its kind (the first stage of
+    """Expand the project's templates into the rows of its kind (the first stage of
     `workbench run`); `--out` also writes them as JSON lines.
     """
     pipeline = get_pipeline(ctx, templates_dir=templates)
@@ -73,7 +73,12 @@ def expand(
                 r["bindings"] = dict(r["bindings"])
         atomic_write_text(out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     if result.get("skipped"):
-        console.print(f"expand: up to date ({result['samples']} samples); use --force to recompute")
+        from .. import kinds
+        from ..annotation.display import words_of
+
+        words = words_of(kinds.of_config(get_config(ctx)).words)   # the rows as the kind names them
+        count = result.get("rows", result.get("samples"))
+        console.print(f"expand: up to date ({count} {words.rows}); use --force to recompute")
         if out:
             console.print(f"wrote {display_path(out)}")
         return
