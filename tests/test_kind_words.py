@@ -207,6 +207,8 @@ def test_annotations_stats_heads_an_sos_project_by_attribute_and_profane_sentenc
     card = (tmp_path / "sos" / "exports" / "sos" / "1.0.0" / "README.md").read_text()
     assert "> **Content warning.** " + kinds.get("sos").words.content_warning in card
     assert "concern stereotypes" not in card
+    assert "| attribute | items |" in card and "| attribute | template file | items |" in card   # Size, Validation
+    assert "| domain |" not in card and "subtopic" not in card
 
 
 @pytest.mark.parametrize("name, sections", [

@@ -64,7 +64,9 @@ def renewal_sections(release, audit) -> list[str]:
         said = (f"This is {what} as published, imported for an audit that has not changed it yet (the version a "
                 "renewed one is compared with).")
     elif scope.get("kept"):   # a partial audit: how many, how they were chosen, and what became of the others
-        how = (f"a random sample of {origin.sample} drawn when it was imported (seed {origin.seed or 0})"
+        strata = (f", stratified by {origin.stratify} (each group's share in proportion to its size, at least one "
+                  "item per group)" if origin.stratify else "")
+        how = (f"a random sample of {origin.sample}{strata} drawn when it was imported (seed {origin.seed or 0})"
                if origin.sample else "the items the annotators labelled")
         said = (f"This is a renewed version of {what} after a partial audit: {scope['audited']} of the original's "
                 f"{scope['units']} items were audited by people ({how}) and kept, fixed or dropped with a reason; the "
@@ -81,6 +83,11 @@ def renewal_sections(release, audit) -> list[str]:
         hashed = " of its files' paths and contents" if folder else ""
         lines.append(f"- {'Folder' if folder else 'File'} imported: `{origin.file}`"
                      + (f" (sha256 `{origin.sha256}`{hashed})" if origin.sha256 else ""))
+    if getattr(release, "layout", "workbench") == "original":
+        lines.append("- Layout: the data file is laid out as the published file (its columns in their order, its index "
+                     "column, its rows in the published order), so scripts written for the original read it unchanged"
+                     + ("." if release.original else "; the rows the audit dropped are left out, a fixed row has its "
+                        "corrected text, and every other field is as published."))
     lines.append("")
     if origin.citation:
         lines += ["Please cite the original:", "", "```", origin.citation.strip(), "```", ""]
@@ -99,6 +106,12 @@ def renewal_sections(release, audit) -> list[str]:
                              [[f"`{c.id}`", c.title, total.get(c.id, 0)] for c in audit.scheme.choices]), "",
               agreement_sentence(s.get("agreement", {}))
               + (" Agreement counts the audited items only." if scope.get("kept") else ""), ""]
+    decided = (s.get("adjudication") or {}).get("resolved", 0)
+    if decided:
+        who = ", ".join((s.get("agreement") or {}).get("adjudicators", [])) or "an adjudicator"
+        lines += [f"{decided} item{' was' if decided == 1 else 's were'} adjudicated ({who}): `CHANGELOG.md` lists "
+                  "each with the annotators' competing proposals, the decision and the adjudicator's note, and "
+                  "`changes.csv` gives the rows they changed the same fields.", ""]
     return lines
 
 
@@ -131,14 +144,20 @@ def content_warning(words) -> list[str]:
     return [f"> **Content warning.** {text}", ""] if text else []
 
 
-def _content_warning_of(kind_name: str) -> list[str]:
+def _words_of(kind_name: str):
+    """The kind's words (the generic ones for a kind that is not installed)."""
     from .. import kinds
+    from ..annotation.display import words_of
 
     try:
         words = kinds.get(kind_name).words
-    except Exception:  # noqa: BLE001 -- an unknown kind: the generic words' warning
+    except Exception:  # noqa: BLE001 -- an unknown kind: the generic words
         words = None
-    return content_warning(words)
+    return words_of(words)
+
+
+def _content_warning_of(kind_name: str) -> list[str]:
+    return content_warning(_words_of(kind_name))
 
 
 def card(release, *, kind_name: str, about: str, fields: str, data_files: dict[str, str],
@@ -156,6 +175,7 @@ def card(release, *, kind_name: str, about: str, fields: str, data_files: dict[s
                       + ("\n  default: true" if i == 0 else ""))
     header.append("---")
     counts = Counter(r.get("domain", "") for r in release.rows)
+    words = _words_of(kind_name)   # what the kind calls an item's domain and subtopic
     s = release.summary
     agreement = s.get("agreement", {})
     body = [
@@ -169,11 +189,11 @@ def card(release, *, kind_name: str, about: str, fields: str, data_files: dict[s
         *card_lines(kind_name), *lmeval.card_lines(kind_name, lmeval.task_name(config.project.name, release.version)),
         "```", "",
         "## Fields", "", fields, "",
-        "## Size", "", markdown_table(["domain", "items"], [[d, n] for d, n in sorted(counts.items())]), "",
+        "## Size", "", markdown_table([words.domain, "items"], [[d, n] for d, n in sorted(counts.items())]), "",
         "## Validation", "",
         f"Items were labelled with the `{s.get('scheme')}` scheme; final labels follow the `{s.get('policy')}` policy. "
         + agreement_sentence(agreement), "",
-        markdown_table(["domain", "subtopic", "items", *s.get("columns", [])],
+        markdown_table([words.domain, words.subtopic, "items", *s.get("columns", [])],
                        [[r["domain"], r["subtopic"], r["items"], *(r[c] for c in s.get("columns", []))]
                         for r in s.get("breakdown", [])]), "",
     ]
