@@ -263,3 +263,15 @@ def test_a_plugin_with_such_a_line_is_listed_as_broken_and_the_others_still_work
         assert "sos" in result.output
     finally:
         next(gen, None)
+
+
+def test_validate_warns_about_a_section_the_kind_never_reads(tmp_path, runner, monkeypatch):
+    assert invoke(runner, "init", str(tmp_path / "p"), "--kind", "crows-pairs").exit_code == 0
+    monkeypatch.chdir(tmp_path / "p")
+    clean = invoke(runner, "validate")
+    assert clean.exit_code == 0 and "0 warning(s)" in clean.output, clean.output
+    with open("workbench.toml", "a", encoding="utf-8") as f:
+        f.write('\n[generate]\nmodel = "bert-base-uncased"\n')
+    warned = invoke(runner, "validate")
+    assert warned.exit_code == 0 and "1 warning(s)" in warned.output
+    assert "[generate] is not read by kind 'crows-pairs'" in warned.output

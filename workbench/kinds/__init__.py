@@ -197,6 +197,15 @@ def settings_problems(config: "Config") -> list:
             config.section(name, model)
         except ConfigError as exc:
             problems.extend(exc.problems)
+    for unused in kind.unused_settings:   # a shared section (or key) the file sets but the kind never reads
+        section, _, key = unused.partition(".")
+        node = getattr(config, section, None)
+        given = key in getattr(node, "model_fields_set", ()) if key else section in config.model_fields_set
+        if given:
+            shown = f"[{section}] {key}" if key else f"[{section}]"
+            problems.append(Problem(config.shown_source, config.line_of(*unused.split(".")), unused,
+                                    f"{shown} is not read by kind {kind.name!r} (it has no such step): it changes "
+                                    "nothing; remove it", severity="warning"))
     return problems
 
 
