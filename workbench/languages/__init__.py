@@ -46,6 +46,7 @@ class Language:
     indefinite_articles: frozenset[str] = frozenset()    # the articles that fixer rewrites
     elisions: tuple[str, ...] = ()              # prefixes cut from a word before it is read ("l'", "d'")
     word_pattern: str = r"[\w'-]+"             # what a word is (French adds the typographic apostrophe)
+    capitalised: frozenset[str] = frozenset()   # words written with a capital anywhere in a sentence ("I")
     # Spelling where a placeholder, a fill or a changed word meets its neighbours (contractions,
     # elisions, a/an); None: the article fixer alone, if the language has one.
     orthography: Orthography | None = None

@@ -416,21 +416,24 @@ def _own_features(word: Word, need: Features) -> Features:
     return Features(plural, gender)
 
 
-def agree_in_place(texts: list[str], kinds: list[str], analysis: Analysis, language) -> Agreed:
+def agree_in_place(texts: list[str], kinds: list[str], analysis: Analysis, language,
+                   only: frozenset[str] | None = None) -> Agreed:
     """The pieces with every word that agrees with a group put in the form the group in its
     piece needs, judged from the word itself (its form, its number and gender as the parser
     reads them): for a text written once and used with values of either number or gender,
     where no written value says what its words agree with (an identity put into a template
     written as one string). A word already in the right form is never changed; a word the
     tables cannot inflect, a predicate noun and a pronoun that may stand for the group are
-    left as written and noted when their number is not the group's."""
+    left as written and noted when their number is not the group's. `only`: the kinds of
+    pieces whose words may change (a masked LM's fills: "fill"), every kind but masks by default."""
     grammar = language.grammar
     notes: list[str] = []
     if grammar is None:
         return Agreed(list(texts), list(kinds), list(range(len(texts))), notes)
     changes: dict[int, list[tuple[int, int, str]]] = {}
     for d in analysis.dependents:
-        if kinds[d.piece] == "mask" or any(kinds[s] != "group" for s in d.subject):
+        if kinds[d.piece] == "mask" or any(kinds[s] != "group" for s in d.subject) or \
+                (only is not None and kinds[d.piece] not in only):
             continue
         need = _subject_features(d, {s: texts[s] for s in d.subject}, language)
         have = _own_features(d.word, need)

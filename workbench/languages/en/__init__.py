@@ -115,6 +115,7 @@ LANGUAGE = Language(
     is_plural=is_plural,
     agreement={"is": "are", "was": "were", "has": "have", "does": "do", "isn't": "aren't", "wasn't": "weren't",
                "hasn't": "haven't", "doesn't": "don't"},
+    capitalised=frozenset({"I"}),
     indefinite_article=article_for,
     indefinite_articles=frozenset({"a", "an"}),
     grammar=GRAMMAR,

@@ -8,6 +8,7 @@ triage score for annotators, so the `fluency` stage scores only what reaches the
 from __future__ import annotations
 
 import math
+import re
 
 from .... import languages
 from ....core.errors import StageError
@@ -26,7 +27,7 @@ POS_RULES = 2
 class Generate(UsesProposalModel, Stage):
     name = "generate"
     upstream = ("expand",)
-    format = 3
+    format = 4   # 4: fills written as the sentence needs them (agreement with a group, sentence case)
     partition_key = "template_id"
     partition_noun = "templates"
     sort_keys = CANDIDATE_ORDER
@@ -113,14 +114,21 @@ def _candidates(samples: list[dict], gen, ref, cache, language=None) -> tuple[li
     seen_hypotheses: set[tuple] = set()
     language = language or languages.find(languages.DEFAULT)
     group_cache = _group_words(cache, {(s["group"], s["counterfactual_group"]) for s in samples}, language)
+    casing = _Casing(ref)
     for s in samples:
         gkey = (s["group"], s["counterfactual_group"])
         base = {key: s[key] for key in s if key not in ("hypothesis", "n_masks", "mask_pos", "question")}
         base["masked_hypothesis"] = s["hypothesis"]
         for f in fills[joined_key(k, s["hypothesis"])]:
-            filled = F.apply_fills(s["hypothesis"], f["words"], language=language)
+            # The fills as the sentence writes them: a capital only at a sentence start (or for a
+            # name or an acronym), and a word that agrees with a group in the form the group needs.
+            words = written_fills(s, f["words"], language, casing)
+            if not any(r in enabled for i, w in enumerate(f["words"])
+                       for r in F.word_filter_reasons(w, f["tokens"][i], f["word_start"][i], language)):
+                words = agreed_fills(s, words, language)
+            filled = F.apply_fills(s["hypothesis"], words, language=language)
             reason = None
-            for i, word in enumerate(f["words"]):
+            for i, word in enumerate(words):
                 reason = F.first_enabled_reason(word, f["tokens"][i], f["word_start"][i], filled, i, group_cache[gkey],
                                                 enabled, language)
                 if reason is not None:
@@ -130,7 +138,7 @@ def _candidates(samples: list[dict], gen, ref, cache, language=None) -> tuple[li
                 "candidate_id": short_hash(s["sample_id"], *f["words"]),
                 "hypothesis": filled.text,
                 "hypothesis_id": hypothesis_id(filled.text),
-                "fill": list(f["words"]),
+                "fill": list(words),
                 "fill_tokens": list(f["tokens"]),
                 "fill_spans": [list(span) for span in filled.spans],
                 "mask_pos": s["mask_pos"],
@@ -156,6 +164,99 @@ def _candidates(samples: list[dict], gen, ref, cache, language=None) -> tuple[li
         r["kept"] = r["reject_reason"] is None
 
     return rows, {"computed_fills": computed_fills, **pos_work}, model.loaded
+
+
+# Where a sentence starts: the text's start, or after a full stop, and any opening quote or bracket.
+_SENTENCE_START = re.compile(r"(?:^|[.!?\u2026]\s+)[\"'\u00ab\u201c(\s]*$")
+
+
+class _Casing:
+    """Whether a capitalised fill is a name, by the masked LM's own tokenizer: a word whose
+    lower-case form is no longer a whole word of its vocabulary ("Paris" -> "par", "##is") is
+    kept; one whose lower-case form is as whole ("Takes" -> "takes") is a common word. The
+    tokenizer is loaded only when such a fill comes up, and a tokenizer that cannot be loaded
+    keeps every capital."""
+
+    def __init__(self, ref):
+        self.ref, self.tokenizer, self.failed = ref, None, False
+
+    def pieces(self, word: str) -> float | None:
+        if self.tokenizer is None and not self.failed:
+            try:
+                from transformers import AutoTokenizer
+
+                revision = None if self.ref.revision.startswith("sha256:") else self.ref.revision
+                self.tokenizer = AutoTokenizer.from_pretrained(self.ref.location, revision=revision)
+            except Exception:   # a missing or unreadable model: its capitals are kept
+                self.failed = True
+        if self.tokenizer is None:
+            return None
+        tokens = self.tokenizer.tokenize(" " + word)
+        return math.inf if not tokens or self.tokenizer.unk_token in tokens else len(tokens)
+
+    def common(self, word: str) -> bool:
+        lower, as_is = self.pieces(word.lower()), self.pieces(word)
+        return lower is not None and lower <= as_is
+
+
+def written_fills(sample: dict, words: list[str], language, casing: _Casing) -> list[str]:
+    """The fills in sentence case: a fill that opens a sentence gets a capital; one inside a
+    sentence loses the capital a cased masked LM gave it ("Older workers Takes change" ->
+    "takes"), unless it is an acronym ("NASA"), written so anywhere ("I"), of mixed case
+    ("iPhone"), or a name (its mask allows PROPN, or has no POS, and the tokenizer reads it as
+    a name: `_Casing`)."""
+    parts = sample["hypothesis"].split(F.MARK)
+    if len(parts) - 1 != len(words):
+        return list(words)
+    constraints = sample.get("mask_pos") or [None] * len(words)
+    out, before = [], parts[0]
+    for i, word in enumerate(words):
+        if _SENTENCE_START.search(before):
+            word = word[:1].upper() + word[1:]
+        elif word[:1].isupper() and word[1:] == word[1:].lower() and word not in language.capitalised:
+            allowed = constraints[i] if i < len(constraints) else None
+            if (allowed and "PROPN" not in allowed) or casing.common(word):
+                word = word.lower()
+        out.append(word)
+        before += word + parts[i + 1]
+    return out
+
+
+def agreed_fills(sample: dict, words: list[str], language) -> list[str]:
+    """The fills with each word that agrees with a group (a verb whose subject it is; in French
+    a predicate adjective or participle) in the form the group needs, judged from the word
+    itself (`grammar.agree_in_place`): the masked LM chose it for that group, but a small or
+    random model does not always agree it. Read by the language's parse of the sentence
+    rendered from its template; a parse that does not settle it, or no parser, leaves the fill."""
+    from ....authoring import text as tt
+    from ....core.errors import ModelError
+    from ....languages import grammar as G
+    from ..tables import bindings_dict
+    from ..templates import sentences as S
+    from ..templates.counterfactual import written_groups
+
+    template = sample.get("hypothesis_template")
+    if language.grammar is None or not template or not any(p in tt.GROUP_KEYS for p in tt.placeholders(template)):
+        return list(words)
+    # Only a verb (and, in a language that agrees them, an adjective or participle) agrees: masks
+    # that allow neither are not parsed.
+    agreeing = {"VERB", "AUX"} | ({"ADJ"} if language.grammar.predicate is not None else set())
+    constraints = sample.get("mask_pos") or []
+    if constraints and all(c and not set(c) & agreeing for c in constraints):
+        return list(words)
+    bindings = bindings_dict(sample.get("bindings"))
+    values = {**bindings, **sample["groups"]}
+    try:
+        pieces, _ = S.with_groups(template, {**bindings, **written_groups(sample)}, values, language, list(words),
+                                  filled_for=sample["groups"])
+        analysis = S._analysis(tuple(pieces.texts), tuple(pieces.kinds), tuple(pieces.pos), language)
+    except (ModelError, ValueError):
+        return list(words)
+    fills = [i for i, kind in enumerate(pieces.kinds) if kind == "fill"]
+    if len(fills) != len(words):
+        return list(words)
+    agreed = G.agree_in_place(pieces.texts, pieces.kinds, analysis, language, only=frozenset({"fill"}))
+    return ["".join(t for t, o in zip(agreed.texts, agreed.origin) if o == i) for i in fills]
 
 
 def _group_words(cache, pairs: set[tuple], language) -> dict[tuple, set[str]]:
