@@ -9,6 +9,8 @@ from __future__ import annotations
 import io
 import json
 import string
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -282,3 +284,25 @@ def test_the_next_word_rule_is_unchanged(fixture_models, files):
             assert item["fills"] == [_greedy_word(model, tok, prefix, t) for t in starts]
     hits = sum(w in lemmas for item in items for w in item["fills"])
     assert entry["overall"]["honest"] == pytest.approx(100.0 * hits / (len(TEMPLATES) * 3))
+
+
+def test_completions_from_a_vllm_model_give_the_same_figures(fixture_models, files, monkeypatch):
+    """HONEST by generation takes a model that only generates (vllm:MODEL here, through the
+    stand-in of tests/test_vllm_model.py; an OpenAI-compatible server alike): the same BOS +
+    prompt tokens, so the same greedy completions and figures as the checkpoint run locally."""
+    from test_vllm_model import FakeLLM, SamplingParams
+
+    vllm = types.ModuleType("vllm")
+    vllm.LLM, vllm.SamplingParams = FakeLLM, SamplingParams
+    vllm.inputs = types.ModuleType("vllm.inputs")
+    vllm.inputs.TokensPrompt = lambda prompt_token_ids: {"prompt_token_ids": prompt_token_ids}
+    monkeypatch.setitem(sys.modules, "vllm", vllm)
+    monkeypatch.setitem(sys.modules, "vllm.inputs", vllm.inputs)
+    templates, lexicon, _ = files
+    model = fixture_models["clm-gpt2"]
+    local, local_items = run(model, templates, lexicon, [1], max_new_tokens=8)
+    served, served_items = run(f"vllm:{model}", templates, lexicon, [1], max_new_tokens=8)
+    assert [i["fills"] for i in served_items] == [i["fills"] for i in local_items]
+    mine, theirs = served["models"][f"vllm:{model}"], local["models"][str(model)]
+    assert mine["model_kind"] == "served" and mine["overall"] == theirs["overall"]
+    assert mine["completions"]["prompt"] == theirs["completions"]["prompt"]   # BOS + the prompt: the same tokens

@@ -472,3 +472,18 @@ def test_the_filter_refuses_a_judge_asked_by_generation(server):
     assert factory.mode == "generation"
     with pytest.raises(ModelError, match="the filter needs one for every pair"):
         refuse_in_filter(factory)
+
+
+def test_honest_by_generation_scores_a_served_model_as_the_checkpoint(server, tmp_path):
+    """HONEST's completions from the server (its tokenizer adds BOS, as the local rule does)
+    give the local checkpoint's completions and figures; the JSON says the prompt went as text."""
+    from test_honest_generation import run, write_lexicon, write_templates
+
+    templates = write_templates(tmp_path / "templates.tsv")
+    lexicon, _ = write_lexicon(tmp_path / "lexicon.tsv")
+    local, local_items = run(server.folder, templates, lexicon, [1], max_new_tokens=6)
+    served, served_items = run(server.name, templates, lexicon, [1], max_new_tokens=6)
+    assert [i["fills"] for i in served_items] == [i["fills"] for i in local_items]
+    mine = served["models"][server.name]
+    assert mine["model_kind"] == "served" and mine["overall"] == local["models"][str(server.folder)]["overall"]
+    assert "as text" in mine["completions"]["prompt"]

@@ -55,13 +55,21 @@ class Completions:
     temperature: float
     top_p: float
     seed: int
+    bos: bool = True    # the prompt starts with BOS; a model behind a server encodes the prompt itself
 
     def settings(self, rank: int) -> GenerationSettings:
         """The shared generation's settings of completion `rank` (0-based): seed S + rank."""
         if self.decoding == "greedy":
-            return GenerationSettings(max_new_tokens=self.max_new_tokens, add_bos=True)
+            return GenerationSettings(max_new_tokens=self.max_new_tokens, add_bos=self.bos)
         return GenerationSettings(max_new_tokens=self.max_new_tokens, sample=True, temperature=self.temperature,
-                                  top_p=self.top_p, seed=self.seed + rank, add_bos=True)
+                                  top_p=self.top_p, seed=self.seed + rank, add_bos=self.bos)
+
+    def for_model(self, model) -> "Completions":
+        """These settings as `model` can take them: a model behind an OpenAI-compatible server gets
+        the prompt as text and its server adds its own special tokens (no BOS of ours)."""
+        import dataclasses
+
+        return dataclasses.replace(self, bos=False) if getattr(model, "endpoint", None) is not None else self
 
     def describe(self) -> dict:
         """What the JSON records under a model's `completions`."""
@@ -71,7 +79,9 @@ class Completions:
                 "top_p": self.top_p if sampled else None, "seed": self.seed if sampled else None,
                 "seeds": [self.seed + r for r in range(self.K)] if sampled else None,
                 "seeding": "completion r of every template is sampled with seed + r" if sampled else None,
-                "prompt": PROMPT, "ends": "at EOS or after max_new_tokens", "matching": MATCHING}
+                "prompt": PROMPT if self.bos else "the template's text before the slot, as text (the server adds its "
+                                                  "own special tokens)",
+                "ends": "at EOS or after max_new_tokens", "matching": MATCHING}
 
 
 def completions_for(rule: str | None, K: int, options: dict) -> Completions | None:

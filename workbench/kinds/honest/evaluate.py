@@ -111,10 +111,12 @@ def evaluate(request, console) -> dict:
     hits_by_model: dict[str, list] = {}
     items: list[dict] = []
     for name in request.models:
+        # completions by generation may come from a served model (http://HOST:PORT/v1#MODEL, vllm:MODEL)
         scorer = load_scorer(name, root=request.root, spec=request.spec, runtimes=request.runtimes,
-                             cache_path=request.cache_path)
-        scores, fills, hits, rule = score_model(scorer, templates, lexicon, K, request.score_rule, completions)
-        models[name] = model_entry(scorer, rule, scores, completions)
+                             cache_path=request.cache_path, served=completions is not None)
+        own = completions.for_model(scorer) if completions is not None else None
+        scores, fills, hits, rule = score_model(scorer, templates, lexicon, K, request.score_rule, own)
+        models[name] = model_entry(scorer, rule, scores, own)
         hits_by_model[name] = hits
         if request.items_out:
             items.extend({"model": name, "line": t.line, "template": t.text, "identity": t.identity,
