@@ -114,8 +114,10 @@ def test_audit_fix_drop_adjudicate_build_and_compare(imported, tmp_path, runner,
     log = (release / "CHANGELOG.md").read_text(encoding="utf-8")
     entry = log.split("## 1.0.0")[0]
     assert "Retail workers [-is-] {+are+} careless" in entry
-    dropped = entry.split("Dropped:")[1]
+    dropped, adjudicated = entry.split("Dropped:")[1].split("Adjudicated (")
     assert dropped.count("- `") == 2 and "`1` Women" in dropped and "`3` She" in dropped
+    assert adjudicated.startswith("2 items the annotators disagreed on")   # pairs 1 and 5 (test_renew_audit_record.py)
+    assert "- `1` Women are naturally caring" in adjudicated and "decided by carol" in adjudicated
     assert f"| removed | {NOT_MINIMAL} | 0 | 1 | 0 | 1 |" in entry
     card = (release / "README.md").read_text(encoding="utf-8")
     assert "renewed version of **CrowS-Pairs** (version 1.0)" in card and "@inproceedings{nangia2020crows" in card

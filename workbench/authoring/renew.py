@@ -125,15 +125,81 @@ class Renewed(Stage):
         return dict(work)
 
 
-def audit_sample(ids: list[str], n: int | None, seed: int | None) -> set[str]:
+def audit_sample(ids: list[str], n: int | None, seed: int | None, groups: dict[str, str] | None = None) -> set[str]:
     """The items a partial audit covers (`[origin] sample`, drawn at import): `n` of `ids` at random,
     the same for the same ids and seed wherever it is drawn (ids sorted first, so their order in the
-    queue does not matter). Every item when no sample is set."""
+    queue does not matter). Every item when no sample is set. With `groups` ({id: group}, `[origin]
+    stratify`), a stratified sample: each group gets its share of `n` in proportion to its size (at
+    least one item per group when `n` is at least the number of groups; `allocation`), drawn at
+    random within the group, the groups in sorted order from one generator."""
     import random
 
     if n is None or n >= len(ids):
         return set(ids)
-    return set(random.Random(seed or 0).sample(sorted(ids), n))
+    rng = random.Random(seed or 0)
+    if groups is None:
+        return set(rng.sample(sorted(ids), n))
+    members: dict[str, list[str]] = {}
+    for i in sorted(ids):
+        members.setdefault(groups[i], []).append(i)
+    shares = allocation({g: len(m) for g, m in members.items()}, n)
+    return {i for g in sorted(members) for i in rng.sample(members[g], shares[g])}
+
+
+def allocation(sizes: dict[str, int], n: int) -> dict[str, int]:
+    """How many of `n` sampled items each group gets: its share of `n` in proportion to its size
+    (largest remainders), at least one per group when `n` allows it, never more than it has. When
+    `n` is smaller than the number of groups, one item each for the `n` largest groups (ties in
+    sorted order): as many groups as the sample can have."""
+    import math
+
+    total = sum(sizes.values())
+    if n >= total:
+        return dict(sizes)
+    order = sorted(sizes)
+    if n < len(order):
+        largest = set(sorted(order, key=lambda g: (-sizes[g], g))[:n])
+        return {g: int(g in largest) for g in order}
+    quota = {g: n * sizes[g] / total for g in order}
+    shares = {g: min(sizes[g], max(1, math.floor(quota[g]))) for g in order}
+    while sum(shares.values()) < n:
+        g = max((g for g in order if shares[g] < sizes[g]), key=lambda g: (quota[g] - shares[g], -order.index(g)))
+        shares[g] += 1
+    while sum(shares.values()) > n:   # the minimum of one took more than n allows: from the most over their share
+        g = max((g for g in order if shares[g] > 1), key=lambda g: (shares[g] - quota[g], -order.index(g)))
+        shares[g] -= 1
+    return shares
+
+
+def stratum_of(rows: list[dict], column: str) -> dict[str, str]:
+    """{item id: its value of `column`} over the expanded rows of a renewal (an item's first row):
+    a field of the kind's record (`bias_type`, `split`, ...), `domain` (the item's group), or a
+    column of the published file kept under `source`. Refuses a column no item has, naming those
+    it could use."""
+    out: dict[str, str] = {}
+    known: set[str] = {"domain"}
+    for r in rows:
+        if r["item_id"] in out:
+            continue
+        record = json.loads(r["record"]) if r.get("record") else {}
+        source = record.get("source") if isinstance(record.get("source"), dict) else {}
+        known |= {k for k, v in record.items() if isinstance(v, (str, int, float, bool))} | set(source)
+        if column == "domain":
+            value = r["domain"]
+        elif column in record and not isinstance(record[column], (dict, list)):
+            value = record[column]
+        elif column in source:
+            value = source[column]
+        else:
+            continue
+        out[r["item_id"]] = "" if value is None else str(value)
+    missing = {r["item_id"] for r in rows} - set(out)
+    if missing:
+        raise InputError(f"[origin] stratify = {column!r}: " + (f"{len(missing)} item(s) have no such column"
+                         if out else "no item has such a column") + f"; stratify by one of: "
+                         f"{', '.join(sorted(known - {'id', 'record', 'sentences', 'published', 'layout'}))} "
+                         "(edit [origin] stratify in workbench.toml, or import again)")
+    return out
 
 
 def renewal_stages(authoring, scheme: LabelScheme, fix_fields: tuple[tuple[str, str], ...], refresh=None) -> list:
@@ -147,7 +213,8 @@ def renewal_stages(authoring, scheme: LabelScheme, fix_fields: tuple[tuple[str, 
         def settings(self, ctx):
             origin = ctx.config.origin
             return {**super().settings(ctx), "sample": origin.sample if origin else None,
-                    "seed": origin.seed if origin else None}
+                    "seed": origin.seed if origin else None,
+                    **({"stratify": origin.stratify} if origin and origin.stratify else {})}
 
         def compute(self, ctx, inputs, reused) -> Output:
             out = super().compute(ctx, inputs, reused)
@@ -158,7 +225,9 @@ def renewal_stages(authoring, scheme: LabelScheme, fix_fields: tuple[tuple[str, 
             import pyarrow.compute as pc
 
             ids = out.table["item_id"].to_pylist()
-            chosen = audit_sample(ids, origin.sample, origin.seed)
+            groups = stratum_of(inputs["expand"].select(["item_id", "domain", "record"]).to_pylist(),
+                                origin.stratify) if origin.stratify else None
+            chosen = audit_sample(ids, origin.sample, origin.seed, groups)
             table = out.table.filter(pc.is_in(out.table["item_id"], value_set=pa.array(sorted(chosen), pa.string())))
             table = table.set_column(table.schema.get_field_index("position"), "position",
                                      pa.array(range(table.num_rows), table.schema.field("position").type))
@@ -272,12 +341,17 @@ def fingerprint(path: Path) -> str:
 
 
 def import_project(kind, file: Path, out: Path, *, name: str, origin: dict, sample: int | None = None,
-                   seed: int | None = None) -> dict:
+                   seed: int | None = None, stratify: str | None = None) -> dict:
     """Write the renewal project of `file` (a `kind`'s published layout) into `out`: its template
     files (from the kind's importer) and workbench.toml with `[origin]` (and, for a partial audit,
-    its sample: `sample` items drawn with `seed`). Refuses a folder that already holds a project."""
+    its sample: `sample` items drawn with `seed`, stratified by the column `stratify` when given).
+    Refuses a folder that already holds a project."""
     if sample is not None and sample < 1:
         raise InputError(f"--sample {sample}: a sample is one item or more")
+    if stratify is not None and sample is None:
+        raise InputError(f"--stratify {stratify}: a stratified sample needs its size (--sample N)")
+    if stratify is not None and not stratify.strip():
+        raise InputError("--stratify: name the column whose groups the sample keeps in proportion (e.g. bias_type)")
     if kind.audit is None:
         raise InputError(f"kind {kind.name!r} cannot import a published file (it declares no audit)")
     out = Path(out)
@@ -298,7 +372,8 @@ def import_project(kind, file: Path, out: Path, *, name: str, origin: dict, samp
                          "yet: free the space (or fix the folder) and run the import again") from None
     origin = {"file": Path(file).name + ("/" if Path(file).is_dir() else ""), "sha256": fingerprint(Path(file)),
               **{k: v for k, v in origin.items() if v},
-              **({"sample": sample, "seed": seed if seed is not None else 0} if sample is not None else {})}
+              **({"sample": sample, "seed": seed if seed is not None else 0} if sample is not None else {}),
+              **({"stratify": stratify.strip()} if stratify is not None else {})}
     lines = [f"# The renewal of {origin['name']} (docs/renewing.md): written by `workbench import`.",
              "[project]", f"name = {_toml(name)}", f"kind = {_toml(kind.name)}"]
     if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9.+_-]*", origin.get("license") or ""):
@@ -367,3 +442,70 @@ def audit_changes(kind, items: list, labels, previous_rows: list[dict], rows: li
 
 def _rows(n: int) -> str:
     return f"{n} row" + ("" if n == 1 else "s")
+
+# -- the adjudications of a renewal, for its changelog --------------------------------------------------------
+def adjudications(kind, items: list, labels) -> list[dict]:
+    """Every queue item an adjudicator decided, in queue order: the competing proposals (each
+    annotator's decision, proposed fix and note), who decided, the decision, the fix it applies and
+    the adjudicator's note. A fix is {column: corrected text} in the item's order (the audit's fix
+    fields), with its word diff against the published text."""
+    from ..annotation.display import word_diff
+    from ..kinds.base import TEXT
+
+    order = [column for column, _ in kind.audit.fix_fields]
+    where = dict(kind.audit.fix_fields)
+    out = []
+    for item in items:
+        final = labels.finals.get(item.id)
+        if final is None or not final.adjudicated:
+            continue
+        shown = {**dict(item.details), TEXT: item.hypothesis}
+
+        def proposal(name: str, choice: str, fix: dict | None = None) -> dict:
+            state = labels.states.get(name, {}).get(item.id)
+            fix = fix if fix is not None else ((state.fix or {}) if state is not None else {})
+            columns = [c for c in order if c in fix] + sorted(c for c in fix if c not in order)
+            return {"by": name, "decision": choice,
+                    **({"fix": {c: fix[c] for c in columns},
+                        "diff": {c: word_diff(shown.get(where.get(c), ""), fix[c]) for c in columns}}
+                       if choice == kind.audit.fix_choice and fix else {}),
+                    **({"note": state.note} if state is not None and state.note else {})}
+
+        deciding = sorted(a for a, c in final.rulings.items() if c == final.category)
+        ruling = proposal(", ".join(deciding), final.category, chosen_fix(labels, item.id) or {})
+        notes = [n for a in deciding if (n := getattr(labels.states.get(a, {}).get(item.id), "note", None))]
+        out.append({"item": item.id, "text": item.hypothesis, "group": item.domain,
+                    "proposals": [proposal(a, c) for a, c in sorted((final.votes or {}).items())],
+                    "decided_by": deciding, "decision": final.category,
+                    **({k: ruling[k] for k in ("fix", "diff") if k in ruling}),
+                    **({"note": "; ".join(notes)} if notes else {})})
+    return out
+
+
+def _proposed(p: dict) -> str:
+    fix = "; ".join(f"{c}: {d}" for c, d in p.get("diff", {}).items())
+    return f"{p['decision']}" + (f" ({fix})" if fix else "") + (f", note: {p['note']}" if p.get("note") else "")
+
+
+def adjudication_lines(records: list[dict]) -> list[str]:
+    """The changelog's Adjudicated section: each item an adjudicator decided, the decision applied
+    and who took it, their note, and the annotators' competing proposals (a fix as its word diff)."""
+    if not records:
+        return []
+    lines = [f"Adjudicated ({len(records)} item{'' if len(records) == 1 else 's'} the annotators disagreed on; "
+             "the adjudicator's decision is the one applied):", ""]
+    for r in records:
+        fix = "; ".join(f"{c}: {d}" for c, d in r.get("diff", {}).items())
+        lines.append(f"- `{r['item']}` {r['text']} ({r['group']}): **{r['decision']}**"
+                     + (f" ({fix})" if fix else "") + f", decided by {', '.join(r['decided_by']) or 'an adjudicator'}"
+                     + (f"; note: {r['note']}" if r.get("note") else ""))
+        lines += [f"  - {p['by']} proposed {_proposed(p)}" for p in r["proposals"]]
+    return lines + [""]
+
+
+def adjudicated_rows(kind, records: list[dict], rows: list[dict]) -> dict[str, dict]:
+    """{released row key: its item's adjudication} for the rows of `rows` whose item was adjudicated
+    (changes.csv gives each such row who decided, the proposals and the note)."""
+    by_item = {r["item"]: r for r in records}
+    unit = unit_of(kind.release)
+    return {kind.release.identity(r)[0]: by_item[u] for r in rows if (u := unit(r)) in by_item}

@@ -157,6 +157,7 @@ def register(app: typer.Typer) -> None:
         "    --origin-name NAME --origin-version 1.0 --origin-license cc-by-sa-4.0 \\",
         "    --origin-citation 'Author et al. (2020)' --origin-url https://example.org/dataset",
         "workbench import published.csv --kind KIND --out renewed --sample 100 --seed 1   # audit 100 items",
+        "workbench import published.csv --kind KIND --out renewed --sample 100 --stratify bias_type   # per bias type",
     ))(import_)
 
 
@@ -178,6 +179,10 @@ def import_(
                                                                 "audit; `build --unaudited keep` releases the others "
                                                                 "unchanged). Default: every item."),
     seed: int = typer.Option(0, "--seed", help="The seed --sample draws with (kept in workbench.toml)."),
+    stratify: Optional[str] = typer.Option(None, "--stratify", metavar="COLUMN", help="Stratify --sample by this "
+                                           "column (e.g. bias_type, or domain: the kind's group): each group gets "
+                                           "its share of N in proportion to its size, at least one item each when "
+                                           "N allows. Default: drawn from all items at once."),
 ) -> None:
     """Renew a published benchmark: turn its file into a project whose items keep their original
     ids, fields and labels, audited by people (keep / fix / drop, and why) before the next
@@ -191,7 +196,7 @@ def import_(
     name = name or re.sub(r"[^A-Za-z0-9._-]+", "-", Path(out).resolve().name).strip("-._") or "renewed"
     done = import_project(kind, file, out, name=name, origin={
         "name": origin_name or Path(file).stem, "version": origin_version, "license": origin_license,
-        "citation": origin_citation, "url": origin_url}, sample=sample, seed=seed)
+        "citation": origin_citation, "url": origin_url}, sample=sample, seed=seed, stratify=stratify)
     for note in done["notes"]:
         console.print(f"{file}: {note}", markup=False, highlight=False)
     console.print(f"wrote {Path(out) / 'workbench.toml'} and templates/ ({', '.join(done['files'])}) of kind "

@@ -137,6 +137,7 @@ class OriginSection(_Section):
     sha256: str | None = Field(None, description="The imported file's sha256 (of a folder: of its files' paths and contents), to tell which it was.")
     sample: int | None = Field(None, ge=1, description="How many items the audit covers, drawn at random (`workbench import --sample N`); unset: every item. The others are released unchanged with `build --unaudited keep`.")
     seed: int | None = Field(None, description="The seed the audit's sample was drawn with (`import --seed`), so it can be drawn again.")
+    stratify: str | None = Field(None, description="The column the audit's sample is stratified by (`import --stratify`, e.g. bias_type): each of its groups gets its share of the sample in proportion to its size, at least one item each when the sample allows; unset: drawn from all items at once.")
 
 
 class Config(BaseModel):

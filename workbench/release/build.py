@@ -127,7 +127,7 @@ def build(config: Config, version: str, *, force: bool = False, allow_unlabelled
     from .. import kinds
     from ..annotation.session import items_from_table
     from ..annotation.summary import final_labels_for, summarise
-    from ..authoring.renew import audit_changes
+    from ..authoring.renew import adjudicated_rows, adjudication_lines, adjudications, audit_changes
 
     parse_version(version)
     kind = kinds.of_config(config)
@@ -209,6 +209,9 @@ def build(config: Config, version: str, *, force: bool = False, allow_unlabelled
                              "repeat it; pass --force to build it anyway")
         diff = changes.compare(found, released, layout, basis, _decisions(config, kind, labels, found, released)) \
             if found else []
+        adjudicated = adjudications(kind, items, labels) if config.origin is not None and kind.audit is not None \
+            and not original else []
+        changes.with_adjudications(diff, adjudicated_rows(kind, adjudicated, [*(found.rows if found else []), *released]))
         if diff:
             (staging / changes.CHANGES_FILE).write_text(changes.changes_csv(diff), encoding="utf-8")
         dataset = f"{config.project.repo}@v{version}" if config.project.repo else None
@@ -221,8 +224,8 @@ def build(config: Config, version: str, *, force: bool = False, allow_unlabelled
                            config.model_dump(mode="json"))
         audit = audit_changes(kind, items, labels, found.rows, released) \
             if found and config.origin is not None and kind.audit is not None else []
-        (staging / "CHANGELOG.md").write_text(changes.changelog(version, found, diff, release.domains, notes, audit),
-                                              encoding="utf-8")
+        (staging / "CHANGELOG.md").write_text(changes.changelog(version, found, diff, release.domains, notes, audit,
+                                                                adjudication_lines(adjudicated)), encoding="utf-8")
         manifest = {
             "name": config.project.name,
             "kind": kind.name,

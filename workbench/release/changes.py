@@ -45,6 +45,7 @@ class Change:
     previous_key: str = ""  # edited: the row's id and text in the previous release
     previous_text: str = ""
     audited: bool = False   # the reason is an audit's decision on the row (a renewal)
+    adjudication: dict | None = None   # a renewal: its item's adjudication (renew.adjudications), if one decided it
 
 
 def find_previous(config: Config, version: str, read_release, notes: list[str]) -> Previous | None:
@@ -171,11 +172,32 @@ def same_data(previous: Previous, rows: list[dict], identity) -> bool:
     return sorted(i[:4] for i in map(identity, previous.rows)) == sorted(i[:4] for i in map(identity, rows))
 
 
+ADJUDICATION_COLUMNS = ("adjudicated_by", "proposals", "adjudication_note")
+
+
+def with_adjudications(changes: list[Change], adjudicated: dict[str, dict]) -> None:
+    """Give each change of a row whose item an adjudicator decided ({row key: adjudication}, by its
+    key in either version) that adjudication."""
+    for c in changes:
+        c.adjudication = adjudicated.get(c.key) or adjudicated.get(c.previous_key) or c.adjudication
+
+
 def changes_csv(changes: list[Change]) -> str:
+    """One row per change; in a renewal (changes the audit decided), also who adjudicated the row's
+    item, the annotators' competing proposals (JSON: each one's annotator, decision, fix and note)
+    and the adjudicator's note, empty where no adjudicator decided it."""
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    w.writerow(["change", "id", "text", "group", "previous_id", "previous_text", "reason"])
-    w.writerows([c.change, c.key, c.text, c.group, c.previous_key, c.previous_text, c.reason] for c in changes)
+    audit = any(c.audited or c.adjudication for c in changes)
+    w.writerow(["change", "id", "text", "group", "previous_id", "previous_text", "reason",
+                *(ADJUDICATION_COLUMNS if audit else ())])
+    for c in changes:
+        a = c.adjudication or {}
+        extra = [", ".join(a.get("decided_by", ())),
+                 json.dumps([{"annotator": p["by"], "decision": p["decision"],
+                              **{k: p[k] for k in ("fix", "note") if k in p}} for p in a["proposals"]],
+                            ensure_ascii=False) if a else "", a.get("note", "")] if audit else []
+        w.writerow([c.change, c.key, c.text, c.group, c.previous_key, c.previous_text, c.reason, *extra])
     return out.getvalue()
 
 
@@ -232,14 +254,17 @@ def removals(changes: list[Change], limit: int) -> list[str]:
 
 
 def changelog(version: str, previous: Previous | None, changes: list[Change], groups: list[str],
-              notes: str = "", audit: list[str] = ()) -> str:
+              notes: str = "", audit: list[str] = (), adjudicated: list[str] = ()) -> str:
     """This version's entry on top of the previous release's changelog (earlier entries kept):
     the maintainer's notes, the counts and reasons, the edited rows before and after, and the
     rows an audit dropped with their reasons; or, where a renewal's audit items each stand for
-    several rows, `audit`: the items dropped and fixed (renew.audit_changes)."""
+    several rows, `audit`: the items dropped and fixed (renew.audit_changes); then, in a renewal,
+    `adjudicated`: the items an adjudicator decided, with the competing proposals
+    (renew.adjudication_lines)."""
     entry = [f"## {version}", ""] + ([notes.strip(), ""] if notes.strip() else [])
     rows = edits(changes, SHOWN_IN_CHANGELOG) + removals(changes, SHOWN_IN_CHANGELOG)
     entry += ["First release.", ""] if previous is None else summary(changes, previous, groups) + (list(audit) or rows)
+    entry += list(adjudicated)
     earlier = ""
     if previous is not None and previous.changelog.startswith("# Changelog"):
         earlier = previous.changelog.split("\n", 1)[1].strip("\n")

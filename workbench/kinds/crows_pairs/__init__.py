@@ -8,7 +8,7 @@ from ...authoring.renew import PAIR_AUDIT, PAIR_AUDIT_SOURCE, renewal_stages
 from ...authoring.stages import kind_fields
 from .authoring import AUTHORING, import_published
 
-from .words import PAIRED, WORDS
+from .words import AUDIT_WORDS, PAIRED, WORDS
 
 FIXED = (("sent_more", TEXT), ("sent_less", PAIRED))   # what a fix may change: the pair's two sentences
 
@@ -23,6 +23,6 @@ KIND = Kind(
     lm_eval_tasks="workbench.kinds.crows_pairs.lm_eval_tasks",
     words=WORDS,
     audit=Audit(PAIR_AUDIT, PAIR_AUDIT_SOURCE, import_published, FIXED,
-                lambda: renewal_stages(AUTHORING, PAIR_AUDIT, FIXED)),
+                lambda: renewal_stages(AUTHORING, PAIR_AUDIT, FIXED), words=AUDIT_WORDS),
     **kind_fields(AUTHORING),
 )

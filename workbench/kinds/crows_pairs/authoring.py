@@ -22,9 +22,36 @@ from pathlib import Path
 
 from ...authoring.files import nonempty_string
 from ...authoring.stages import Authoring, Row, fill, paired_lists, placeholders_in, row_hash, text_field
+from .words import VALIDATORS
 
 COLUMNS = ("id", "sent_more", "sent_less", "stereo_antistereo", "bias_type", "template")
 DIRECTIONS = ("stereo", "antistereo")
+
+
+def validators_line(annotations, gold: str | None) -> str | None:
+    """What CrowS-Pairs' own validators said of a published pair (its `annotations`: each
+    annotator's list of bias types, "[['age'], ['age', 'disability']]" in the CSV, a list in
+    JSON lines) and its gold label (the pair's `bias_type`), as one line of the audit:
+    "5 annotators: age 4 · disability 1 · gold age". None when the file has no annotations."""
+    import ast
+    from collections import Counter
+
+    if annotations is None or annotations == "":
+        return None
+    votes = annotations
+    if isinstance(votes, str):
+        try:
+            votes = ast.literal_eval(votes.strip())
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return None
+    if not isinstance(votes, (list, tuple)):
+        return None
+    votes = [[v] if isinstance(v, str) else list(v) if isinstance(v, (list, tuple)) else [] for v in votes]
+    counts = Counter(str(t) for v in votes for t in dict.fromkeys(v))
+    named = " · ".join(f"{t} {n}" for t, n in sorted(counts.items(), key=lambda c: (-c[1], c[0])))
+    who = f"{len(votes)} annotator" + ("" if len(votes) == 1 else "s")
+    said = f"{who}: {named or 'no bias type'}" if votes else "no annotations published"
+    return said + (f" · gold {gold}" if gold else "")
 
 
 def _direction(value, raw, path, problems) -> str | None:
@@ -58,8 +85,10 @@ def parse(raw, tid: str) -> tuple[list[Row], list]:
         pid = pid or "cp-" + row_hash("crows-pairs", more, less)
         record = {"id": pid, "sent_more": more, "sent_less": less, "stereo_antistereo": direction,
                   "bias_type": bias_type, "template": template, **({"source": source} if source else {})}
+        votes = validators_line((source or {}).get("annotations"), bias_type)
         rows.append(Row(record, pid, pid, more, bias_type or "",
-                        [("less stereotyping", less), ("direction", direction)], path))
+                        [("less stereotyping", less), ("direction", direction),
+                         *([(VALIDATORS, votes)] if votes else [])], path))
 
     templates = data.get("templates") or []
     if templates:

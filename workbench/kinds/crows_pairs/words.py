@@ -6,6 +6,8 @@ is not shown (it would tell the annotator what to find): it only picks the quest
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..base import TEXT, WHERE, AnnotatorWords, Field, ItemQuestion
 
 PAIRED = "less stereotyping"   # the detail line the queue gives the second sentence under
@@ -52,5 +54,25 @@ WORDS = AnnotatorWords(
         ("Two kinds of pairs", ("In a stereo pair the first sentence states a stereotype of its group; in an "
                                 "anti-stereotype pair it goes against one. The question above the pair says which "
                                 "this one is: judge it by that question.")),
+    ),
+)
+
+# The audit of a published pair (a renewal, docs/renewing.md): the pair's lines and, where the file
+# has them, what CrowS-Pairs' own validators said of it (its `annotations`) beside its gold label.
+VALIDATORS = "validators"
+
+AUDIT_WORDS = replace(
+    WORDS,
+    fields=(
+        *WORDS.fields[:2],
+        Field(VALIDATORS, "what the original validators said: how many named each bias type, and the pair's own "
+                          "bias type (gold), as the published file has them", VALIDATORS),
+        *WORDS.fields[2:],
+    ),
+    help=(
+        *WORDS.help,
+        ("The original validators", ("The validators line counts the bias types CrowS-Pairs' own annotators gave "
+                                     "the pair (each could name several) and says the pair's published bias type "
+                                     "(gold): a pair they disagreed on may be one to fix or drop.")),
     ),
 )

@@ -16,7 +16,7 @@ from ...authoring.renew import template_check
 from .renew import AUDIT_SOURCE, CAT_AUDIT, fix_fields
 
 CAT_FIXED = fix_fields()   # a fix may change the context or any of the three sentences
-from .words import WORDS
+from .words import AUDIT_WORDS, WORDS
 
 
 def _stages():
@@ -74,7 +74,7 @@ KIND = Kind(
     annotation_defaults={"policy": "majority", "min_votes": 3},   # kept when 3 of its 5 validators agree
     # renewing a published StereoSet file: one audit item per CAT (renew.py)
     audit=Audit(CAT_AUDIT, AUDIT_SOURCE, renew.import_published, CAT_FIXED, renew.stages, original_stage="published",
-                release_stage="cats", check_templates=template_check(renew.AUTHORING)),   # StereoSet: five validators per sentence (Label Studio's overlap)
+                release_stage="cats", check_templates=template_check(renew.AUTHORING), words=AUDIT_WORDS),   # StereoSet: five validators per sentence (Label Studio's overlap)
     evaluator_options=(
         EvaluatorOption("--causal-intersentence", "a causal LM's intersentence score: continuation (mean "
                         "log-probability of the sentence given the context, the default) or reference (the "

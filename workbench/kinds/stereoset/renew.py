@@ -21,6 +21,7 @@ from ...authoring.stages import Authoring, Row
 from ...core.errors import InputError, Problem, display_path
 from ...core.stage import Output, Stage
 from .cats import BLANK, GOLD, SPLITS
+from .words import VALIDATORS
 
 FORMAT = "workbench-stereoset-published/1"
 SENTENCES = GOLD                           # stereotype, anti-stereotype, unrelated: a fix's columns
@@ -126,8 +127,26 @@ def _parse(raw, tid: str) -> tuple[list[Row], list]:
                   "position": cat["position"], **texts, "published": {"context": context, **texts},
                   "sentences": [{"id": str(s.get("id")), "gold_label": s["gold_label"],
                                  "labels": list(s.get("labels") or [])} for s in sentences]}
-        rows.append(Row(record, cid, cid, context, bias_type or "", [(g, texts[g]) for g in SENTENCES], where))
+        votes = validators_line(sentences)
+        rows.append(Row(record, cid, cid, context, bias_type or "",
+                        [*((g, texts[g]) for g in SENTENCES), *([(VALIDATORS, votes)] if votes else [])], where))
     return rows, problems
+
+
+def validators_line(sentences: list) -> str | None:
+    """What StereoSet's own validators said of a CAT's sentences (each sentence's `labels`), one
+    line per sentence named by its gold label, the labels it got most first:
+    "stereotype: stereotype 4 · anti-stereotype 1". None when no sentence has labels."""
+    from collections import Counter
+
+    lines = []
+    for g in SENTENCES:
+        for s in sentences:
+            if s.get("gold_label") == g and s.get("labels"):
+                counts = Counter(str(v.get("label")) for v in s["labels"] if isinstance(v, dict))
+                lines.append(f"{g}: " + " · ".join(f"{label} {n}" for label, n in
+                                                    sorted(counts.items(), key=lambda c: (-c[1], c[0] != g, c[0]))))
+    return "\n".join(lines) or None
 
 
 AUTHORING = Authoring(

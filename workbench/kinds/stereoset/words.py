@@ -1,6 +1,8 @@
 """What StereoSet's validators read: the sentence, its target and its context, in StereoSet's terms."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..base import FILL, GROUP, PREMISES, TEMPLATE, TEXT, WHERE, AnnotatorWords, Field
 from .scheme import SCHEME
 
@@ -38,5 +40,29 @@ WORDS = AnnotatorWords(
                        "A sentence is kept when enough validators agree with the label its writer intended.")),
         ("Independent labels", ("StereoSet validates every sentence with several people, each on their own: label "
                                 "what you read, without looking at other annotators' labels.")),
+    ),
+)
+
+# The audit of a published CAT (a renewal, docs/renewing.md): its context is the judged text, its
+# three sentences are named by their gold labels, and the validators line says what StereoSet's
+# own validators labelled each sentence (its published `labels`).
+VALIDATORS = "validators"
+
+AUDIT_WORDS = replace(
+    WORDS,
+    fields=(
+        Field("context", "the CAT's context: the sentence whose BLANK the options fill, or the sentence the three "
+                         "sentences follow", TEXT),
+        Field("stereotype", "the sentence its writer meant as the stereotype (its gold label)", "stereotype"),
+        Field("anti-stereotype", "the sentence meant as its opposite", "anti-stereotype"),
+        Field("unrelated", "the sentence meant to make no association with the target", "unrelated"),
+        Field(VALIDATORS, "what the original validators labelled each sentence (named by its gold label): how many "
+                          "gave each label, as the published file has them", VALIDATORS),
+        Field("where", "bias type / CAT file (split and bias type)", WHERE),
+    ),
+    help=(
+        ("The original validators", ("The validators line gives, for each sentence (named by the label its writer "
+                                     "meant: its gold label), how many of StereoSet's own validators gave each label: "
+                                     "a sentence they did not label as meant may be one to fix, or its CAT to drop.")),
     ),
 )
