@@ -31,7 +31,6 @@ def load_scorer(name: str, *, root: Path | None = None, revision: str | None = N
     from .served import is_served
 
     if is_served(name):
-        from .served import open_served
         from .vllm_model import is_vllm
 
         if is_vllm(name) and not served:   # refused before vLLM loads the weights
@@ -39,7 +38,7 @@ def load_scorer(name: str, *, root: Path | None = None, revision: str | None = N
                              "every token); vLLM serves generation and continuation log-likelihoods only: score the "
                              "checkpoint itself (a local folder or a Hub name)")
 
-        model = open_served(name, cache_path if served else None)
+        model = open_generator(name, cache_path if served else None)
         if runtimes is not None:
             runtimes[name] = model.runtime
         if served:
@@ -60,3 +59,18 @@ def load_scorer(name: str, *, root: Path | None = None, revision: str | None = N
     if runtimes is not None:
         runtimes[name] = scorer.runtime
     return scorer
+
+
+def open_generator(name: str, cache_path: Path | None = None):
+    """A model that answers by its server's calls (generation, continuation log-likelihoods):
+    `http(s)://HOST:PORT/v1#MODEL` behind an OpenAI-compatible server (served.py), or `vllm:MODEL`
+    run in process by vLLM (vllm_model.py), with the score cache at `cache_path` when given."""
+    from .vllm_model import is_vllm
+
+    if is_vllm(name):
+        from .vllm_model import open_vllm
+
+        return open_vllm(name, cache_path)
+    from .served import open_served
+
+    return open_served(name, cache_path)

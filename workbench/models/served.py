@@ -563,12 +563,8 @@ def _continuation(found: tuple[list[str], list], n_chars: int, text: str) -> flo
 
 def open_served(name: str, cache_path: Path | str | None = None, **options) -> ServedModel:
     """The served model a name gives, connected (its first contact says at once when nothing
-    answers there), with the score cache at `cache_path` when given. A `vllm:` name is loaded by
-    vLLM here instead (vllm_model.open_vllm)."""
-    if name.strip().lower().startswith("vllm:"):
-        from .vllm_model import open_vllm
-
-        return open_vllm(name, cache_path)
+    answers there), with the score cache at `cache_path` when given (a `vllm:` name is opened by
+    `lm_loading.open_generator`, which takes either)."""
     cache = None
     if cache_path is not None:
         from ..core.cache import Cache

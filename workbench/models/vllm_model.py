@@ -2,8 +2,8 @@
 `pip install 'bias-workbench[vllm]'` on a machine with a CUDA GPU.
 
 It answers the questions a served model answers (`served.ServedModel`), so everything that takes
-a served model takes it: `generation.generate` (and the kinds that generate: HONEST by
-generation, a generation role), the NLI judge asked by log-likelihood or by generation, and
+a served model takes it: `generation.generate` (completions a kind scores, a generation role),
+a judge asked by log-likelihood or by generation, and
 lm-eval-style multiple-choice log-likelihoods. What differs from a server is the batching and
 the tokens: every prompt missing from the cache goes to vLLM in one call (vLLM schedules them),
 and log-likelihoods are read from vLLM's prompt log-probabilities on token ids encoded here the

@@ -26,7 +26,8 @@ from collections.abc import Callable
 from ...core.errors import ModelError
 from ...models.generation import GenerationSettings
 from ...models.loading import ModelRef
-from ...models.served import is_served, open_served, parse
+from ...models.lm_loading import open_generator
+from ...models.served import is_served, parse
 from .label_mapping import LABELS, Prediction
 from .llm_judge import Asking, _softmax
 
@@ -95,7 +96,7 @@ class ServedJudgeFactory:
 
     def __init__(self, ref: ModelRef, asking: Asking):
         self.ref, self.asking = ref, asking
-        self.model = open_served(ref.name)
+        self.model = open_generator(ref.name)
         self.why = None
         mode = asking.mode
         if mode == "log-likelihood":
