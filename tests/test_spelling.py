@@ -71,7 +71,7 @@ def sentences(rows, field="hypothesis") -> dict[str, list[str]]:
     ("Il aime le ", "hibou", "Il aime le hibou."),
     ("Il compte le ", "onze", "Il compte le onze."),
     ("De ", "les voisins", "Des voisins."),                                # the case of the first word is kept
-    ("Il va à ", "le hôpital", "Il va à le hôpital."),                     # one value's own words are the author's
+    ("Il va à ", "le hôpital", "Il va à l'hôpital."),                    # spelt inside one value too (à + l' stays)
 ])
 def test_french_contractions_and_elisions_where_a_value_meets_the_text(left, value, expected):
     pieces = respell([left, value, "."], [False, True, False], FR.spelling)
