@@ -129,7 +129,9 @@ def identity_number_problems(authoring, paths, language) -> list[Problem]:
                         seen.add(key)
                         number = "plural" if language.is_plural(identity) else "singular"
                         problems.append(raw.problem(row.where, f"with the {number} identity {identity!r}: {note}; "
-                                                               f"give the template a form for that group or number",
+                                                               "expand writes the agreeing form where the parse is sure "
+                                                               "(else the row's grammar line says so); a template of "
+                                                               "that group's number avoids relying on it",
                                                     "warning"))
     except ModelError as exc:
         return [Problem("", None, "", f"agreement not checked: {exc}", "warning")]
