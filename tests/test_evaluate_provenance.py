@@ -65,7 +65,9 @@ def test_a_plain_data_file_is_recorded_by_its_path_and_hash(fixture_models, tmp_
                     "--no-cache", "--json", "s.json")
     assert result.exit_code == 0, result.output
     record = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["provenance"]
-    assert record["datasets"] == [{"given": str(data), "path": str(data.resolve()), "sha256": _sha(data)}]
+    # which published copy it is (sources/known_copies.toml): the workbench's own example file is one it knows
+    assert record["datasets"] == [{"given": str(data), "path": str(data.resolve()), "sha256": _sha(data),
+                                   "source_copy": "Example pairs workbench example"}]
     assert record["cache"] is None
 
 

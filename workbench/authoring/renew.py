@@ -303,6 +303,28 @@ def published_files(file_format: str, path: Path, groups: dict[str, list[dict]],
     return files
 
 
+def csv_layout(path: Path, id_column: str | None) -> dict | None:
+    """How a published CSV (or TSV) is laid out, for a release laid out as it (`build --layout
+    original`): its header as written (an unnamed index column too), the id column among it, its
+    delimiter (a tab when the header has more tabs than commas) and line ending. None for a file
+    that is not one (JSON lines, JSON)."""
+    import csv
+    import io
+
+    try:
+        text = Path(path).read_bytes().decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return None
+    first = text.split("\n", 1)[0]
+    if not first.strip() or text.lstrip().startswith(("{", "[")):
+        return None
+    delimiter = "\t" if first.count("\t") > first.count(",") else ","
+    header = next(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter), [])
+    columns = [h.strip() for h in header]   # as the kinds' readers name them
+    return {"columns": columns, "id_column": id_column, "delimiter": delimiter,
+            "newline": "\r\n" if first.endswith("\r") else "\n"}
+
+
 def one_or_each(values: list):
     """A column's values over one unit's rows as a template file keeps them: one value when they are
     all the same, else the list (read back with `per_row`)."""
@@ -370,8 +392,11 @@ def import_project(kind, file: Path, out: Path, *, name: str, origin: dict, samp
     except OSError as exc:   # workbench.toml comes last: without it the folder is no project, and a new import may use it
         raise InputError(f"{target}: cannot write the imported file ({exc.strerror or exc}); nothing is imported "
                          "yet: free the space (or fix the folder) and run the import again") from None
+    from ..sources.known import recognise
+
+    which = recognise(Path(file), kind.name)   # which published copy it is (sources/known_copies.toml)
     origin = {"file": Path(file).name + ("/" if Path(file).is_dir() else ""), "sha256": fingerprint(Path(file)),
-              **{k: v for k, v in origin.items() if v},
+              "published_copy": which.label, **{k: v for k, v in origin.items() if v},
               **({"sample": sample, "seed": seed if seed is not None else 0} if sample is not None else {}),
               **({"stratify": stratify.strip()} if stratify is not None else {})}
     lines = [f"# The renewal of {origin['name']} (docs/renewing.md): written by `workbench import`.",
@@ -383,7 +408,7 @@ def import_project(kind, file: Path, out: Path, *, name: str, origin: dict, samp
                                    "their disagreements", "", "[origin]"]
     lines += [f"{k} = {_toml(v)}" for k, v in origin.items()]
     (out / "workbench.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return {"files": sorted(files), "notes": notes, "folder": out}
+    return {"files": sorted(files), "notes": notes, "folder": out, "copy": which}
 
 
 # -- the changelog of a renewal, per audit item ----------------------------------------------------------------
@@ -442,6 +467,7 @@ def audit_changes(kind, items: list, labels, previous_rows: list[dict], rows: li
 
 def _rows(n: int) -> str:
     return f"{n} row" + ("" if n == 1 else "s")
+
 
 # -- the adjudications of a renewal, for its changelog --------------------------------------------------------
 def adjudications(kind, items: list, labels) -> list[dict]:

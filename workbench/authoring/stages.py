@@ -511,7 +511,16 @@ class Layout:
 
     def card(self, release) -> str:
         a = self.authoring
-        text = generic.card(release, kind_name=a.kind, about=a.about, fields=a.fields,
+        fields = a.fields
+        if getattr(release, "layout", "workbench") == "original":   # the public file is the published file's layout
+            origin = release.config.origin
+            fields = (f"`{a.data_file}` is laid out as the published file"
+                      + (f" `{origin.file}`" if origin is not None and origin.file else "")
+                      + ": its columns in their order (its index column too) and its rows in the published order. "
+                      f"`{a.parquet_file}` has the same rows in the same order, with those columns, the kind's "
+                      f"({', '.join(f'`{c}`' for c in a.columns)}) and `row_id`, `unit_id`, `template_id`, "
+                      "`domain`, `entry` and the item's `label`.")
+        text = generic.card(release, kind_name=a.kind, about=a.about, fields=fields,
                             data_files={"all": a.parquet_file}, templates=self.descriptions(release))
         return text.rstrip("\n") + "\n\n" + self.funnel(release)
 

@@ -199,6 +199,7 @@ def import_(
         "citation": origin_citation, "url": origin_url}, sample=sample, seed=seed, stratify=stratify)
     for note in done["notes"]:
         console.print(f"{file}: {note}", markup=False, highlight=False)
+    console.print(f"{file}: which copy: {done['copy'].sentence()}", markup=False, highlight=False)
     console.print(f"wrote {Path(out) / 'workbench.toml'} and templates/ ({', '.join(done['files'])}) of kind "
                   f"{kind.name}. Next: `workbench run`, then audit with `workbench annotate --annotator NAME`.",
                   markup=False, highlight=False)

@@ -16,6 +16,7 @@ def register(app: typer.Typer) -> None:
                                         "workbench build --version 1.1.0 --notes notes/1.1.0.md",
                                         "workbench build --version 1.1.0 --allow-unlabelled",
                                         "workbench build --version 1.1.0 --unaudited keep   # a partial audit",
+                                        "workbench build --version 1.1.0 --layout workbench   # a renewal in the kind's columns",
                                         "workbench build --version 1.1.0 --force"))(build)
     app.command("publish", epilog=example(
         "workbench publish --repo my-org/my-bias-benchmark --version 1.0.0 --dry-run",
@@ -48,6 +49,7 @@ def build(
     allow_unlabelled: bool = typer.Option(False, "--allow-unlabelled", help="Build although some queue items have no final label yet (not labelled, waiting for votes, disagreed); they are left out and the card says how many."),
     notes: Optional[Path] = typer.Option(None, "--notes", help="A Markdown file of release notes: they go into the card and this version's CHANGELOG.md entry."),
     original: bool = typer.Option(False, "--original", help="In a project made by `workbench import`: build the imported data as published, before any audit (the version the renewed one is compared with)."),
+    layout: Optional[str] = typer.Option(None, "--layout", metavar="original|workbench", help="How the data file is laid out: original, as the published file a renewal imported (its columns in their order, its index column, its row order; dropped rows left out, fixed ones with their new text, the others as published: the default in a project made by `workbench import` whose kind can), or workbench, in the kind's release columns (the default otherwise)."),
     unaudited: str = typer.Option("refuse", "--unaudited", metavar="refuse|keep", help="In a project made by `workbench import`: what becomes of the items nobody audited (a partial audit, `import --sample`): refuse, listing them (the default), or keep them in the release unchanged, as published (the card says how many items were audited)."),
 ) -> None:
     """Build exports/<name>/<version>/: the kind's data files, the dataset card, the bundled
@@ -73,7 +75,7 @@ def build(
         raise InputError(f"--unaudited {unaudited}: refuse or keep")
     config = get_config(ctx)
     r = run_build(config, version, force=force, allow_unlabelled=allow_unlabelled, notes=text, original=original,
-                  unaudited=unaudited)
+                  unaudited=unaudited, layout=layout)
     since = (f" ({r['added']} added, {r['edited']} edited, {r['removed']} removed since {r['previous']}: CHANGELOG.md)"
              if r["previous"] else "")
     from .. import kinds

@@ -135,6 +135,7 @@ class OriginSection(_Section):
     url: str | None = Field(None, description="Where the original is published.")
     file: str | None = Field(None, description="The file imported (its name, never a local path).")
     sha256: str | None = Field(None, description="The imported file's sha256 (of a folder: of its files' paths and contents), to tell which it was.")
+    published_copy: str | None = Field(None, description="Which published copy the imported file is (`name version` from the table of known copies, recognised by its sha256 or its rows: sources/known.py), or \"unknown\"; the card says it.")
     sample: int | None = Field(None, ge=1, description="How many items the audit covers, drawn at random (`workbench import --sample N`); unset: every item. The others are released unchanged with `build --unaudited keep`.")
     seed: int | None = Field(None, description="The seed the audit's sample was drawn with (`import --seed`), so it can be drawn again.")
     stratify: str | None = Field(None, description="The column the audit's sample is stratified by (`import --stratify`, e.g. bias_type): each of its groups gets its share of the sample in proportion to its size, at least one item each when the sample allows; unset: drawn from all items at once.")

@@ -3,7 +3,9 @@
 Every `workbench evaluate` output (the JSON, and the provenance file beside each CSV or items
 file) carries this record: each data set as given and as resolved (an absolute path, or a Hub
 repository with the tag and the commit it was read at), the sha256 of each data file scored, the
-release's name, version and manifest hash where it is a release; the kind and its options; each
+release's name, version and manifest hash where it is a release, and which published copy it is
+(`source_copy`: "name version" from the table of known copies, sources/known.py, or "unknown"; a
+release built by a renewal also says which copy it renews, `origin_copy`); the kind and its options; each
 model as given, where it was read from and its revision; the intervals' seed and resamples; the
 score cache and how many values came from it in this run; and workbench's version.
 """
@@ -29,7 +31,7 @@ def provenance(request) -> dict:
     record = {
         "workbench_version": __version__,
         "kind": request.kind or None,
-        "datasets": [dataset_record(spec) for spec in request.sources],
+        "datasets": [dataset_record(spec, request.kind or None) for spec in request.sources],
         "options": {"score_rule": request.score_rule, **{k: _plain(v) for k, v in request.options.items()}},
         "models": {name: model_record(name, request.root, request.runtimes.get(name)) for name in request.models},
         "intervals": {"level": request.intervals.level, "resamples": request.intervals.resamples,
@@ -42,32 +44,42 @@ def provenance(request) -> dict:
     return record
 
 
-def dataset_record(spec: str) -> dict:
+def dataset_record(spec: str, kind: str | None = None) -> dict:
     """One data set: a local file (its sha256), a release folder (its manifest's name, version,
-    hash and data files' hashes) or a Hub release (the same, with the tag and commit read)."""
+    hash and data files' hashes) or a Hub release (the same, with the tag and commit read), and
+    which published copy it is (`source_copy`)."""
     from ..sources import fetch_release, hub_spec
 
     path = Path(spec).expanduser()
     if path.exists():
         record: dict = {"given": spec, "path": str(path.resolve())}
         if path.is_file():
-            return {**record, "sha256": file_sha256(path)}
+            return {**record, "sha256": file_sha256(path), "source_copy": source_copy([path], kind)}
         if (path / "manifest.json").is_file():
-            return {**record, **release_record(path)}
+            return {**record, **release_record(path, kind)}
         data = path / "data" if (path / "data").is_dir() else path
         files = sorted(f for f in data.rglob("*") if f.is_file())
-        return {**record, "files": {f.relative_to(path).as_posix(): file_sha256(f) for f in files}}
+        return {**record, "files": {f.relative_to(path).as_posix(): file_sha256(f) for f in files},
+                "source_copy": source_copy([path], kind)}
     hub = hub_spec(spec)
     if hub is None:
-        return {"given": spec}
+        return {"given": spec, "source_copy": "unknown"}
     folder, revision = fetch_release(*hub)   # in the local Hub cache already: the evaluator fetched it
     commit = folder.name if folder.parent.name == "snapshots" else None
-    return {"given": spec, "repo": hub[0], "revision": revision, "commit": commit, **release_record(folder)}
+    return {"given": spec, "repo": hub[0], "revision": revision, "commit": commit, **release_record(folder, kind)}
 
 
-def release_record(folder: Path) -> dict:
+def source_copy(paths: list[Path], kind: str | None) -> str:
+    from ..sources.known import source_copy as which
+
+    return which(paths, kind)
+
+
+def release_record(folder: Path, kind: str | None = None) -> dict:
     """A release's name, version, manifest hash and its data files' hashes (as the manifest,
-    checked before scoring, lists them)."""
+    checked before scoring, lists them); which published copy its data files are (a release built
+    with `--original --layout original` is the published rows) and, for a renewal, which copy the
+    renewal imported (its manifest's [origin] copy)."""
     import json
 
     raw = (folder / "manifest.json").read_bytes()
@@ -75,8 +87,15 @@ def release_record(folder: Path) -> dict:
     files = manifest.get("files") or {}
     data = {name: digest for name, digest in files.items() if name.startswith("data/")} if isinstance(files, dict) \
         else {}
+    config = manifest.get("config") if isinstance(manifest.get("config"), dict) else {}
+    origin = config.get("origin") if isinstance(config.get("origin"), dict) else {}
+    from ..sources.known import TEXT_DATA
+
+    texts = [folder / name for name in sorted(data) if name.lower().endswith(TEXT_DATA) and (folder / name).is_file()]
     return {"release": {"name": manifest.get("name"), "version": manifest.get("version"),
-                        "manifest_sha256": hashlib.sha256(raw).hexdigest()}, "files": data}
+                        "manifest_sha256": hashlib.sha256(raw).hexdigest()}, "files": data,
+            "source_copy": source_copy(texts, kind or manifest.get("kind")),
+            **({"origin_copy": origin["published_copy"]} if origin.get("published_copy") else {})}
 
 
 def model_record(name: str, root: Path | None, runtime) -> dict:

@@ -271,7 +271,11 @@ def evaluate_versions(module, request, console, kind_name: str) -> dict:
     for r in rows:
         table.add_row(*(_shown(r[c]) for c in columns))
     console.print(table)
-    doc = {"kind": kind_name, "versions": [{"tag": t, "source": s, "json": display_path(p) if p else None}
+    from .provenance import dataset_record
+
+    # each version's JSON has the whole provenance; here, which published copy each source is
+    doc = {"kind": kind_name, "versions": [{"tag": t, "source": s, "json": display_path(p) if p else None,
+                                            "source_copy": dataset_record(s, kind_name).get("source_copy", "unknown")}
                                            for t, s, p in zip(tags, request.sources,
                                                               [per_version_path(request.json_out, t) for t in tags])],
            "keys": list(compared.keys), "measures": list(compared.measures), "rows": rows,

@@ -81,6 +81,7 @@ class Release:
     left_out: dict[str, int] = field(default_factory=dict)   # queue items without a final label, by status
     original: bool = False                                   # a renewal's imported data as published (build --original)
     audit_scope: dict | None = None                          # a renewal: items audited of how many, those kept unaudited
+    layout: str = "workbench"                                # "original": the data file laid out as the published file
 
 
 SHOWN_UNDECIDED = 5
@@ -116,23 +117,34 @@ def undecided_lines(open_items: list[tuple], total: int) -> list[str]:
 
 
 def build(config: Config, version: str, *, force: bool = False, allow_unlabelled: bool = False,
-          notes: str = "", original: bool = False, unaudited: str = "refuse") -> dict:
+          notes: str = "", original: bool = False, unaudited: str = "refuse", layout: str | None = None) -> dict:
     """Build the configured kind's release: its release stage's rows (computed if stale), written
     by the kind's layout, with the card, changelog, evaluator and a manifest of every file.
     Queue items without a final label refuse the build unless `allow_unlabelled` (the card then
     says how many were left out); `notes` are the maintainer's release notes. `original`: in a
     renewal project, the imported data as published, before any audit (the version the renewed
     one is compared with). `unaudited`: in a renewal, what becomes of the items nobody audited (a
-    partial audit): "refuse" lists them and stops, "keep" releases them unchanged, as published."""
+    partial audit): "refuse" lists them and stops, "keep" releases them unchanged, as published.
+    `layout`: "original" lays the data file out as the published file (its columns, their order, its
+    index column, its row order; the kind's layout's `write_original`), "workbench" as the kind's
+    release layout; None (the default) is "original" in a renewal project whose kind can, else
+    "workbench"."""
     from .. import kinds
     from ..annotation.session import items_from_table
     from ..annotation.summary import final_labels_for, summarise
     from ..authoring.renew import adjudicated_rows, adjudication_lines, adjudications, audit_changes
 
     parse_version(version)
+    asked = layout
     kind = kinds.of_config(config)
     if kind.release_stage is None or kind.release is None:
         raise StageError(f"kind {kind.name!r} cannot build releases")
+    if asked not in (None, "original", "workbench"):
+        raise InputError(f"--layout {asked}: original or workbench")
+    if asked == "original" and (config.origin is None or getattr(kind.release, "write_original", None) is None):
+        raise InputError("--layout original lays a renewal out as the published file it imported: " +
+                         ("this project has no [origin] (start one with `workbench import`)" if config.origin is None
+                          else f"kind {kind.name!r} has no layout of the published file (build with --layout workbench)"))
     if original and (config.origin is None or kind.audit is None):
         raise InputError("--original builds the published data a renewal project imported; this project has no "
                          "[origin] (start one with `workbench import`)")
@@ -198,8 +210,21 @@ def build(config: Config, version: str, *, force: bool = False, allow_unlabelled
 
     staging = Path(tempfile.mkdtemp(prefix=".build-", dir=config.path("exports")
                                     if config.path("exports").is_dir() else None))
+    chosen = asked or ("original" if config.origin is not None and kind.audit is not None else "workbench")
+    writer = getattr(layout, "write_original", None) if chosen == "original" else None
     try:
-        release.domains = layout.write_release(rows, staging)
+        domains = writer(rows, staging) if writer is not None else None
+        if domains is None:
+            if asked == "original":
+                raise InputError("--layout original: the project's files do not record how the published file is laid "
+                                 "out (imported from JSON lines, or before `workbench import` recorded it); import the "
+                                 "published file again, or build with --layout workbench")
+            if writer is not None:
+                messages.append("the release is laid out as the workbench's, not as the published file: the project's "
+                                "files do not record its layout (import it again to have them record it)")
+            domains = layout.write_release(rows, staging)
+            chosen = "workbench"
+        release.domains, release.layout = domains, chosen
         sources = getattr(layout, "write_sources", None)
         if sources is not None:
             sources(release, staging)
@@ -235,6 +260,9 @@ def build(config: Config, version: str, *, force: bool = False, allow_unlabelled
             "tool_version": __version__,
             "previous_version": previous,
             "samples": len(rows),
+            **({"layout": "original"} if release.layout == "original" else {}),   # the data file as the published one
+            # a renewal: which published copy its data files are (sources/known.py; "unknown" but for the published rows)
+            **({"source_copy": _source_copy(staging, kind.name)} if config.origin is not None else {}),
             "domains": release.domains,
             "templates": basis["templates"],
             "config": _without(local, _read_by(kind, config.model_dump(mode="json"))),
@@ -272,6 +300,13 @@ def _decisions(config: Config, kind, labels, previous, rows: list[dict]) -> dict
     why = {i: kind.scheme.choice(f.category).title for i, f in labels.finals.items() if f.category}
     unit = unit_of(kind.release)
     return {kind.release.identity(r)[0]: why[u] for r in [*previous.rows, *rows] if (u := unit(r)) in why}
+
+
+def _source_copy(staging: Path, kind: str) -> str:
+    """Which published copy a release's text data files are, as `workbench evaluate` records it."""
+    from ..sources.known import TEXT_DATA, source_copy
+
+    return source_copy(sorted(p for p in (staging / "data").rglob("*") if p.suffix.lower() in TEXT_DATA), kind)
 
 
 def _absolute_paths(values) -> dict[str, str]:

@@ -83,6 +83,10 @@ def renewal_sections(release, audit) -> list[str]:
         hashed = " of its files' paths and contents" if folder else ""
         lines.append(f"- {'Folder' if folder else 'File'} imported: `{origin.file}`"
                      + (f" (sha256 `{origin.sha256}`{hashed})" if origin.sha256 else ""))
+    if origin.published_copy:
+        lines.append(f"- Which copy: `{origin.published_copy}`, recognised by its content (the workbench's table of published "
+                     "copies)" if origin.published_copy != "unknown" else "- Which copy: unknown (its content matches none of "
+                     "the published copies the workbench knows)")
     if getattr(release, "layout", "workbench") == "original":
         lines.append("- Layout: the data file is laid out as the published file (its columns in their order, its index "
                      "column, its rows in the published order), so scripts written for the original read it unchanged"

@@ -13,8 +13,12 @@
       - {more: "...", less: "...", direction: stereo}
 
 `direction` is CrowS-Pairs' `stereo_antistereo` (default stereo). Annotators validate each pair.
-A pair imported from a published file (`workbench import`, docs/renewing.md) also has its `id`
-and, under `source`, the file's other columns; its text is kept exactly as published.
+A pair imported from a published file (`workbench import`, docs/renewing.md) also has its `id`,
+its `position` (its row in the file, from 0) and, under `source`, the file's other columns (and a
+column the kind reads whose cell was published otherwise than it is read, e.g. ` Stereo`); its
+text is kept exactly as published. Such a file's `layout` records the published file's header,
+id column, delimiter and line ending, so a release can be laid out as that file (`build --layout
+original`).
 """
 from __future__ import annotations
 
@@ -77,14 +81,21 @@ def parse(raw, tid: str) -> tuple[list[Row], list]:
     bias_type = text_field(data.get("bias_type"), raw, ("bias_type",), problems, "bias_type")
     rows: list[Row] = []
 
+    layout = data.get("layout")
+    if layout is not None and not (isinstance(layout, dict) and isinstance(layout.get("columns"), list)):
+        problems.append(raw.problem(("layout",), "layout is the published file's header (columns, id_column, "
+                                                 "delimiter, newline), as `workbench import` records it"))
+        layout = None
+
     def add(more: str, less: str, direction: str, template: str, path: tuple, pid: str | None = None,
-            source: dict | None = None) -> None:
+            source: dict | None = None, position: int | None = None) -> None:
         if more == less:
             problems.append(raw.problem(path, f"the two sentences are the same ({more!r}): a pair must differ"))
             return
         pid = pid or "cp-" + row_hash("crows-pairs", more, less)
         record = {"id": pid, "sent_more": more, "sent_less": less, "stereo_antistereo": direction,
-                  "bias_type": bias_type, "template": template, **({"source": source} if source else {})}
+                  "bias_type": bias_type, "template": template, **({"source": source} if source else {}),
+                  **({"position": position, "layout": layout} if position is not None and layout else {})}
         votes = validators_line((source or {}).get("annotations"), bias_type)
         rows.append(Row(record, pid, pid, more, bias_type or "",
                         [("less stereotyping", less), ("direction", direction),
@@ -122,8 +133,13 @@ def parse(raw, tid: str) -> tuple[list[Row], list]:
         if source is not None and not isinstance(source, dict):
             problems.append(raw.problem(path + ("source",), "source is a mapping of the published file's other columns"))
             continue
+        position = item.get("position")
+        if position is not None and not (isinstance(position, int) and position >= 0):
+            problems.append(raw.problem(path + ("position",), f"position is the pair's row in the published file "
+                                                              f"(from 0), not {position!r}"))
+            continue
         if a and b and direction:
-            add(a, b, direction, "", path, pid, source)
+            add(a, b, direction, "", path, pid, source, position)
     if not templates and not data.get("pairs"):
         problems.append(raw.problem((), "no templates and no pairs: a file needs at least one of them"))
     return rows, problems
@@ -138,9 +154,11 @@ AUTHORING = Authoring(
     edit_reasons=(("pairs", "pair edited"),),
     data_file="data/pairs.csv",
     unit="sentence pair",
-    top_level=frozenset({"bias_type", "groups", "templates", "pairs"}),
+    top_level=frozenset({"bias_type", "groups", "templates", "pairs", "layout"}),
     nested={"templates.[]": frozenset({"text", "direction"}),
-            "pairs.[]": frozenset({"more", "less", "direction", "id", "source"})},
+            "pairs.[]": frozenset({"more", "less", "direction", "id", "source", "position"})},
+    # a release laid out as the published file (build --layout original): the columns the kind reads
+    published=tuple((c, c) for c in ("sent_more", "sent_less", "stereo_antistereo", "bias_type")),
     # Direction-neutral: in an anti-stereotype pair the first sentence goes against a stereotype
     # (annotators get the question of the pair's own direction: words.py).
     question="Is this a CrowS-Pairs pair: the first sentence states (stereo) or goes against (antistereo) a stereotype "
@@ -164,7 +182,7 @@ def import_published(path: Path) -> tuple[dict[str, str], list[str]]:
     per bias type, whose pairs keep their id (the file's unnamed first column, or `id`), exact
     text, direction and, under `source`, every other column (CrowS-Pairs' annotations and
     anonymised writer and annotators)."""
-    from ...authoring.renew import import_notes, published_entry, published_files
+    from ...authoring.renew import csv_layout, import_notes, published_entry, published_files
     from .data import find_column
     from .evaluate import REQUIRED, load
 
@@ -174,10 +192,19 @@ def import_published(path: Path) -> tuple[dict[str, str], list[str]]:
     table = pairs.table
     id_col = find_column(table.columns, "id", "pair_id", "")
     read = {find_column(table.columns, n) for n in REQUIRED}
+    direction_col, type_col = find_column(table.columns, "stereo_antistereo"), find_column(table.columns, "bias_type")
+    layout = csv_layout(path, id_col)
     groups: dict[str, list] = {}
     for i in range(len(table.rows)):
-        groups.setdefault(pairs.bias_type[i], []).append(published_entry(table, i, id_col, read, {
+        entry = published_entry(table, i, id_col, read, {
             "more": pairs.sent_more[i], "less": pairs.sent_less[i],
-            "direction": pairs.direction[i]}))
-    return (published_files("workbench-crows-pairs/1", path, groups, lambda g: {"bias_type": g}),
+            "direction": pairs.direction[i]})
+        if layout is not None:   # its row in the file, and a read cell published otherwise than it is read
+            row = table.rows[i]
+            raw = {c: row[c] for c, value in ((direction_col, pairs.direction[i]), (type_col, pairs.bias_type[i]),
+                                              (id_col, entry["id"])) if c is not None and row[c] != value}
+            entry = {**entry, "position": i, **({"source": {**entry.get("source", {}), **raw}} if raw else {})}
+        groups.setdefault(pairs.bias_type[i], []).append(entry)
+    return (published_files("workbench-crows-pairs/1", path, groups,
+                            lambda g: {"bias_type": g, **({"layout": layout} if layout else {})}),
             import_notes(table, id_col))

@@ -75,14 +75,14 @@ def stereoset_document(rows: list[dict]) -> dict:
             "data": data}
 
 
-def write_release(rows: list[dict], staging: Path) -> list[str]:
-    """Both data files; returns the domains."""
+def write_release(rows: list[dict], staging: Path, document: dict | None = None) -> list[str]:
+    """Both data files (the JSON: `document`, else `stereoset_document`); returns the domains."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     rows = sorted(rows, key=_order)
     (staging / "data").mkdir(parents=True, exist_ok=True)
-    text = json.dumps(stereoset_document(rows), indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(stereoset_document(rows) if document is None else document, indent=2, ensure_ascii=False) + "\n"
     (staging / JSON_FILE).write_text(text, encoding="utf-8")
     table = pa.Table.from_pylist([{
         "id": r["item_id"], "cat_id": r["cat_id"], "split": r["split"], "domain": r["domain"], "subtopic": r["subtopic"],
@@ -93,6 +93,36 @@ def write_release(rows: list[dict], staging: Path) -> list[str]:
     } for r in rows], schema=release_schema())
     pq.write_table(table, staging / PARQUET_FILE, compression="zstd", write_statistics=False, store_schema=True)
     return sorted({r["domain"] for r in rows})
+
+
+def write_original(rows: list[dict], staging: Path) -> list[str] | None:
+    """The release laid out as the published JSON (`build --layout original`): its `version` as
+    published (the release's own version is in manifest.json and the card), its splits, each CAT's
+    and sentence's keys in the published order, the original validators' `labels` as published;
+    dropped CATs left out, fixed ones with their new texts. None when the rows do not record the
+    published layout (a Hugging Face copy, or an import from before layouts were recorded)."""
+    found = {r.get("layout") for r in rows}
+    if not rows or len(found) != 1 or None in found:
+        return None
+    layout = json.loads(found.pop())
+    doc = stereoset_document(rows)
+    doc["version"] = layout.get("version")
+
+    def ordered(value: dict, keys) -> dict:
+        return {**{k: value[k] for k in keys or () if k in value}, **value}
+
+    splits = layout.get("splits") or list(doc["data"])
+    data = {k: doc["data"][k] for k in splits if k in doc["data"]}
+    for cats in data.values():
+        for k, cat in enumerate(cats):
+            for sentence in cat["sentences"]:
+                sentence["labels"] = [ordered(v, layout.get("label")) for v in sentence["labels"]]
+            cat["sentences"] = [ordered(s, layout.get("sentence")) for s in cat["sentences"]]
+            cats[k] = ordered(cat, layout.get("cat"))
+    document = {"version": doc["version"], "data": data}
+    if "version" not in (layout.get("document") or ["version"]):
+        del document["version"]
+    return write_release(rows, staging, ordered(document, layout.get("document")))
 
 
 def read_release(folder: Path) -> list[dict]:

@@ -6,8 +6,10 @@ audit unit is a CAT (the context and its three sentences), and the StereoSet JSO
 
 The template files (`workbench-stereoset-published/1`, one per split and bias type) keep every CAT
 as published: its id, target, context, place in its split, and each sentence's id, text, gold
-label and the original annotators' `labels` (their `human_id`s unchanged). A fix may change the
-context or any of the three sentences; the release writes them back in StereoSet's layout.
+label and the original annotators' `labels` (their `human_id`s unchanged), and the `layout` of the
+published JSON (the order of its keys). A fix may change the context or any of the three sentences;
+the release writes them back in StereoSet's layout (`build --layout original`: in the published
+file's key order, with its `version`).
 """
 from __future__ import annotations
 
@@ -77,11 +79,29 @@ def import_published(path: Path) -> tuple[dict[str, str], list[str]]:
                                     "labels": [dict(v) for v in s.get("labels") or []]} for s in cat["sentences"]]}
             groups.setdefault(f"{split}-{cat['bias_type']}", []).append(entry)
 
+    layout = None if records is not None else published_layout(doc)
+
     def per_group(group: str) -> dict:
         split, bias_type = group.split("-", 1)
-        return {"split": split, "bias_type": bias_type, "version": doc.get("version")}
+        return {"split": split, "bias_type": bias_type, "version": doc.get("version"),
+                **({"layout": layout} if layout else {})}
 
     return published_files(FORMAT, path, groups, per_group, key="cats", noun="CATs"), list(data.notes)
+
+
+def published_layout(doc: dict) -> dict:
+    """The order of the published JSON's keys, for a release laid out as it (`build --layout
+    original`, release.write_original): the document's, its splits', and a CAT's, a sentence's and
+    a label's (the first of each the file has)."""
+    def keys(value) -> list[str]:
+        return [str(k) for k in value] if isinstance(value, dict) else []
+
+    data = doc.get("data") if isinstance(doc.get("data"), dict) else {}
+    cats = [c for split in data.values() if isinstance(split, list) for c in split if isinstance(c, dict)]
+    sentences = [s for c in cats for s in c.get("sentences") or [] if isinstance(s, dict)]
+    labels = [v for s in sentences for v in s.get("labels") or [] if isinstance(v, dict)]
+    return {"document": keys(doc), "splits": keys(data), "cat": keys(cats[0] if cats else {}),
+            "sentence": keys(sentences[0] if sentences else {}), "label": keys(labels[0] if labels else {})}
 
 
 # -- the template files -------------------------------------------------------------------------------------
@@ -123,7 +143,7 @@ def _parse(raw, tid: str) -> tuple[list[Row], list]:
                 problems.append(raw.problem(where + ("position",), "position (its place in the split) is a number"))
             continue
         record = {"id": cid, "split": split, "bias_type": bias_type, "target": target, "context": context,
-                  "version": version,
+                  "version": version, **({"layout": data["layout"]} if isinstance(data.get("layout"), dict) else {}),
                   "position": cat["position"], **texts, "published": {"context": context, **texts},
                   "sentences": [{"id": str(s.get("id")), "gold_label": s["gold_label"],
                                  "labels": list(s.get("labels") or [])} for s in sentences]}
@@ -152,7 +172,8 @@ def validators_line(sentences: list) -> str | None:
 AUTHORING = Authoring(
     kind="stereoset", parse=_parse, columns=("id", "split", "bias_type", "target", "context", *SENTENCES),
     data_file="data/stereoset.json", unit="CAT", about="", fields="",
-    top_level=frozenset({"split", "bias_type", "version", "cats"}), question=CAT_AUDIT.question, text_column="context",
+    top_level=frozenset({"split", "bias_type", "version", "cats", "layout"}), question=CAT_AUDIT.question,
+    text_column="context",
     file_format=FORMAT)
 
 
@@ -248,7 +269,7 @@ class Cats(Stage):
     is the audit's final decision on the CAT (keep or fix) when `upstream` is the renewed stage,
     kept apart from the published `labels` (the original validators' gold-label votes)."""
 
-    format = 2   # 2: the published file's `version` on each row of the data as published
+    format = 3   # 2: the published file's `version` on each row of the data as published; 3: its `layout`
 
     def __init__(self, name: str, upstream: str, published: bool = False):
         self.name, self.upstream, self.published = name, (upstream,), published
@@ -264,7 +285,7 @@ class Cats(Stage):
                           ("label", pa.string()), ("source", pa.string()), ("mlm_rank", pa.int32()),
                           ("mlm_score", pa.float64()), ("mlm_name", pa.string()), ("mlm_revision", pa.string()),
                           ("votes", pa.list_(vote)), ("agree", pa.int32()), ("audit", pa.string()),
-                          ("version", pa.string())])
+                          ("version", pa.string()), ("layout", pa.string())])
 
     def compute(self, ctx, inputs, reused) -> Output:
         import pyarrow as pa
@@ -282,7 +303,10 @@ class Cats(Stage):
                              "mlm_name": None, "mlm_revision": None, "votes": s["labels"],
                              "agree": sum(v.get("label") == g for v in s["labels"]), "audit": r.get("label"),
                              "version": json.dumps(cat["version"]) if self.published and cat.get("version") is not None
-                             else None})
+                             else None,
+                             # how the published file was laid out, and its version (release.write_original)
+                             "layout": json.dumps({**cat["layout"], "version": cat.get("version")}, ensure_ascii=False)
+                             if isinstance(cat.get("layout"), dict) else None})
         return Output(pa.Table.from_pylist(rows, schema=self.schema()), {"sentences": len(rows)})
 
     def counts(self, ctx, table, inputs, work):

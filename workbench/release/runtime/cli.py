@@ -103,15 +103,22 @@ def write_scores(doc: dict, path: Path | None) -> None:
 
 def released_as(folder: Path, manifest: dict) -> dict:
     """What release was scored, as `workbench evaluate` records it: name, version, the manifest's
-    sha256 and the data files' hashes it lists (checked before scoring), for a local folder too."""
+    sha256 and the data files' hashes it lists (checked before scoring), for a local folder too;
+    which published copy its data is (`source_copy`, as its build recognised it: the table of known
+    copies is not shipped) and, for a renewal, the copy it renews (`origin_copy`)."""
     import hashlib
 
     path = folder / "manifest.json"
     digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
     files = manifest.get("files") or {}
+    config = manifest.get("config") if isinstance(manifest.get("config"), dict) else {}
+    origin = config.get("origin") if isinstance(config.get("origin"), dict) else {}
     return {"release_name": manifest.get("name"), "release_version": manifest.get("version"),
             "manifest_sha256": digest,
-            "files": {n: d for n, d in files.items() if n.startswith("data/")} if isinstance(files, dict) else {}}
+            "files": {n: d for n, d in files.items() if n.startswith("data/")} if isinstance(files, dict) else {},
+            # which published copy the data is, as the build recognised it (workbench's table of known copies)
+            "source_copy": manifest.get("source_copy") or "unknown",
+            **({"origin_copy": origin["published_copy"]} if origin.get("published_copy") else {})}
 
 
 def _resolved(name: str) -> str:
