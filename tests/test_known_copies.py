@@ -98,6 +98,10 @@ def test_import_says_which_copy_and_the_card_and_results_record_it(copies, tmp_p
     assert "Which copy: `Own pairs 1.0`" in card
     manifest = json.loads((release / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["source_copy"] == "Own pairs 1.0"   # the published rows, laid out as published
+    from workbench.release.runtime.cli import released_as   # the release's standalone evaluate.py records the same
+
+    recorded = released_as(release, manifest)
+    assert (recorded["source_copy"], recorded["origin_copy"]) == ("Own pairs 1.0", "Own pairs 1.0")
     # evaluate: every data set of the result says which copy it is
     model = str(fixture_models["mlm-bert"])
     out = tmp_path / "scores.json"

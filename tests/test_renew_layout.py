@@ -74,6 +74,7 @@ def test_crows_pairs_renewal_is_laid_out_as_the_published_csv(tmp_path, monkeypa
     assert json.loads((release / "manifest.json").read_text())["layout"] == "original"
     card = " ".join((release / "README.md").read_text(encoding="utf-8").split())
     assert "laid out as the published file" in card
+    assert "`data/pairs.csv` is laid out as the published file `crows_pairs_anonymized.csv`" in card
     with open(release / "changes.csv", encoding="utf-8", newline="") as f:
         assert sorted((c["change"], c["id"]) for c in csv.DictReader(f)) == \
             [("edited", "0"), ("removed", "3"), ("removed", "5")]
