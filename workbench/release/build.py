@@ -221,7 +221,8 @@ def build(config: Config, version: str, *, force: bool = False, allow_unlabelled
                                  "published file again, or build with --layout workbench")
             if writer is not None:
                 messages.append("the release is laid out as the workbench's, not as the published file: the project's "
-                                "files do not record its layout (import it again to have them record it)")
+                                "files do not record the published layout (imported from JSON lines, or before imports "
+                                "recorded it: a CSV imported again records it)")
             domains = layout.write_release(rows, staging)
             chosen = "workbench"
         release.domains, release.layout = domains, chosen

@@ -82,8 +82,8 @@ class Recognised:
     def sentence(self) -> str:
         """One line for a message or a card."""
         if self.copy is None:
-            return (f"{UNKNOWN}: its content matches none of the published copies the workbench knows "
-                    f"(sources/known_copies.toml; more with {ENVIRONMENT})")
+            return (f"{UNKNOWN} (its content matches none of the published copies the workbench knows: "
+                    f"sources/known_copies.toml, and more with {ENVIRONMENT})")
         how = ("its sha256: the file as published, byte for byte" if self.how == "sha256" else
                f"its rows: the same {self.rows} rows, the file saved otherwise (encoding, line endings, order)")
         return f"{self.copy.label}" + (f" ({self.copy.note})" if self.copy.note else "") + f", recognised by {how}"
