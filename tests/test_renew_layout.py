@@ -148,7 +148,7 @@ def test_stereoset_renewal_is_laid_out_as_the_published_json(tmp_path, monkeypat
     labels = [{"item_id": c, "label": "not-minimal" if c == dropped else "fix" if c == fixed["id"] else "keep",
                **({"fix": {"context": context}} if c == fixed["id"] else {})} for c in cats]
     label_as(runner, tmp_path, labels, "alice", "bob")
-    r = invoke(runner, "build", "--version", "1.1.0")
+    r = invoke(runner, "build", "--version", "1.1.0", "--layout", "original")   # named (the default as well)
     assert r.exit_code == 0, r.output + str(r.exception)
     release = exports / "1.1.0"
     built = json.loads((release / "data" / "stereoset.json").read_text(encoding="utf-8"))
