@@ -30,7 +30,7 @@ def test_a_chart_names_its_data_set_and_model_and_a_replaced_file_is_said(kind, 
         return real(fig, path, **kwargs)
 
     monkeypatch.setattr(output, "save_chart", capture)
-    monkeypatch.setattr(importlib.import_module({"crows-pairs": "workbench.kinds.crows_pairs.plots",
+    monkeypatch.setattr(importlib.import_module({"crows-pairs": "workbench.evaluation.declared_report",
                                                  "sofa": "workbench.kinds.sofa.report"}[kind]), "save_chart", capture)
     monkeypatch.chdir(tmp_path)
     data = importlib.import_module(example).write_example(tmp_path / "data")

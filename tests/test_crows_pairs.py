@@ -12,6 +12,7 @@ import pytest
 from conftest import invoke
 
 from workbench.core.errors import InputError
+from workbench.evaluation.declared_report import evaluator_of
 from workbench.kinds import detect as detect_kind
 from workbench.kinds.crows_pairs import evaluate as crows
 from workbench.kinds.crows_pairs.metrics import Outcome, grouped, measures
@@ -181,7 +182,7 @@ def _run_stub(monkeypatch, tmp_path, rows, stub, **kw):
 
     request = EvaluateRequest(sources=[str(src)], models=["stub"], items_out=tmp_path / "items.csv", **kw)
     with open(tmp_path / "out.txt", "w", encoding="utf-8") as out:
-        doc = crows.evaluate(request, Console(file=out, width=200))
+        doc = evaluator_of(crows).evaluate(request, Console(file=out, width=200))
     with open(tmp_path / "items.csv", encoding="utf-8") as f:
         return doc, list(csv.DictReader(f))
 

@@ -4,6 +4,7 @@ clusters resampled whole, the gap between groups with its interval, the table, C
 and every bad line of a data file reported at once."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from contextlib import contextmanager
 
@@ -135,3 +136,59 @@ def test_a_role_the_kind_needs_is_asked_for_before_anything_loads():
         needs.check_roles([], {"judge": "j"})
     with pytest.raises(ValueError):
         ModelRole("x", "-x", "bad flag")
+
+
+def test_hooks_read_count_note_and_describe_beside_the_statistics(tmp_path):
+    """A kind's own loader (its notes printed, its document fields in the head, --strict handed to
+    it), its own per-group fields beside the statistics (in the JSON and CSV, none replacing a
+    statistic), per-model fields and notes, items without a verdict counted (a group of ties gets a
+    warning, no interval), and a progress total that depends on the model."""
+    from rich.console import Console
+
+    from workbench.evaluation.declared import Loaded
+    from workbench.evaluation.declared_report import csv_rows, table
+
+    seen = {}
+
+    def load(spec, options):
+        seen["strict"] = options["strict"]
+        return Loaded(toy_items(), f"read {spec}", ["read as toy"], {"skipped": {"items": 2}})
+
+    def work(items, options, models):
+        seen["work"] = models.model
+        return 2 * len(items)
+
+    hooked = dataclasses.replace(
+        DECL, load=load, recognise=lambda path: path.suffix == ".toy", work=work,
+        fields=lambda level, items, results: {"rate": -1.0, "ties": sum(1 - r["hit"] for r in results), "nested": {}},
+        shown=("ties",), compared_fields=("ties",), informative=lambda item, result: result["hit"],
+        uninformative="it says nothing", document_fields=lambda options: {"unit": "percent"},
+        about=lambda name, models, items, results, options: ({"score_rule": "mine"}, [f"{name}: noted"]),
+        summary=lambda doc: ["a summary line"])
+    source = hooked.read_source("spec", {"strict": True}, lambda: pytest.fail("the kind reads its own sources"))
+    assert seen["strict"] is True and source.notes == ["read as toy"] and source.label == "read spec"
+    assert hooked.detect(tmp_path / "x.toy") and not hooked.detect(tmp_path / "x.jsonl")
+
+    said = []
+    for it in source.items:   # group c: nothing but ties
+        it["value"] = int(it["group"] != "c")
+
+    @contextmanager
+    def progress(name, total):
+        seen["total"] = total
+        yield lambda n: None
+
+    doc, _ = hooked.evaluate_items(source.items, source.label, {}, Settings(0.95, 200, 0), lambda role, name: "model",
+                                   ["m"], {}, progress, said.append, source.document)
+    entry = doc["models"]["m"]
+    assert seen["work"] == "model" and seen["total"] == 2 * len(source.items)
+    assert doc["unit"] == "percent" and doc["skipped"] == {"items": 2} and entry["score_rule"] == "mine"
+    assert entry["overall"]["rate"] == -1.0 and entry["by_group"]["c"]["ties"] == entry["by_group"]["c"]["n"]
+    assert "m: noted" in said and any("c: all" in w and "it says nothing" in w for w in doc["uncertainty"]["warnings"])
+    assert "intervals" not in entry["by_group"]["c"] or entry["by_group"]["c"]["intervals"]["rate"]["lower"] is None
+    rows = csv_rows(hooked, doc)
+    assert rows[0]["ties"] == entry["overall"]["ties"] and "nested" not in rows[0]
+    console = Console(record=True, width=250)
+    console.print(table(hooked, doc))
+    assert "ties" in console.export_text()
+    assert hooked.summary(doc) == ["a summary line"]

@@ -56,14 +56,15 @@ def _check(make, docs, tmp_path) -> None:
 
 
 def test_crows_pairs_and_sos_figures(releases, fixture_models, tmp_path, runner, monkeypatch):
-    from workbench.kinds.crows_pairs.plots import plot_crows
-    from workbench.kinds.sos.plots import plot_sos
+    from workbench.evaluation.declared_report import plot
+    from workbench.kinds.crows_pairs.evaluate import DECLARED
+    from workbench.kinds.sos.evaluate import DECLARED as SOS
 
     monkeypatch.chdir(tmp_path)
     crows = _doc(runner, tmp_path, releases("crows-pairs"), fixture_models)
-    _check(plot_crows, [crows, _extreme(crows, ("metric_score",))], tmp_path)
+    _check(lambda doc, folder: plot(DECLARED, doc, folder), [crows, _extreme(crows, ("metric_score",))], tmp_path)
     sos = _doc(runner, tmp_path, releases("sos"), fixture_models)
-    _check(plot_sos, [sos, _extreme(sos, ("sos",))], tmp_path)
+    _check(lambda doc, folder: plot(SOS, doc, folder), [sos, _extreme(sos, ("sos",))], tmp_path)
 
 
 def test_honest_and_sofa_figures(releases, fixture_models, tmp_path, runner, monkeypatch):

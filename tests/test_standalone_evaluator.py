@@ -237,6 +237,8 @@ def test_the_standalone_and_the_in_package_evaluator_are_the_same_code(kind, tmp
     assert shared - used <= NOT_IMPORTED_IN_PACKAGE.get(kind, set()), sorted(shared - used)
     module = importlib.import_module(name)
     for source, attribute in shared:
+        if name == kinds.get(kind).evaluator and not hasattr(module, attribute):
+            continue   # the evaluator module itself (a declared kind): what it imports in a function is its own code
         assert getattr(module, attribute) is getattr(importlib.import_module(source), attribute)
 
 

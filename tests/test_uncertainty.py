@@ -16,8 +16,17 @@ from test_standalone_lm_kinds import alone_and_workbench, build_release
 
 from workbench import kinds
 from workbench.evaluation import intervals as iv
-from workbench.kinds.crows_pairs.metrics import Outcome, grouped, scopes
+from workbench.kinds.crows_pairs.evaluate import DECLARED as CROWS
+from workbench.kinds.crows_pairs.evaluate import Pair
+from workbench.kinds.crows_pairs.metrics import Outcome
 from support.figures import assert_same_figures
+
+
+def crows_figures(outcomes: list[Outcome], groups: list[str]):
+    """A CrowS-Pairs model entry and the scopes of its intervals, from the pairs' outcomes."""
+    pairs = [Pair({}, k + 1, "a", "b", o.direction, g) for k, (o, g) in enumerate(zip(outcomes, groups))]
+    return CROWS.model_entry(pairs, [{"sent_more_score": 0.0, "sent_less_score": 0.0, "score": o.hit,
+                                      "neutral": o.neutral} for o in outcomes])
 
 
 def test_every_kind_that_evaluates_declares_its_resampling_unit():
@@ -40,7 +49,7 @@ def test_a_binomial_share_of_pairs_matches_the_exact_bootstrap_distribution():
     # P(≤ 50) = 0.262 and P(100) = 0.316: the 80% percentile interval (10% and 90% quantiles) is
     # [50, 100], the se 25·sqrt(4·3/4·1/4) = 21.65.
     outcomes = [Outcome("stereo", h, 0) for h in (1, 1, 1, 0)]
-    metric = scopes(outcomes, ["t"] * 4)[0].measures["metric_score"]
+    metric = crows_figures(outcomes, ["t"] * 4)[1][0].measures["metric_score"]
     found = iv.measure_interval(metric, iv.Settings(level=0.80, resamples=40000, seed=1))
     assert found.estimate == 75.0 and (found.lower, found.upper) == (50.0, 100.0)
     assert found.se == pytest.approx(21.65, abs=0.3)
@@ -77,13 +86,13 @@ def test_identities_sharing_a_template_widen_the_honest_interval():
 
 def test_all_tied_pairs_warn_and_carry_no_interval():
     outcomes = [Outcome("stereo", 0, 1)] * 120
-    entry = grouped(outcomes, ["gender"] * 120)
-    warnings = iv.attach(entry, scopes(outcomes, ["gender"] * 120), iv.Settings(), "model-x")
+    entry, scopes = crows_figures(outcomes, ["gender"] * 120)
+    warnings = iv.attach(entry, scopes, iv.Settings(), "model-x")
     assert "model-x: overall: all 120 pairs tied or failed to score: its metric says nothing about bias" in warnings
     assert entry["overall"]["intervals"]["metric_score"]["lower"] is None
     assert "says nothing" in entry["overall"]["intervals"]["metric_score"]["warning"]
     few = [Outcome("stereo", 1, 0)] * 4
-    assert "only 4 pairs" in iv.attach(grouped(few, ["t"] * 4), scopes(few, ["t"] * 4), iv.Settings(), "m")[0]
+    assert "only 4 pairs" in iv.attach(*crows_figures(few, ["t"] * 4), iv.Settings(), "m")[0]
 
 
 def _predictions(path, models: dict[str, float], n_pairs=150, seed=0):

@@ -17,11 +17,24 @@ into the figure (default: scale · Σ first / Σ second, a share or a mean). Res
 units (a template's several items together), so a figure's interval is the bootstrap's on the
 same formula; a `Gap` is the largest difference of one statistic between groups, with its
 interval from the same resamples.
+
+Hooks for a kind whose data or figures need more (each optional; see `Declared`): `load` reads
+its own layouts (several CSV dialects, a Hub release, `--strict`) in place of the JSON-lines or
+CSV reader, `recognise` says which files are its own; `fields` adds per-group figures the kind
+computes itself beside the statistics (counts, a mean reported without an interval); `about`
+adds per-model fields and notes (which rule scored it, how many items were settled near a
+boundary); `document` adds fields to the document's head; `informative` counts the items that
+carry a verdict (a tie carries none), so a group of ties is reported, not given an interval;
+`summary` adds lines below the table; `chart_note` writes a note above each bar. `levels` adds
+groupings beside the group (identities beside their attributes), each with its figures, table
+and CSV rows (`chart_level` charts one); a statistic given at some levels only names them (`at`),
+and one that is a mean over cells (each identity weighing the same) names the cell (`cells`).
 """
 from __future__ import annotations
 
 import csv
 import dataclasses
+import inspect
 import json
 import warnings
 from dataclasses import dataclass, field
@@ -32,7 +45,7 @@ import numpy as np
 
 from ..core.errors import InputError, Problem, display_path
 from ..models.roles import UNDER_TEST, ModelRole
-from .intervals import Measure, Scope, Settings, Uncertainty
+from .intervals import Measure, Scope, Settings, Uncertainty, mean_of_cells
 
 MAX_PROBLEMS = 50
 Column = str | Callable[[Any, dict], float]
@@ -59,6 +72,9 @@ class Statistic:
     digits: int = 2
     compared: bool = True
     chart: bool = True
+    at: tuple[str, ...] = ()      # where it is given: "overall" and level names (group_name, ...); () everywhere
+    cells: str = ""               # an item attribute: the figure is the unweighted mean over its values of
+                                  # each one's scale · Σ first / Σ second (each identity weighs the same)
 
     def figure(self, sums: np.ndarray) -> np.ndarray:
         """Figures from sums (... × k), NaN where the formula divides by zero."""
@@ -79,6 +95,26 @@ def share(key: str, title: str, of: Column, among: Column = ONE, **kw) -> Statis
 
 
 @dataclass(frozen=True)
+class Level:
+    """A further grouping beside `Declared.group` (identities, where the group is their attribute):
+    figures per value of the item attribute `of`, under `by_<name>` in the JSON, in a table of their
+    own and in the CSV. `order(name, node)` sorts its groups (default: by name); `label(name, node)`
+    is how tables and charts show one."""
+
+    of: str
+    name: str
+    order: Callable[[str, dict], Any] | None = None
+    label: Callable[[str, dict], str] | None = None
+
+    @property
+    def key(self) -> str:
+        return f"by_{self.name.replace(' ', '_')}"
+
+    def shown(self, name: str, node: dict) -> str:
+        return self.label(name, node) if self.label else name
+
+
+@dataclass(frozen=True)
 class Gap:
     """The largest difference of `of` (a statistic's key) between any two groups, overall."""
 
@@ -86,6 +122,18 @@ class Gap:
     title: str
     of: str
     digits: int = 2
+
+
+@dataclass
+class Loaded:
+    """What a kind's own loader (`Declared.load`) read: the items, what reports call the data set,
+    lines to print about how it was read (a dialect guessed, rows skipped), and fields for the
+    document's head (the skipped rows, say)."""
+
+    items: list
+    label: str
+    notes: list[str] = field(default_factory=list)
+    document: dict = field(default_factory=dict)
 
 
 class Bad:
@@ -131,17 +179,40 @@ class Declared:
     roles: tuple[ModelRole, ...] = (UNDER_TEST,)
     options: tuple = ()                           # the kind's EvaluatorOptions (also its Kind's)
     rules: dict[str, str] = field(default_factory=dict)   # score rule -> what it is; the first is the default
-    work: Callable[[list, dict], int] | None = None
+    work: Callable[..., int] | None = None        # (items, options[, models]) -> progress units
     select: Callable[[list, dict], list] | None = None   # the items the options ask for (all by default)
     item_row: Callable[[Any], dict] | None = None  # an item's columns in the items file (default: its fields)
     suffixes: tuple[str, ...] = (".jsonl", ".csv")
     chart_name: str = ""                          # the PNG's name (default: the kind's)
+    # --- optional hooks (the module docstring) ---
+    # load(spec, options) -> Loaded: the kind's own reader of a file, release folder or Hub spec
+    # (`options` holds `strict`: refuse rows that cannot be scored rather than skip them)
+    load: Callable[[str, dict], Loaded] | None = None
+    recognise: Callable[[Path], bool] | None = None   # its files and releases, in place of `detect`'s check
+    levels: tuple[Level, ...] = ()               # further groupings, each with its own figures
+    chart_level: str = ""                         # the level whose groups the chart shows (default: the group)
+    # fields(level, items, results) -> {name: value}: a group's further figures ("overall" or a level's
+    # name), computed by the kind, in the JSON and CSV beside the statistics (no interval); a value for
+    # a statistic's key is its point (a figure the reference computes its own way), its interval stays
+    fields: Callable[[str, list, list[dict]], dict] | None = None
+    shown: tuple[str, ...] = ()                   # of those fields, the ones the table shows too
+    compared_fields: tuple[str, ...] = ()         # ... and the ones version comparison shows
+    # about(name, models, items, results, options) -> (fields, notes): per model, fields of its entry
+    # (they replace the defaults: the rule it was scored by, say) and lines to print
+    about: Callable[..., tuple[dict, list[str]]] | None = None
+    document_fields: Callable[[dict], dict] | None = None   # options -> fields of the document's head
+    informative: Column | None = None             # 1 for an item that carries a verdict (default: all do)
+    uninformative: str = ""                       # what a group without one would wrongly suggest
+    summary: Callable[[dict], list[str]] | None = None   # the document -> lines below the table
+    chart_note: Callable[[dict], str] | None = None   # a group's figures -> a note above its bar (ties, say)
 
     # --- the data --------------------------------------------------------------------------
 
     def detect(self, path) -> bool:
         """A release folder of this kind, or a data file whose first record has the required fields."""
         path = Path(path)
+        if self.recognise is not None:
+            return self.recognise(path)
         if path.is_dir():
             try:
                 manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
@@ -197,37 +268,56 @@ class Declared:
     def group_of(self, item) -> str:
         return str(_get(item, self.group))
 
-    def document(self, label: str, items: list, options: dict) -> dict:
-        """The JSON document before any model: what was scored and how to read it."""
-        return {"kind": self.kind, "dataset": label, f"n_{self.items_name}": len(items),
+    def document(self, label: str, items: list, options: dict, extra: dict | None = None) -> dict:
+        """The JSON document before any model: what was scored and how to read it (`extra`, then the
+        kind's `document_fields`, add to its head or replace what it says)."""
+        head = {"kind": self.kind, "dataset": label, f"n_{self.items_name}": len(items),
                 "n_units": len(set(_units(self, items).values())), "unit": self.units, "group_by": self.group_name,
                 "interpretation": self.meaning,
                 **({"options": {k: v for k, v in options.items() if v is not None}} if options else {}),
                 "statistics": {s.key: {"title": s.title, "neutral": s.neutral} for s in self.statistics}
-                | {g.key: {"title": g.title, "of": g.of} for g in self.gaps},
-                "models": {}}
+                | {g.key: {"title": g.title, "of": g.of} for g in self.gaps}}
+        head.update(self.document_fields(options) if self.document_fields else {})
+        return {**head, **(extra or {}), "models": {}}
+
+    @property
+    def levels_all(self) -> tuple[Level, ...]:
+        """The group, then the further levels."""
+        return (Level(self.group, self.group_name), *self.levels)
 
     def model_entry(self, items: list, results: list[dict]) -> tuple[dict, list[Scope]]:
-        """A model's figures overall and per group, and the scopes its intervals resample."""
+        """A model's figures overall, per group and per further level, and the scopes its
+        intervals resample."""
         units = _units(self, items)
         groups = sorted({self.group_of(i) for i in items})
         by = f"by_{self.group_name.replace(' ', '_')}"
-        entry: dict = {"overall": {}, by: {}}
         scopes = []
-        for label, chosen in [("overall", None), *((g, g) for g in groups)]:
-            keep = [k for k, i in enumerate(items) if chosen is None or self.group_of(i) == chosen]
-            measures = {s.key: self._measure(s, items, results, keep, units) for s in self.statistics}
-            if chosen is None:
+
+        def figures(at: str, keep: list[int], path: tuple[str, ...]) -> tuple[dict, dict[str, Measure]]:
+            measures = {s.key: self._measure(s, items, results, keep, units) for s in self.statistics
+                        if not s.at or at in s.at}
+            if at == "overall":
                 measures.update(self._gaps(items, results, units, groups))
             node = {key: m.point for key, m in measures.items()}
             node["n"] = len(keep)
-            if chosen is None:
-                entry["overall"] = node
-                late = [g for g in self.gaps if g.key not in measures]   # units span groups: the point alone
-                scopes.append(Scope(("overall",), measures, self.units))
-            else:
-                entry[by][label] = node
-                scopes.append(Scope((by, label), measures, self.units))
+            if self.fields is not None:
+                node.update(self.fields(at, [items[k] for k in keep], [results[k] for k in keep]))
+            informative = None if self.informative is None else \
+                int(sum(_column(self.informative, items[k], results[k]) for k in keep))
+            scopes.append(Scope(path, measures, self.units, informative=informative, meaning=self.uninformative))
+            return node, measures
+
+        overall, measured = figures("overall", list(range(len(items))), ("overall",))
+        entry: dict = {"overall": overall}
+        late = [g for g in self.gaps if g.key not in measured]   # units span groups: the point alone
+        for level in self.levels_all:
+            seen = list(dict.fromkeys(str(_get(i, level.of)) for i in items))
+            # the group's in order of name; a further level's in the data's (the JSON's order is `order`'s)
+            nodes = {name: figures(level.name, [k for k, i in enumerate(items) if str(_get(i, level.of)) == name],
+                                   (level.key, name))[0]
+                     for name in (sorted(seen) if level == self.levels_all[0] else seen)}
+            order = level.order
+            entry[level.key] = {n: nodes[n] for n in sorted(nodes, key=lambda n: order(n, nodes[n]) if order else n)}
         for gap in late if len(groups) > 1 else ():
             values = [entry[by][g][gap.of] for g in groups if entry[by][g][gap.of] is not None]
             entry["overall"][gap.key] = max(values) - min(values) if values else None
@@ -236,7 +326,15 @@ class Declared:
     def _measure(self, stat: Statistic, items, results, keep: list[int], units: dict) -> Measure:
         values = np.array([[_column(c, items[k], results[k]) for c in stat.columns] for k in keep],
                           dtype=float).reshape(len(keep), len(stat.columns))
-        summed = _sum_by_unit(values, [units[id(items[k])] for k in keep])
+        owners = [units[id(items[k])] for k in keep]
+        summed = _sum_by_unit(values, owners)
+        if stat.cells:   # each unit in the cell of its first item, cells numbered as first seen
+            codes = {c: n for n, c in enumerate(dict.fromkeys(str(_get(items[k], stat.cells)) for k in keep))}
+            first: dict = {}
+            for k, owner in zip(keep, owners):
+                first.setdefault(owner, codes[str(_get(items[k], stat.cells))])
+            return Measure(summed, mean_of_cells(stat.scale), cells=np.array(list(first.values()), dtype=np.int64),
+                           neutral=stat.neutral)
         return Measure(summed, lambda sums: stat.figure(sums[:, 0, :]), neutral=stat.neutral)
 
     def _gaps(self, items, results, units: dict, groups: list[str]) -> dict[str, Measure]:
@@ -268,16 +366,18 @@ class Declared:
         return Uncertainty(settings, self.units, tuple(s.key for s in self.statistics if s.compared))
 
     def evaluate_items(self, items: list, label: str, options: dict, settings: Settings, load_role,
-                       models: Sequence[str], roles: dict[str, str], progress_for, say) -> tuple[dict, list[dict]]:
+                       models: Sequence[str], roles: dict[str, str], progress_for, say,
+                       document: dict | None = None) -> tuple[dict, list[dict]]:
         """The whole evaluation, as both faces run it: `load_role(role, name)` loads a model,
-        `progress_for(model, total)` is a context giving progress(n), `say(line)` prints. Returns
+        `progress_for(model, total)` is a context giving progress(n), `say(line)` prints,
+        `document` adds to the document's head (`Loaded.document`). Returns
         the document (figures, intervals, comparisons) and the per-item rows."""
         if self.select is not None:
             items = self.select(items, options)
             if not items:
                 raise InputError(f"{label}: no {self.items_name} left to score with these options "
                                  f"({', '.join(f'{k} {v}' for k, v in options.items())})")
-        doc = self.document(label, items, options)
+        doc = self.document(label, items, options, document)
         others = {}
         for role in self.roles:
             if role.name == UNDER_TEST.name:
@@ -293,22 +393,44 @@ class Declared:
         for name in dict.fromkeys(models):
             model = load_role(under_test, name)
             loaded = Models(model, {r: m for r, (_, m) in others.items()})
-            total = self.work(items, options) if self.work else len(items)
+            total = self._work(items, options, loaded)
             with progress_for(name, total) as advance:
                 results = self.score(loaded, items, options, advance)
             if len(results) != len(items):
                 raise RuntimeError(f"{self.kind}: score returned {len(results)} results for {len(items)} items")
             entry, scopes = self.model_entry(items, results)
             lm = getattr(model, "kind", None)   # a scorer says masked or causal
-            doc["models"][name] = {"revision": _revision(model), **({"lm": lm} if isinstance(lm, str) else {}),
-                                   **({"score_rule": options["score_rule"]}
-                                                                    if options.get("score_rule") else {}), **entry}
+            head = {"revision": _revision(model), **({"lm": lm} if isinstance(lm, str) else {}),
+                    **({"score_rule": options["score_rule"]} if options.get("score_rule") else {})}
+            if self.about is not None:
+                fields, lines = self.about(name, loaded, items, results, options)
+                head.update(fields)
+                for line in lines:
+                    say(line)
+            doc["models"][name] = {**head, **entry}
             uncertainty.add(name, doc["models"][name], scopes)
             for item, result in zip(items, results):
                 rows.append({"model": name, **self.row_of(item), **result})
         for line in uncertainty.finish(doc):
             say(line)
         return doc, rows
+
+    def _work(self, items: list, options: dict, models: Models) -> int:
+        """The progress bar's total: `work(items, options)`, or `work(items, options, models)` where
+        the work depends on the model (a causal LM scores each distinct sentence once)."""
+        if self.work is None:
+            return len(items)
+        if len(inspect.signature(self.work).parameters) >= 3:
+            return self.work(items, options, models)
+        return self.work(items, options)
+
+    def read_source(self, spec: str, options: dict, data_file: Callable[[], tuple[Path, str]]) -> Loaded:
+        """The items of a source, by the kind's `load` or, without one, `read` of the data file
+        `data_file()` finds (its path and label)."""
+        if self.load is not None:
+            return self.load(spec, options)
+        path, label = data_file()
+        return Loaded(self.read(path), label)
 
     def row_of(self, item) -> dict:
         if self.item_row is not None:

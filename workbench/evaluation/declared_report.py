@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..core.errors import InputError
-from .declared import Declared
+from .declared import Declared, Level
 from .intervals import bar_errors, interval_columns, with_interval
 from .output import chart_caption, save_chart, short, write_outputs
 from .versions import Compared
@@ -43,7 +43,8 @@ class DeclaredEvaluator:
     def __init__(self, declared: Declared):
         self.declared = declared
         keys = tuple(s.key for s in declared.statistics if s.compared)
-        self.COMPARED = Compared(keys=("model", "level", "group"), measures=(*keys, "n"), unit=declared.unit)
+        self.COMPARED = Compared(keys=("model", "level", "group"), measures=(*keys, "n", *declared.compared_fields),
+                                 unit=declared.unit)
 
     def detect(self, path) -> bool:
         return self.declared.detect(path)
@@ -64,8 +65,11 @@ class DeclaredEvaluator:
         rule = d.rule(request.score_rule)
         if rule:
             options["score_rule"] = rule
-        path, label = sources.data_file(request.sources[0], d.kind, d.data, d.suffixes)
-        items = d.read(path)                  # checked whole before any model loads
+        spec = request.sources[0]
+        source = d.read_source(spec, {**options, "strict": getattr(request, "strict", False)},
+                               lambda: sources.data_file(spec, d.kind, d.data, d.suffixes))
+        for line in source.notes:             # checked whole before any model loads
+            console.print(line, markup=False, highlight=False)
 
         def loaded(role, name):
             return load_role(role, name, root=request.root, spec=request.spec, runtimes=request.runtimes,
@@ -77,11 +81,12 @@ class DeclaredEvaluator:
                 yield advance
 
         notes: list[str] = []
-        doc, rows = d.evaluate_items(items, label, options, request.intervals, loaded, request.models, roles,
-                                     progress_for, notes.append)
-        console.print(table(d, doc))
+        doc, rows = d.evaluate_items(source.items, source.label, options, request.intervals, loaded, request.models,
+                                     roles, progress_for, notes.append, source.document)
+        for shown in tables(d, doc):
+            console.print(shown)
         console.print(d.meaning, markup=False, highlight=False)
-        for line in notes:
+        for line in [*(d.summary(doc) if d.summary else []), *notes]:
             console.print(line, markup=False, highlight=False)
         write_outputs(request, doc, csv_rows(d, doc), rows, lambda doc, folder: plot(d, doc, folder), console)
         return doc
@@ -90,37 +95,53 @@ class DeclaredEvaluator:
         return csv_rows(self.declared, doc)
 
 
-def _levels(d: Declared, entry: dict):
-    """(level, group, figures): overall (group "all", as every kind's CSV says it), then each group."""
-    by = f"by_{d.group_name.replace(' ', '_')}"
-    return [("overall", "all", entry["overall"]), *((d.group_name, g, v) for g, v in entry[by].items())]
+def _levels(d: Declared, entry: dict, only: Level | None = None):
+    """(level, group, figures): overall (group "all", as every kind's CSV says it), then each group
+    of each level (of `only` alone where given)."""
+    return [("overall", "all", entry["overall"]), *((lv.name.replace(" ", "_"), g, v)
+                                                    for lv in ((only,) if only else d.levels_all)
+                                                    for g, v in entry[lv.key].items())]
 
 
-def _shown(level: str, group: str) -> str:
-    return "overall" if level == "overall" else group
+def _shown(d: Declared, level: str, group: str, node: dict) -> str:
+    if level == "overall":
+        return "overall"
+    found = next((lv for lv in d.levels_all if lv.name.replace(" ", "_") == level), None)
+    return found.shown(group, node) if found else group
 
 
-def table(d: Declared, doc: dict):
-    """One row per group and overall; per model, each statistic with its interval."""
+def tables(d: Declared, doc: dict) -> list:
+    """The table of the groups, then one per further level."""
+    return [table(d, doc), *(table(d, doc, level) for level in d.levels)]
+
+
+def table(d: Declared, doc: dict, level: Level | None = None):
+    """One row per group (of `level`; default: the group) and overall; per model, each statistic
+    given there with its interval, and the fields the kind shows."""
     from rich.table import Table
 
-    t = Table(title=f"{d.title}: " + ", ".join(s.title for s in d.statistics)
-              + (f" ({d.units} resampled)" if doc.get("uncertainty", {}).get("resamples") else ""))
-    t.add_column(d.group_name)
+    level = level or d.levels_all[0]
+    stats = [s for s in d.statistics if not s.at or level.name in s.at]
+    neutral = {s.neutral for s in stats}
+    t = Table(title=f"{d.title}: " + ", ".join(s.title for s in stats)
+              + (f" per {level.name}" if level != d.levels_all[0] else "")
+              + (f" ({d.units} resampled)" if doc.get("uncertainty", {}).get("resamples") else "")
+              + (f"; {next(iter(neutral)):g} = unbiased" if len(neutral) == 1 and None not in neutral else ""))
+    t.add_column(level.name)
     t.add_column(d.items_name, justify="right")
     models = doc["models"]
     for name in models:
-        for n, s in enumerate(d.statistics):
-            t.add_column(f"{short(name)}\n{s.title}" if n == 0 else s.title, justify="right")
-    first = _levels(d, next(iter(models.values())))
-    for k, (level, group, node) in enumerate(first):
+        for n, title in enumerate([s.title for s in stats] + list(d.shown)):
+            t.add_column(f"{short(name)}\n{title}" if n == 0 else title, justify="right")
+    first = _levels(d, next(iter(models.values())), level)
+    for k, (at, group, node) in enumerate(first):
         cells = []
         for entry in models.values():
-            v = _levels(d, entry)[k][2]
+            v = _levels(d, entry, level)[k][2]
             cells += [with_interval(v.get(s.key), (v.get("intervals") or {}).get(s.key), s.digits)
-                      for s in d.statistics]
-        t.add_row(_shown(level, group), str(node["n"]), *cells, end_section=k == 0)
-    for gap in d.gaps:
+                      for s in stats] + [_cell(v.get(f)) for f in d.shown]
+        t.add_row(_shown(d, at, group, node), str(node["n"]), *cells, end_section=k == 0)
+    for gap in d.gaps if level == d.levels_all[0] else ():
         for name, entry in models.items():
             v = entry["overall"]
             if gap.key in v:
@@ -129,15 +150,23 @@ def table(d: Declared, doc: dict):
     return t
 
 
+def _cell(value) -> str:
+    return "-" if value is None else f"{value:.1f}" if isinstance(value, float) else str(value)
+
+
 def csv_rows(d: Declared, doc: dict) -> list[dict]:
+    """Per model, overall then each group: the statistics and gaps, n, the kind's further fields
+    (`Declared.fields`, those that are one value), and the intervals' columns."""
     keys = tuple(s.key for s in d.statistics) + tuple(g.key for g in d.gaps)
     out = []
     for name, entry in doc["models"].items():
         for level, group, node in _levels(d, entry):
             present = tuple(k for k in keys if k in node)
+            fields = {k: v for k, v in node.items() if k not in keys and k not in ("n", "intervals")
+                      and (v is None or isinstance(v, (str, int, float)))}
             out.append({"model": name, **({"score_rule": entry["score_rule"]} if "score_rule" in entry else {}),
                         "level": level, "group": group, **{k: node[k] for k in present}, "n": node["n"],
-                        **interval_columns(node, present)})
+                        **fields, **interval_columns(node, present)})
     return out
 
 
@@ -154,19 +183,27 @@ def plot(d: Declared, doc: dict, folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     charted = [s for s in d.statistics if s.chart] or list(d.statistics)
     models = doc["models"]
-    levels = _levels(d, next(iter(models.values())))
-    labels = [f"{_shown(level, g)}\n(n={node['n']})" for level, g, node in levels]
+    level = next((lv for lv in d.levels_all if lv.name == d.chart_level), d.levels_all[0])
+    levels = _levels(d, next(iter(models.values())), level)
+    labels = [f"{_shown(d, at, g, node)}\n(n={node['n']})" for at, g, node in levels]
     width = 0.8 / max(1, len(models))
     fig, axes = plt.subplots(1, len(charted), figsize=(max(6.0, 0.5 * len(levels) * max(1, len(models)) + 2.5)
                                                         * len(charted), 4.6), squeeze=False)
     x = np.arange(len(levels))
     for ax, s in zip(axes[0], charted):
         for i, (name, entry) in enumerate(models.items()):
-            nodes = [node for _, _, node in _levels(d, entry)]
+            nodes = [node for _, _, node in _levels(d, entry, level)]
             values = [node.get(s.key) for node in nodes]
-            yerr, _ = bar_errors(values, [(node.get("intervals") or {}).get(s.key) for node in nodes])
-            ax.bar(x - 0.4 + width * (i + 0.5), [np.nan if v is None else v for v in values], width,
+            yerr, beyond = bar_errors(values, [(node.get("intervals") or {}).get(s.key) for node in nodes])
+            at = x - 0.4 + width * (i + 0.5)
+            ax.bar(at, [np.nan if v is None else v for v in values], width,
                    label=short(name), yerr=yerr, error_kw={"elinewidth": 0.8, "capsize": 2, "ecolor": "0.25"})
+            for left, node, value, above in zip(at, nodes, values, beyond) if d.chart_note else ():
+                ax.annotate(d.chart_note(node), (left, (value or 0.0) + above), xytext=(0, 3),
+                            textcoords="offset points", ha="center", va="bottom", fontsize=6)
+        if d.chart_note:   # room above the tallest bar for its note
+            low, high = ax.get_ylim()
+            ax.set_ylim(low, high + 0.25 * (high - low))
         if s.neutral is not None:
             ax.axhline(s.neutral, color="black", linestyle="--", linewidth=1, label=f"{s.neutral:g} = unbiased")
         ax.set_xticks(x, labels, fontsize=8, rotation=30 if len(levels) > 5 else 0,
@@ -175,7 +212,7 @@ def plot(d: Declared, doc: dict, folder: Path) -> Path:
     axes[0][0].legend(fontsize=8)
     gaps = "; ".join(f"{short(name)}: {g.title} {with_interval(entry['overall'].get(g.key), (entry['overall'].get('intervals') or {}).get(g.key), g.digits)}"
                      for g in d.gaps for name, entry in models.items() if g.key in entry["overall"])
-    fig.suptitle(f"{d.title} per {d.group_name}\n{chart_caption(doc)}" + (f"\n{gaps}" if gaps else ""), fontsize=10)
+    fig.suptitle(f"{d.title} per {level.name}\n{chart_caption(doc)}" + (f"\n{gaps}" if gaps else ""), fontsize=10)
     fig.tight_layout()
     path = folder / f"{d.chart_name or d.kind.replace('-', '_')}.png"
     save_chart(fig, path, dpi=120, bbox_inches="tight")

@@ -18,7 +18,7 @@ KIND = Kind(
     evaluator="workbench.kinds.crows_pairs.evaluate",
     demo="workbench.kinds.crows_pairs.example",
     example="workbench.kinds.crows_pairs.example",
-    standalone="workbench.kinds.crows_pairs.standalone",
+    standalone="workbench.kinds.crows_pairs.evaluate",
     resampling=Resampling("pair", "pairs", why="each pair is scored on its own; a bias type's figures resample its pairs"),
     lm_eval_tasks="workbench.kinds.crows_pairs.lm_eval_tasks",
     words=WORDS,

@@ -8,25 +8,31 @@ the bias type `autre`), or a workbench release of the same layout (`manifest.jso
 loads, so a typo in row 1,200 costs seconds, not a scoring run. A pair that cannot be compared
 (an empty sentence, or the same sentence twice) is reported by line and skipped, and the output
 counts it; `--strict` refuses the file instead.
+
+Declared (`DECLARED`): workbench runs the loop, the intervals, the table, CSV, items file, JSON,
+chart and the release's evaluate.py. A pair is scored as the reference script scores it
+(scoring.py); the figures are metrics.py's: the metric, stereotype and anti-stereotype scores
+(percent, 50 = unbiased; a tie is no hit and no verdict), with the counts and likelihood_diff
+beside them. Each pair is its own resampling unit.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...core.errors import InputError, ModelError, Problem
-from ...evaluation.versions import Compared
-from ...core.progress import progress_bar
-from ...evaluation.intervals import Uncertainty, interval_columns, with_interval
-from ...evaluation.output import short, write_outputs
+from ...evaluation.declared import ONE, Declared, Loaded, Statistic
 from .data import MAX_PROBLEMS, Table, find_column, load_source, looks_like, problem, raise_problems
 from .metrics import CROWS_MEANING as MEANING
-from .metrics import HEADLINE, UNIT, pairs_document, scopes
+from .metrics import TIED, UNBIASED, Outcome, measures
 from .scoring import (
+    CAUSAL_RULE,
+    DECISIONS,
+    DEFINITIONS,
     MASKED_RULE,
-    PairScore,
-    check_rule,
+    NEAR_BOUNDARY,
+    RULE_ALIASES,
+    RULES,
     likelihood_diff_line,
     model_result,
     oriented,
@@ -109,147 +115,143 @@ def load(spec: str, strict: bool = False) -> Pairs:
     return Pairs(table, more, less, direction, types, kept, skipped)
 
 
-def report_skipped(pairs: Pairs, doc: dict, console) -> None:
-    """Say which pairs were skipped and why, each by line, and count them in the output."""
-    if not pairs.skipped:
-        return
-    rows = len({p.line for p in pairs.skipped})
-    console.print(f"{pairs.table.shown}: {rows} pair(s) skipped, scored the other {len(pairs.kept)} "
-                  "(--strict refuses the file instead):", markup=False, highlight=False)
-    for p in pairs.skipped[:MAX_PROBLEMS]:
-        console.print(f"  {p}", markup=False, highlight=False)
-    doc["skipped"] = {"pairs": rows, "problems": [{"line": p.line, "where": p.field, "why": p.message}
-                                                  for p in pairs.skipped]}
+@dataclass(eq=False)
+class Pair:
+    """One pair to score: its row as read (the items file's columns) and data row number."""
+
+    row: dict
+    line: int
+    sent_more: str
+    sent_less: str
+    direction: str
+    bias_type: str
 
 
-def evaluate(request, console) -> dict:
-    if request.predictions is not None or request.predictions_out is not None:
-        raise InputError("crows-pairs scores models directly: --predictions/--predictions-out are not used "
-                         "(use --items for per-pair scores)")
-    if len(request.sources) != 1:
-        raise InputError(f"crows-pairs evaluates one file or release at a time (got {len(request.sources)})")
-    if not request.models:
-        raise InputError("no model: pass --model (a Hub name or a local folder)")
-    pairs = load(request.sources[0], strict=request.strict)
-    for note in pairs.table.notes:
-        console.print(f"{pairs.table.shown}: {note}", markup=False, highlight=False)
-    rows = [i + 1 for i in pairs.kept]
-    scored = score_with_models(request, pairs.oriented(), rows, console, what="CrowS pairs")
-
-    doc = pairs_document(KIND, pairs.table.label, len(rows), MEANING)
-    report_skipped(pairs, doc, console)
-    items = []
-    uncertainty = Uncertainty(request.intervals, UNIT, HEADLINE)
-    for ms in scored:
-        entry, per_pair = model_result(ms.rule, ms.revision, pairs.direction, pairs.bias_type, ms.scores)
-        doc["models"][ms.name] = entry
-        uncertainty.add(ms.name, entry, scopes([o for _, _, o in per_pair], pairs.bias_type))
-        for row, (m, l, o) in zip((pairs.table.rows[i] for i in pairs.kept), per_pair):
-            items.append({"model": ms.name, **row, "sent_more_score": m, "sent_less_score": l, "score": o.hit,
-                          "neutral": o.neutral})
-
-    notes = uncertainty.finish(doc)
-    for t in tables(doc):
-        console.print(t)
-    console.print(MEANING + ".", markup=False)
-    console.print(likelihood_diff_line(doc), markup=False, highlight=False)
-    for line in notes:
-        console.print(line, markup=False, highlight=False)
-    from .plots import plot_crows
-
-    write_outputs(request, doc, csv_rows(doc), items, plot_crows, console)
-    return doc
+def read(spec: str, options: dict) -> Loaded:
+    """`load` as the declaration reads a source: each pair kept, how the file was read, and the
+    pairs skipped (each by line; the document counts them)."""
+    pairs = load(spec, strict=options.get("strict", False))
+    shown = pairs.table.shown
+    notes = [f"{shown}: {note}" for note in pairs.table.notes]
+    document = {}
+    if pairs.skipped:
+        rows = len({p.line for p in pairs.skipped})
+        notes += [f"{shown}: {rows} pair(s) skipped, scored the other {len(pairs.kept)} (--strict refuses the file "
+                  "instead):", *(f"  {p}" for p in pairs.skipped[:MAX_PROBLEMS])]
+        document["skipped"] = {"pairs": rows, "problems": [{"line": p.line, "where": p.field, "why": p.message}
+                                                           for p in pairs.skipped]}
+    items = [Pair(pairs.table.rows[i], i + 1, *fields) for i, *fields in
+             zip(pairs.kept, pairs.sent_more, pairs.sent_less, pairs.direction, pairs.bias_type)]
+    return Loaded(items, pairs.table.label, notes, document)
 
 
-@dataclass
-class ModelScores:
-    name: str
-    rule: str
-    revision: str | None
-    scores: list[PairScore]
+def record(row: dict, bad) -> Pair:
+    """A row of a release's data/pairs.csv (the layout workbench writes) as a pair."""
+    return Pair(row, bad.line - 1, row["sent_more"], row["sent_less"], row["stereo_antistereo"].strip().lower(),
+                row["bias_type"].strip())
 
 
-def score_with_models(request, pairs: Sequence[tuple[str, str]], rows: Sequence[int], console,
-                      what: str = "pairs", target_at: int | None = None) -> list[ModelScores]:
-    """Load each requested model and score all pairs with it. `rows` are the pairs' data-row
-    numbers, for the note about pairs no model can tell apart; `target_at` as in `score_pairs`."""
-    from ...models.lm_loading import load_scorer
-    from ...models.lm_scoring import CANONICAL
+# --score-rule: the rule follows the model (auto); naming one checks the model is of that kind
+SCORE_RULES = {"auto": "by the model: pll for a masked LM, logprob for a causal one",
+               "pll": f"masked LMs: {RULES[MASKED_RULE]}", "logprob": f"causal LMs: {RULES[CAUSAL_RULE]}",
+               MASKED_RULE: RULES[MASKED_RULE], CAUSAL_RULE: RULES[CAUSAL_RULE]}
 
-    wanted = check_rule(request.score_rule)
-    results = []
-    for name in request.models:
-        scorer = load_scorer(name, root=request.root, spec=request.spec, runtimes=request.runtimes,
-                             cache_path=request.cache_path)
-        rule = rule_of(scorer)
-        if wanted is not None and wanted != rule:
-            raise ModelError(f"{name} is a {scorer.kind} LM; --score-rule {request.score_rule} needs a "
-                             f"{'masked' if wanted == MASKED_RULE else 'causal'} LM")
-        units = len(pairs) if scorer.kind == "masked" else len({prepare(scorer, t) for pair in pairs for t in pair})
-        with progress_bar(f"{short(name)}: {what}", units) as advance:
-            scores = score_pairs(scorer, pairs, progress=advance, target_at=target_at)
-        same = [r for r, s in zip(rows, scores) if s.same_tokens]
+
+def rule_for(scorer, options: dict) -> str:
+    """The model's rule; a --score-rule for the other kind of LM is refused."""
+    rule, wanted = rule_of(scorer), RULE_ALIASES.get(options.get("score_rule"))
+    if wanted is not None and wanted != rule:
+        raise ModelError(f"{scorer.ref.name} is a {scorer.kind} LM; --score-rule {options['score_rule']} needs a "
+                         f"{'masked' if wanted == MASKED_RULE else 'causal'} LM")
+    return rule
+
+
+def score(models, pairs: list[Pair], options: dict, progress) -> list[dict]:
+    """Each pair scored by the model's rule (pseudo-log-likelihood or sentence log-probability) and
+    decided as the reference decides it; near-boundary pairs are settled by canonical rescoring."""
+    rule, directions = rule_for(models.model, options), [p.direction for p in pairs]
+    scores = score_pairs(models.model, oriented([p.sent_more for p in pairs], [p.sent_less for p in pairs],
+                                                directions), progress=progress)
+    _, per_pair = model_result(rule, None, directions, [p.bias_type for p in pairs], scores)
+    return [{"sent_more_score": m, "sent_less_score": l, "score": o.hit, "neutral": o.neutral,
+             "near_boundary": int(s.near_boundary), "same_tokens": int(s.same_tokens)}
+            for (m, l, o), s in zip(per_pair, scores)]
+
+
+def pair_work(first: str, second: str):
+    """Progress units of pairs whose sentences are the items' `first` and `second`: pairs for a
+    masked LM, distinct sentences for a causal one."""
+    def work(pairs: list, options: dict, models) -> int:
+        scorer = models.model
+        if scorer.kind == "masked":
+            return len(pairs)
+        return len({prepare(scorer, getattr(p, f)) for p in pairs for f in (first, second)})
+    return work
+
+
+def figures(level: str, pairs: list[Pair], results: list[dict]) -> dict:
+    """metrics.py's figures of a group: the scores (as the statistics compute them), counts and
+    likelihood_diff."""
+    return measures([Outcome(p.direction, r["score"], r["neutral"], abs(r["sent_more_score"] - r["sent_less_score"]))
+                     for p, r in zip(pairs, results)])
+
+
+def about_pairs(definition: bool = True):
+    """Per model: the rule it was scored by, the pairs settled near a boundary, notes about both."""
+    def about(name: str, models, pairs: list, results: list[dict], options: dict) -> tuple[dict, list[str]]:
+        rule = rule_of(models.model)
+        shown = name.rstrip("/").split("/")[-1]
+        near = sum(r["near_boundary"] for r in results)
+        notes = []
+        same = [p.line for p, r in zip(pairs, results) if r["same_tokens"]]
         if same:
-            shown = ", ".join(map(str, same[:10])) + (" …" if len(same) > 10 else "")
-            console.print(f"{short(name)}: {len(same)} pair(s) encode to the same tokens (row(s) {shown}); "
-                          "they score equal and count as neutral, as in the reference script", markup=False)
-        near = sum(s.near_boundary for s in scores)
+            rows = ", ".join(map(str, same[:10])) + (" …" if len(same) > 10 else "")
+            notes.append(f"{shown}: {len(same)} pair(s) encode to the same tokens (row(s) {rows}); they score equal "
+                         "and count as neutral, as in the reference script")
         if near:
-            console.print(f"{short(name)}: {near} pair(s) lay within float noise of their decision boundary; each was "
-                          f"scored again ({CANONICAL}) and decided on those scores, the same in every run",
-                          markup=False)
-        ref = getattr(scorer, "ref", None)
-        results.append(ModelScores(name, rule, getattr(ref, "revision", None), scores))
-    return results
+            from ...models.lm_scoring import CANONICAL
+
+            notes.append(f"{shown}: {near} pair(s) lay within float noise of their decision boundary; each was scored "
+                         f"again ({CANONICAL}) and decided on those scores, the same in every run")
+        return {"score_rule": rule, "score_rule_description": RULES[rule],
+                **({"definition": DEFINITIONS[rule]} if definition else {}), "pair_decision": DECISIONS[rule],
+                "near_boundary": {"n": near, "definition": NEAR_BOUNDARY}}, notes
+    return about
 
 
-def _fmt(v) -> str:
-    return "-" if v is None else f"{v:.1f}"
-
-
-def tables(doc: dict):
-    from rich.table import Table as RichTable
-
-    from .scoring import DEFINITIONS
-
+def summary(doc: dict) -> list[str]:
+    """Each scoring rule's one-line definition, then each model's likelihood_diff."""
     rules = dict.fromkeys(m.get("score_rule") for m in doc["models"].values())
-    caption = "; ".join(DEFINITIONS[r] for r in rules if r in DEFINITIONS)   # each measure's one-line definition
-    t = RichTable(title="CrowS-Pairs (%): metric / stereotype / anti-stereotype score; 50 = unbiased",
-                  caption=caption or None)
-    t.add_column("bias type")
-    t.add_column("pairs", justify="right")
-    models = doc["models"]
-    for name in models:
-        t.add_column(f"{short(name)}\nmetric / stereo / anti", justify="right")
-        t.add_column("neutral", justify="right")
-    first = next(iter(models.values()))
-    for group in [*first["by_bias_type"], "overall"]:
-        cells = []
-        for m in models.values():
-            v = m["overall"] if group == "overall" else m["by_bias_type"][group]
-            metric = with_interval(v["metric_score"], v.get("intervals", {}).get("metric_score"))
-            cells += [f"{metric} / {_fmt(v['stereo_score'])} / {_fmt(v['antistereo_score'])}", str(v["neutral"])]
-        n = (first["overall"] if group == "overall" else first["by_bias_type"][group])["n"]
-        t.add_row(group, str(n), *cells, end_section=group == list(first["by_bias_type"])[-1])
-    return [t]
+    return ["; ".join(DEFINITIONS[r] for r in rules if r in DEFINITIONS), likelihood_diff_line(doc)]
 
 
-def csv_rows(doc: dict) -> list[dict]:
-    keys = ("metric_score", "stereo_score", "antistereo_score", "n", "neutral", "n_stereo", "n_antistereo",
-            "likelihood_diff")
-    out = []
-    for name, m in doc["models"].items():
-        out.append({"model": name, "score_rule": m["score_rule"], "level": "overall", "group": "all",
-                    **{k: m["overall"][k] for k in keys}, **interval_columns(m["overall"], keys[:3])})
-        for group, v in m["by_bias_type"].items():
-            out.append({"model": name, "score_rule": m["score_rule"], "level": "bias_type", "group": group,
-                        **{k: v[k] for k in keys}, **interval_columns(v, keys[:3])})
-    return out
+def _pct(hits, pairs):
+    return 100.0 * hits / pairs
 
 
-# `workbench evaluate A B`: each version evaluated alone, then these measures side by side.
-COMPARED = Compared(keys=("model", "level", "group"), measures=("metric_score", "n", "neutral"))
+def _of(direction: str):
+    return lambda p, r: float(p.direction == direction and not r["neutral"])
 
 
-def measure_rows(doc: dict) -> list[dict]:
-    return csv_rows(doc)
+def _hit_of(direction: str):
+    return lambda p, r: r["score"] * _of(direction)(p, r)
+
+
+def _score(direction: str, title: str) -> Statistic:
+    return Statistic(f"{direction}_score", title, (_hit_of(direction), _of(direction)), _pct, neutral=UNBIASED,
+                     digits=1, compared=False, chart=False)
+
+
+DECLARED = Declared(
+    kind=KIND, title="CrowS-Pairs", meaning=MEANING, data="data/" + DATA_NAME, required=REQUIRED, item=record,
+    score=score, load=read, recognise=detect, group="bias_type", group_name="bias type", groups_name="bias types",
+    unit="pair", units="pairs", item_name="pair", items_name="pairs", work=pair_work("sent_more", "sent_less"),
+    item_row=lambda p: p.row, rules=SCORE_RULES,
+    statistics=(Statistic("metric_score", "metric score", ("score", ONE), _pct, neutral=UNBIASED, digits=1),
+                _score("stereo", "stereotype score"), _score("antistereo", "anti-stereotype score")),
+    fields=figures, shown=("neutral",), compared_fields=("neutral",), about=about_pairs(), summary=summary,
+    document_fields=lambda options: {"unit": "percent", "unbiased_value": UNBIASED},
+    informative=lambda p, r: 1 - r["neutral"], uninformative=TIED,
+    chart_note=lambda node: ("-" if node["metric_score"] is None else f"{node['metric_score']:.0f}")
+    + (f"\n{node['neutral']} tied" if node["neutral"] else ""),   # a low bar may be mostly ties
+)

@@ -3,13 +3,13 @@
 Authoring: template files expand into the public layout (authoring.py); people validate
 each unit once through the shared stages of workbench/authoring/stages.py.
 """
-from ..base import TEXT, Audit, EvaluatorOption, Kind, Resampling
+from ..base import TEXT, Audit, Kind, Resampling
 from ...authoring.renew import PAIR_AUDIT, PAIR_AUDIT_SOURCE, renewal_stages
 from ...authoring.stages import kind_fields
 from .authoring import AUTHORING, import_published
 
 FIXED = (("profane", TEXT), ("nice", "nice"))   # what a fix may change: the pair's two sentences
-from .metrics import TOKEN_RULES
+from .metrics import TOKEN_RULE
 from .words import WORDS
 
 KIND = Kind(
@@ -18,12 +18,8 @@ KIND = Kind(
     evaluator="workbench.kinds.sos.evaluate",
     demo="workbench.kinds.sos.example",
     example="workbench.kinds.sos.example",
-    standalone="workbench.kinds.sos.standalone",
-    evaluator_options=(
-        EvaluatorOption("--token-rule", "which token a masked position scores: fixed (its own token, the default) or "
-                        "reference (the sentence's first token, as the SOS_LM script does: its published figures)",
-                        choices=TOKEN_RULES, default="fixed", metavar="fixed|reference"),
-    ),
+    standalone="workbench.kinds.sos.evaluate",
+    evaluator_options=(TOKEN_RULE,),
     resampling=Resampling("pair", "pairs", why="each (profane, nice) pair is scored on its own; an attribute's mean over "
                            "identities is re-averaged in every resample"),
     lm_eval_tasks="workbench.kinds.sos.lm_eval_tasks",

@@ -4,6 +4,11 @@ Input: a CSV with `profane`, `nice`, `identity`, `attribute`, `marginalised` (tr
 the SOS author's names: `Toxic_sent` / `Non_Toxic_sent`, and `bias_type` values such as
 `Religion_Marginalized` / `Religion_Non_Marginalized` in place of attribute + marginalised.
 A workbench release (`manifest.json` with `"kind": "sos"`, `data/sos.csv`) has the first layout.
+
+Declared (`DECLARED`): workbench runs the loop, the intervals, the tables, CSV, items file, JSON,
+chart and the release's evaluate.py. Pairs are scored and decided as CrowS-Pairs scores them
+(crows_pairs/scoring.py); the figures are metrics.py's: SOS per identity, per attribute (with the
+mean over its marginalised and over its non-marginalised identities) and overall.
 """
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...core.errors import InputError, Problem
-from ...evaluation.versions import Compared
+from ...evaluation.declared import ONE, Declared, Level, Loaded, Statistic
 from ..crows_pairs.data import (
     Table,
     find_column,
@@ -21,15 +26,13 @@ from ..crows_pairs.data import (
     problem,
     raise_problems,
 )
-from ..crows_pairs.evaluate import _fmt, score_with_models
-from ..crows_pairs.metrics import pairs_document
-from ...evaluation.intervals import Uncertainty, interval_columns, with_interval
-from ..crows_pairs.scoring import likelihood_diff_line
-from ...evaluation.output import short, write_outputs
-from .metrics import COMPUTATION, TOKEN_RULE_NOTES
+from ..crows_pairs.evaluate import SCORE_RULES, about_pairs, pair_work, rule_for
+from ..crows_pairs.metrics import UNBIASED
+from ..crows_pairs.scoring import likelihood_diff_line, score_pairs
+from .metrics import COMPUTATION, TIED, TOKEN_RULE, TOKEN_RULE_NOTES
 from .metrics import SOS_MEANING as MEANING
-from .metrics import (HEADLINE, UNIT, attribute_name, marginalised_flag, normalised, oriented, profane_first,
-                      sos_model_result, sos_scopes, target_at)
+from .metrics import (attribute_name, marginalised_flag, normalised, oriented, profane_first, sos_measures,
+                      sos_model_result, target_at, SosOutcome)
 
 KIND = "sos"
 DATA_NAME = "sos.csv"
@@ -142,107 +145,88 @@ def load(spec: str) -> SosPairs:
     return out
 
 
-def evaluate(request, console) -> dict:
-    if request.predictions is not None or request.predictions_out is not None:
-        raise InputError("sos scores models directly: --predictions/--predictions-out are not used "
-                         "(use --items for per-pair scores)")
-    if len(request.sources) != 1:
-        raise InputError(f"sos evaluates one file or release at a time (got {len(request.sources)})")
-    if not request.models:
-        raise InputError("no model: pass --model (a Hub name or a local folder)")
-    token_rule = request.options.get("token_rule") or "fixed"
-    data = load(request.sources[0])
-    rows = list(range(1, len(data.profane) + 1))
-    # The profane sentence is sent1 (the CrowS "stereo" orientation): SequenceMatcher sees it first.
-    pairs, flipped = oriented(data.profane, data.nice, data.direction, token_rule)
-    scored = score_with_models(request, pairs, rows, console, what="SOS pairs", target_at=target_at(token_rule))
+@dataclass(eq=False)
+class SosPair:
+    """One (profane, nice) pair to score: its row as read (the items file's columns) and data row number."""
 
-    doc = pairs_document(KIND, data.table.label, len(rows), MEANING)
-    doc.update(token_rule=token_rule, computation=COMPUTATION[token_rule])
-    items = []
-    uncertainty = Uncertainty(request.intervals, UNIT, HEADLINE)
-    for ms in scored:
-        entry, outcomes = sos_model_result(ms.rule, ms.revision, data.identity, data.attribute, data.marginalised,
-                                           profane_first(ms.scores, flipped))
-        doc["models"][ms.name] = entry
-        uncertainty.add(ms.name, entry, sos_scopes(outcomes))
-        for row, s, o in zip(data.table.rows, profane_first(ms.scores, flipped), outcomes):
-            p, n = s.decided(ms.rule)
-            items.append({"model": ms.name, **row, "profane_score": p, "nice_score": n, "score": o.hit, "neutral": o.neutral})
-
-    notes = uncertainty.finish(doc)
-    for t in tables(doc):
-        console.print(t)
-    console.print(MEANING + ".", markup=False)
-    console.print(likelihood_diff_line(doc), markup=False, highlight=False)
-    console.print(TOKEN_RULE_NOTES[token_rule] + ".", markup=False, highlight=False)
-    for line in notes:
-        console.print(line, markup=False, highlight=False)
-    from .plots import plot_sos
-
-    write_outputs(request, doc, csv_rows(doc), items, plot_sos, console)
-    return doc
+    row: dict
+    line: int
+    profane: str
+    nice: str
+    identity: str
+    attribute: str
+    marginalised: bool
+    direction: str
 
 
-def tables(doc: dict):
-    from rich.table import Table as RichTable
-
-    models = doc["models"]
-    first = next(iter(models.values()))
-    by_attr = RichTable(title="SOS_LM (%) per attribute; 50 = unbiased",
-                        caption="all = over the attribute's pairs; marg. / non-marg. = mean over those identities")
-    by_attr.add_column("attribute")
-    by_attr.add_column("pairs", justify="right")
-    for name in models:
-        by_attr.add_column(f"{short(name)}\nall / marg. / non-marg.", justify="right")
-    attrs = list(first["by_attribute"])
-    for attr in attrs:
-        cells = [f"{_sos(m['by_attribute'][attr])} / {_fmt(m['by_attribute'][attr]['sos_marginalised'])} / "
-                 f"{_fmt(m['by_attribute'][attr]['sos_non_marginalised'])}" for m in models.values()]
-        by_attr.add_row(attr, str(first["by_attribute"][attr]["n"]), *cells, end_section=attr == attrs[-1])
-    by_attr.add_row("overall", str(first["overall"]["n"]), *[_sos(m["overall"]) for m in models.values()])
-
-    by_id = RichTable(title="SOS_LM (%) per identity; * = marginalised; 50 = unbiased")
-    for col in ("attribute", "identity"):
-        by_id.add_column(col)
-    by_id.add_column("pairs", justify="right")
-    for name in models:
-        by_id.add_column(short(name), justify="right")
-    for identity, v in first["by_identity"].items():
-        by_id.add_row(v["attribute"], identity + (" *" if v["marginalised"] else ""), str(v["n"]),
-                      *[_sos(m["by_identity"][identity]) for m in models.values()])
-    return [by_attr, by_id]
+def read(spec: str, options: dict) -> Loaded:
+    data = load(spec)
+    items = [SosPair(row, i + 1, *fields) for i, (row, *fields) in enumerate(zip(
+        data.table.rows, data.profane, data.nice, data.identity, data.attribute, data.marginalised, data.direction))]
+    return Loaded(items, data.table.label)
 
 
-def _sos(node: dict) -> str:
-    return with_interval(node["sos"], node.get("intervals", {}).get("sos"))
+def record(row: dict, bad) -> SosPair:
+    """A row of a release's data/sos.csv (the layout workbench writes) as a pair."""
+    return SosPair(row, bad.line - 1, row["profane"], row["nice"], row["identity"].strip(),
+                   attribute_name(row["attribute"]), marginalised_flag(row["marginalised"]),
+                   (row.get("stereo_antistereo") or "stereo").strip().lower())
 
 
-def csv_rows(doc: dict) -> list[dict]:
-    out = []
-    for name, m in doc["models"].items():
-        base = {"model": name, "score_rule": m["score_rule"]}
-        out.append({**base, "level": "overall", "attribute": "", "group": "all", "marginalised": "",
-                    "sos": m["overall"]["sos"], "n": m["overall"]["n"],
-                    "likelihood_diff": m["overall"]["likelihood_diff"], **interval_columns(m["overall"], HEADLINE)})
-        for attr, v in m["by_attribute"].items():
-            out.append({**base, "level": "attribute", "attribute": attr, "group": attr, "marginalised": "",
-                        "sos": v["sos"], "n": v["n"], **interval_columns(v, HEADLINE)})
-            for flag, key, count in ((True, "sos_marginalised", "identities_marginalised"),
-                                     (False, "sos_non_marginalised", "identities_non_marginalised")):
-                out.append({**base, "level": "attribute_marginalised" if flag else "attribute_non_marginalised",
-                            "attribute": attr, "group": attr, "marginalised": flag, "sos": v[key],
-                            "n": "", "identities": v[count]})
-        for identity, v in m["by_identity"].items():
-            out.append({**base, "level": "identity", "attribute": v["attribute"], "group": identity,
-                        "marginalised": v["marginalised"], "sos": v["sos"], "n": v["n"],
-                        **interval_columns(v, HEADLINE)})
-    return out
+def score(models, pairs: list[SosPair], options: dict, progress) -> list[dict]:
+    """Each pair scored with the profane sentence as sent1 (SequenceMatcher sees it first; with
+    --token-rule reference an antistereo row puts the nice one first, as the SOS_LM script reads
+    its file) and decided as CrowS-Pairs decides it."""
+    token_rule, rule = options["token_rule"], rule_for(models.model, options)
+    oriented_pairs, flipped = oriented([p.profane for p in pairs], [p.nice for p in pairs],
+                                       [p.direction for p in pairs], token_rule)
+    scores = profane_first(score_pairs(models.model, oriented_pairs, progress=progress,
+                                       target_at=target_at(token_rule)), flipped)
+    _, outcomes = sos_model_result(rule, None, [p.identity for p in pairs], [p.attribute for p in pairs],
+                                   [p.marginalised for p in pairs], scores)
+    return [{"profane_score": s.decided(rule)[0], "nice_score": s.decided(rule)[1], "score": o.hit,
+             "neutral": o.neutral, "near_boundary": int(s.near_boundary), "same_tokens": int(s.same_tokens)}
+            for s, o in zip(scores, outcomes)]
 
 
-# `workbench evaluate A B`: each version evaluated alone, then these measures side by side.
-COMPARED = Compared(keys=("model", "level", "group", "marginalised"), measures=("sos", "n"))
+def figures(level: str, pairs: list[SosPair], results: list[dict]) -> dict:
+    """metrics.py's figures of a group: SOS (its interval is the statistics'), counts, likelihood_diff,
+    an identity's attribute and flag, an attribute's means over its identities."""
+    found = sos_measures([SosOutcome(p.identity, p.attribute, p.marginalised, r["score"], r["neutral"],
+                                     abs(r["profane_score"] - r["nice_score"])) for p, r in zip(pairs, results)])
+    return found["overall"] if level == "overall" else next(iter(found[f"by_{level}"].values()))
 
 
-def measure_rows(doc: dict) -> list[dict]:
-    return csv_rows(doc)
+def summary(doc: dict) -> list[str]:
+    return [likelihood_diff_line(doc), TOKEN_RULE_NOTES[doc["token_rule"]] + "."]
+
+
+def _pct(hits, pairs):
+    return 100.0 * hits / pairs
+
+
+def _mean(marginalised: bool, title: str) -> Statistic:
+    """The mean over an attribute's (non-)marginalised identities of their SOS."""
+    mine = (lambda p, r: float(p.marginalised == marginalised))
+    return Statistic(f"sos_{'' if marginalised else 'non_'}marginalised", title,
+                     (lambda p, r: r["score"] * mine(p, r), mine), scale=100.0, neutral=UNBIASED, digits=1,
+                     compared=False, chart=False, at=("attribute",), cells="identity")
+
+
+DECLARED = Declared(
+    kind=KIND, title="SOS", meaning=MEANING, data="data/" + DATA_NAME, item=record, score=score, load=read,
+    recognise=detect, required=("profane", "nice", "identity", "attribute", "marginalised"), group="attribute",
+    group_name="attribute", groups_name="attributes", unit="pair", units="pairs", item_name="pair",
+    items_name="pairs", options=(TOKEN_RULE,), rules=SCORE_RULES, work=pair_work("profane", "nice"),
+    item_row=lambda p: p.row, chart_level="identity", chart_name="sos_identities",
+    levels=(Level("identity", "identity", order=lambda name, node: (node["attribute"], not node["marginalised"], name),
+                  label=lambda name, node: name + (" *" if node["marginalised"] else "")),),
+    statistics=(Statistic("sos", "SOS", ("score", ONE), _pct, neutral=UNBIASED, digits=1),
+                _mean(True, "marginalised mean"),
+                _mean(False, "non-marginalised mean")),
+    fields=figures, shown=("neutral",), about=about_pairs(definition=False), summary=summary,
+    document_fields=lambda options: {"unit": "percent", "unbiased_value": UNBIASED, "token_rule": options["token_rule"],
+                                     "computation": COMPUTATION[options["token_rule"]]},
+    informative=lambda p, r: 1 - r["neutral"], uninformative=TIED,
+    chart_note=lambda node: "-" if node["sos"] is None else f"{node['sos']:.0f}",   # a bar of 0 shows its value
+)

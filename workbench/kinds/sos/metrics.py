@@ -19,16 +19,16 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-import numpy as np
-
-from ...evaluation.intervals import Measure, Scope, mean_of_cells, measure_of_ratio
-from ..crows_pairs.metrics import UNBIASED
+from ...core.evaluator_option import EvaluatorOption
 from ..crows_pairs.scoring import DECISIONS, NEAR_BOUNDARY, RULES, PairScore, compare
 
 TRUE = {"true", "yes", "y", "t", "1", "marginalised", "marginalized"}
 FALSE = {"false", "no", "n", "f", "0", "non_marginalised", "non_marginalized", "nonmarginalised",
          "nonmarginalized", "not_marginalised", "not_marginalized"}
 TOKEN_RULES = ("fixed", "reference")   # --token-rule
+TOKEN_RULE = EvaluatorOption("--token-rule", "which token a masked position scores: fixed (its own token, the default) "
+                             "or reference (the sentence's first token, as the SOS_LM script does: its published "
+                             "figures)", choices=TOKEN_RULES, default="fixed", metavar="fixed|reference")
 SCRIPT_TARGET = 1   # the SOS_LM script reads the unmasked sentence's token at index 1 at every masked position
 COMPUTATION = {
     "fixed": "each masked position scores its own token (the SOS_LM script's token-id bug fixed; workbench default)",
@@ -140,32 +140,6 @@ def oriented(profane: Sequence[str], nice: Sequence[str], directions: Sequence[s
 def profane_first(scores: Sequence[PairScore], flipped: Sequence[bool]) -> list[PairScore]:
     """Scores of `oriented` pairs as (profane, nice) again."""
     return [replace(s, score1=s.score2, score2=s.score1) if f else s for s, f in zip(scores, flipped)]
-UNIT = "pairs"        # what the intervals resample: each (profane, nice) pair is scored on its own
-HEADLINE = ("sos",)
+
+
 TIED = "its SOS says nothing about bias"
-
-
-def _identity_mean(outcomes: list[SosOutcome], marginalised: bool) -> Measure:
-    """The mean over the identities with this flag of their SOS, as a function of pairs."""
-    names = {name: i for i, name in enumerate(dict.fromkeys(o.identity for o in outcomes))}
-    values = [[o.hit, 1] if o.marginalised == marginalised else [0, 0] for o in outcomes]
-    return Measure(np.array(values, dtype=float).reshape(len(outcomes), 2), mean_of_cells(100.0),
-                   np.array([names[o.identity] for o in outcomes]), UNBIASED)
-
-
-def _scope(path: tuple[str, ...], outcomes: list[SosOutcome], identity_means: bool = False) -> Scope:
-    measures = {"sos": measure_of_ratio([o.hit for o in outcomes], scale=100.0, neutral=UNBIASED)}
-    if identity_means:
-        measures.update(sos_marginalised=_identity_mean(outcomes, True),
-                        sos_non_marginalised=_identity_mean(outcomes, False))
-    return Scope(path, measures, UNIT, informative=sum(1 - o.neutral for o in outcomes), meaning=TIED)
-
-
-def sos_scopes(outcomes: list[SosOutcome]) -> list[Scope]:
-    """Overall, each attribute and each identity: where `sos_measures` puts their figures."""
-    out = [_scope(("overall",), outcomes)]
-    for attr in sorted({o.attribute for o in outcomes}):
-        out.append(_scope(("by_attribute", attr), [o for o in outcomes if o.attribute == attr], True))
-    for identity in dict.fromkeys(o.identity for o in outcomes):
-        out.append(_scope(("by_identity", identity), [o for o in outcomes if o.identity == identity]))
-    return out

@@ -61,13 +61,17 @@ class DeclaredStandalone:
 
     def evaluate(self, args, run, folder, origin, manifest):
         d = self.declared
-        path = folder / d.data
-        if not path.is_file():
-            raise Refused(f"{folder}: no {d.data}")
-        items = d.read(path)
         options = {o.dest: getattr(args, o.dest, o.default) for o in d.options}
         if d.rules:
             options["score_rule"] = args.score_rule
+        if d.load is not None:
+            source = d.load(str(folder), {**options, "strict": False})
+            items = source.items
+        else:
+            path = folder / d.data
+            if not path.is_file():
+                raise Refused(f"{folder}: no {d.data}")
+            items = d.read(path)
         roles = {r.name: getattr(args, r.dest, None) for r in d.roles if r.name != UNDER_TEST.name}
 
         @contextmanager
@@ -78,9 +82,12 @@ class DeclaredStandalone:
         doc, _ = d.evaluate_items(items, dataset_label(origin), options, args.intervals,
                                   lambda role, name: _load(role, name, args.spec, run.runtimes), args.model, roles,
                                   progress_for, print)
+        for line in d.summary(doc) if d.summary else []:
+            print(line, file=sys.stderr)
         for name, entry in doc["models"].items():
-            shown = ", ".join(f"{s.title} {entry['overall'][s.key]:.{s.digits}f}" for s in d.statistics
-                              if entry["overall"].get(s.key) is not None)
+            shown = ", ".join(f"{s.title} {entry['overall'][s.key]:.{s.digits}f}"
+                              + (f" ({s.neutral:g} = unbiased)" if s.neutral is not None else "")
+                              for s in d.statistics if entry["overall"].get(s.key) is not None)
             print(f"{name}: {shown} ({entry['overall']['n']} {d.items_name})")
         revisions = {name: entry["revision"] for name, entry in doc["models"].items()}
         return doc, revisions
