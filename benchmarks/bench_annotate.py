@@ -4,6 +4,7 @@ The command as an annotator starts it (`workbench annotate` in a pseudo-terminal
 the first item drawn: Python's start, imports, the queue read, the label file replayed, the app
 laid out), also for an annotator with 10K earlier labels; and, with Textual's Pilot, the
 in-process start-up and the time from a label key to the next item."""
+
 from __future__ import annotations
 
 import asyncio
@@ -16,7 +17,7 @@ from pathlib import Path
 from .common import summary
 
 ITEMS = 20_000
-COMMAND_ITEMS = 20_007           # the size of the queue the start-up was reported slow with
+COMMAND_ITEMS = 20_007  # the size of the queue the start-up was reported slow with
 COMMAND_RUNS = 7
 PRESSES = 200
 EARLIER_LABELS = 10_000
@@ -40,14 +41,26 @@ def command_seconds(project: Path, annotator: str, marker: str, size=(80, 24), t
 
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "COLUMNS": str(size[0]),
-           "LINES": str(size[1])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "TERM": "xterm-256color",
+        "COLUMNS": str(size[0]),
+        "LINES": str(size[1]),
+    }
     # As installed: Python keeps the bytecode of what it imported (an environment that forbids it
     # would time compiling workbench's sources at every start instead).
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "workbench", "annotate", "-a", annotator, "--no-content-note"],
-                            cwd=project, env=env, stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workbench", "annotate", "-a", annotator, "--no-content-note"],
+        cwd=project,
+        env=env,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+    )
     os.close(slave)
     seen, found = b"", None
     try:
@@ -79,16 +92,29 @@ def command_startup(folder: Path) -> dict:
     project = folder / "command"
     synthetic_queue(project / ".workbench", COMMAND_ITEMS)
     (project / "workbench.toml").write_text("")
-    lines = [json.dumps({"id": f"e{n:06d}", "item": f"item{n:06d}", "annotator": "resume", "type": "label",
-                         "timestamp": "2025-01-01T00:00:00.000Z", "source": "tui", "label": "invalid"},
-                        sort_keys=True) for n in range(EARLIER_LABELS)]
+    lines = [
+        json.dumps(
+            {
+                "id": f"e{n:06d}",
+                "item": f"item{n:06d}",
+                "annotator": "resume",
+                "type": "label",
+                "timestamp": "2025-01-01T00:00:00.000Z",
+                "source": "tui",
+                "label": "invalid",
+            },
+            sort_keys=True,
+        )
+        for n in range(EARLIER_LABELS)
+    ]
     (project / "annotations").mkdir()
     (project / "annotations" / "resume.jsonl").write_text("\n".join(lines) + "\n")
     figures = {"command_items": COMMAND_ITEMS}
-    for name, annotator, marker in (("command_startup_seconds", "bench", f"0/{COMMAND_ITEMS} labelled"),
-                                    ("command_startup_10k_labels_seconds", "resume",
-                                     f"{EARLIER_LABELS}/{COMMAND_ITEMS} labelled")):
-        command_seconds(project, annotator, marker)          # warm-up: files in the page cache, bytecode compiled
+    for name, annotator, marker in (
+        ("command_startup_seconds", "bench", f"0/{COMMAND_ITEMS} labelled"),
+        ("command_startup_10k_labels_seconds", "resume", f"{EARLIER_LABELS}/{COMMAND_ITEMS} labelled"),
+    ):
+        command_seconds(project, annotator, marker)  # warm-up: files in the page cache, bytecode compiled
         runs = sorted(command_seconds(project, annotator, marker) for _ in range(COMMAND_RUNS))
         figures[name + "_median"] = round(statistics.median(runs), 3)
         figures[name + "_max"] = round(runs[-1], 3)
@@ -139,7 +165,10 @@ def run(ctx=None) -> dict:
                 await pilot.press("1234"[i % 4])
                 latencies.append(drawn[-1] - t0)
                 content = app.screen.query_one("#hypothesis").content
-                assert session.current.id != before and getattr(content, "plain", str(content)) == session.current.hypothesis
+                assert (
+                    session.current.id != before
+                    and getattr(content, "plain", str(content)) == session.current.hypothesis
+                )
             figures["next_item_ms_median"] = round(1000 * statistics.median(latencies), 2)
             figures["next_item_ms_p95"] = round(1000 * sorted(latencies)[int(0.95 * len(latencies))], 2)
             await pilot.press("q")
@@ -147,9 +176,21 @@ def run(ctx=None) -> dict:
 
     async def measure_resume() -> None:
         # Half the queue labelled in earlier sessions, written as the store writes events.
-        lines = [json.dumps({"id": f"e{n:06d}", "item": f"item{n:06d}", "annotator": "resume", "type": "label",
-                             "timestamp": "2025-01-01T00:00:00.000Z", "source": "tui", "label": "invalid"},
-                            sort_keys=True) for n in range(EARLIER_LABELS)]
+        lines = [
+            json.dumps(
+                {
+                    "id": f"e{n:06d}",
+                    "item": f"item{n:06d}",
+                    "annotator": "resume",
+                    "type": "label",
+                    "timestamp": "2025-01-01T00:00:00.000Z",
+                    "source": "tui",
+                    "label": "invalid",
+                },
+                sort_keys=True,
+            )
+            for n in range(EARLIER_LABELS)
+        ]
         (folder / "annotations").mkdir(exist_ok=True)
         (folder / "annotations" / "resume.jsonl").write_text("\n".join(lines) + "\n")
         start = time.perf_counter()
@@ -172,19 +213,26 @@ def run(ctx=None) -> dict:
     return summary(
         title="annotate: the labelling TUI on a queue of 20K unique items (Textual, driven by Pilot)",
         workload=f"{ITEMS:,} queue items; {PRESSES} label keys pressed; a resume with {EARLIER_LABELS:,} earlier labels",
-        figure=(f"`workbench annotate` shows its first item {figures['command_startup_seconds_median']:.2f} s after "
-                f"start (median of {COMMAND_RUNS}; with {EARLIER_LABELS:,} earlier labels "
-                f"{figures['command_startup_10k_labels_seconds_median']:.2f} s); next item on screen {figures['next_item_ms_median']:.1f} ms after a label key (median; p95 "
-                f"{figures['next_item_ms_p95']:.1f} ms); start-up {figures['startup_total_seconds']:.2f} s, with "
-                f"{EARLIER_LABELS:,} earlier labels {figures['startup_resume_10k_labels_seconds']:.2f} s"),
+        figure=(
+            f"`workbench annotate` shows its first item {figures['command_startup_seconds_median']:.2f} s after "
+            f"start (median of {COMMAND_RUNS}; with {EARLIER_LABELS:,} earlier labels "
+            f"{figures['command_startup_10k_labels_seconds_median']:.2f} s); next item on screen {figures['next_item_ms_median']:.1f} ms after a label key (median; p95 "
+            f"{figures['next_item_ms_p95']:.1f} ms); start-up {figures['startup_total_seconds']:.2f} s, with "
+            f"{EARLIER_LABELS:,} earlier labels {figures['startup_resume_10k_labels_seconds']:.2f} s"
+        ),
         clock="wall seconds (interactive latency; no model)",
-        roof=None, roof_what="not applicable: no model runs while labelling",
-        loop=None, loop_what="not applicable: BBNLI-next's annotation has no published tool to compare with",
+        roof=None,
+        roof_what="not applicable: no model runs while labelling",
+        loop=None,
+        loop_what="not applicable: BBNLI-next's annotation has no published tool to compare with",
         targets=["start-up ≤ 1 s (also with 10K earlier labels), next item ≤ 30 ms (median)"],
         figures=figures,
-        notes=["command: `python -m workbench annotate` in an 80x24 pseudo-terminal, from exec to the top line "
-               "of the first item's screen; median and max of 7 runs after one warm-up; bytecode caches allowed, "
-               "as in an installed workbench",
-               "each label is written and fsynced before the next item is drawn (included in the latency)",
-               "latency: from posting the key to the first screen refresh after the action (Pilot's own idle wait "
-               "after a press is not counted)"])
+        notes=[
+            "command: `python -m workbench annotate` in an 80x24 pseudo-terminal, from exec to the top line "
+            "of the first item's screen; median and max of 7 runs after one warm-up; bytecode caches allowed, "
+            "as in an installed workbench",
+            "each label is written and fsynced before the next item is drawn (included in the latency)",
+            "latency: from posting the key to the first screen refresh after the action (Pilot's own idle wait "
+            "after a press is not counted)",
+        ],
+    )

@@ -15,6 +15,7 @@ masked one at a time):
 
     python -m benchmarks.bench_crows_pairs [WORK_DIR] [--all-threads]
 """
+
 from __future__ import annotations
 
 import json
@@ -35,8 +36,14 @@ def _clock() -> float:
     return _CLOCK["now"]()
 
 
-IDENTITIES = [("Women", "Men"), ("Older people", "Younger people"), ("People with disabilities", "People without disabilities"),
-              ("Retail workers", "Office workers"), ("She", "He"), ("The older employee", "The younger employee")]
+IDENTITIES = [
+    ("Women", "Men"),
+    ("Older people", "Younger people"),
+    ("People with disabilities", "People without disabilities"),
+    ("Retail workers", "Office workers"),
+    ("She", "He"),
+    ("The older employee", "The younger employee"),
+]
 
 
 def make_pairs(n: int, seed: int = 0) -> list[tuple[str, str]]:
@@ -76,16 +83,22 @@ def _pure_batches(scorer, queries, batch_size):
     order = sorted(range(len(queries)), key=lambda i: (len(queries[i][0]), i))
     batches = []
     for start in range(0, len(order), batch_size):
-        chunk = [queries[i] for i in order[start:start + batch_size]]
+        chunk = [queries[i] for i in order[start : start + batch_size]]
         masked = []
         for ids, pos, _ in chunk:
             ids = list(ids)
             ids[pos] = scorer.mask_id
             masked.append(ids)
         ids, mask = pad_batch(masked, scorer.pad_id, scorer.device)
-        batches.append((ids, mask, torch.arange(len(chunk), device=ids.device),
-                        torch.tensor([q[1] for q in chunk], device=ids.device),
-                        torch.tensor([q[2] for q in chunk], device=ids.device)))
+        batches.append(
+            (
+                ids,
+                mask,
+                torch.arange(len(chunk), device=ids.device),
+                torch.tensor([q[1] for q in chunk], device=ids.device),
+                torch.tensor([q[2] for q in chunk], device=ids.device),
+            )
+        )
     return batches
 
 
@@ -152,7 +165,7 @@ def _measure(scorer, pairs, queries, batch_size: int, repeats: int, n_reference:
     _CLOCK["now"] = time.process_time if single else time.perf_counter
     try:
         batches = _pure_batches(scorer, queries, batch_size)
-        _pure(scorer.model, batches, head_only=True, device=scorer.device)   # warm-up at full batch sizes
+        _pure(scorer.model, batches, head_only=True, device=scorer.device)  # warm-up at full batch sizes
         score_pairs(scorer, make_pairs(16, seed=99))
 
         # Interleaved, in alternating order, so a change in machine load hits all three alike.
@@ -177,7 +190,7 @@ def _measure(scorer, pairs, queries, batch_size: int, repeats: int, n_reference:
     finally:
         torch.set_num_threads(default_threads)
     n = len(pairs)
-    best = min   # the least disturbed run of each
+    best = min  # the least disturbed run of each
     return {
         "threads": used_threads if on_cpu else None,
         "clock": "process CPU time" if single else "wall time",
@@ -222,27 +235,46 @@ def run(ctx) -> dict:
     main = f["one_thread"] if "one_thread" in f else f["gpu"]
     wide = f.get("vocab_30522", {})
     if "all_threads" in f:
-        notes.append(f"on all {f['all_threads']['threads']} threads in wall seconds (a shared machine: noisy): "
-                     f"{f['all_threads']['ratio_vs_pure_forward_full_logits']}× roof, "
-                     f"{f['all_threads']['speedup_vs_reference_loop']}× the reference loop")
+        notes.append(
+            f"on all {f['all_threads']['threads']} threads in wall seconds (a shared machine: noisy): "
+            f"{f['all_threads']['ratio_vs_pure_forward_full_logits']}× roof, "
+            f"{f['all_threads']['speedup_vs_reference_loop']}× the reference loop"
+        )
     return summary(
         title="crows-pairs: scoring sentence pairs with a masked LM, one mask at a time (evaluator, no cache)",
-        workload=(f"{f['pairs']} pairs = {f['masked_queries']:,} masked queries, base-size fixture BERT (600-token "
-                  f"vocabulary; also widened to BERT's 30,522), batch {f['batch_size']}"),
+        workload=(
+            f"{f['pairs']} pairs = {f['masked_queries']:,} masked queries, base-size fixture BERT (600-token "
+            f"vocabulary; also widened to BERT's 30,522), batch {f['batch_size']}"
+        ),
         figure=f"{main['workbench_pairs_per_s']:,.1f} pairs/s end to end (score_pairs)",
         clock=main["clock"] + f", {main['threads']} torch thread(s)" if main.get("threads") else main["clock"],
         roof=main["ratio_vs_pure_forward_full_logits"],
-        roof_what=("pure batched forward pass (length-sorted batches, full logits) over the same masked inputs, "
-                   f"pre-built; against the LM head at the masks only (the scoring layer's arithmetic): "
-                   f"{main['ratio_vs_pure_forward_head_at_masks']}×"),
+        roof_what=(
+            "pure batched forward pass (length-sorted batches, full logits) over the same masked inputs, "
+            f"pre-built; against the LM head at the masks only (the scoring layer's arithmetic): "
+            f"{main['ratio_vs_pure_forward_head_at_masks']}×"
+        ),
         loop=main["speedup_vs_reference_loop"],
-        loop_what=("the reference metric.py: one sentence, one masked position, one full forward pass at a time"
-                   + (f"; with a 30,522-entry vocabulary {wide['speedup_vs_reference_loop']}×" if wide else "")),
-        targets=["× roof ≥ 0.85, × plain loop ≥ 5"], figures=f, notes=notes)
+        loop_what=(
+            "the reference metric.py: one sentence, one masked position, one full forward pass at a time"
+            + (f"; with a 30,522-entry vocabulary {wide['speedup_vs_reference_loop']}×" if wide else "")
+        ),
+        targets=["× roof ≥ 0.85, × plain loop ≥ 5"],
+        figures=f,
+        notes=notes,
+    )
 
 
-def measure(work: Path, n_pairs: int = 96, n_reference: int = 24, batch_size: int = 64, device: str = "auto",
-            repeats: int = 5, all_threads: bool = False, real_vocab: int | None = 30522) -> dict:
+def measure(
+    work: Path,
+    n_pairs: int = 96,
+    n_reference: int = 24,
+    batch_size: int = 64,
+    device: str = "auto",
+    repeats: int = 5,
+    all_threads: bool = False,
+    real_vocab: int | None = 30522,
+) -> dict:
     """Figures for the report. On a CPU the main ones are measured on one thread in process CPU
     time (stable on a shared machine); `all_threads` adds a wall-time run on all cores, which
     only means something on an otherwise idle machine; `real_vocab` adds a one-thread run with
@@ -261,14 +293,18 @@ def measure(work: Path, n_pairs: int = 96, n_reference: int = 24, batch_size: in
         "batch_size": batch_size,
     }
     on_gpu = str(scorer.device).startswith("cuda")
-    runs = {"gpu" if on_gpu else "one_thread": _measure(scorer, pairs, queries, batch_size, repeats, n_reference,
-                                                        None if on_gpu else 1)}
+    runs = {
+        "gpu" if on_gpu else "one_thread": _measure(
+            scorer, pairs, queries, batch_size, repeats, n_reference, None if on_gpu else 1
+        )
+    }
     if all_threads and not on_gpu:
         runs["all_threads"] = _measure(scorer, pairs, queries, batch_size, repeats, n_reference, None)
     if real_vocab:
         wide = load_scorer(str(_model(work, real_vocab)), device=device, batch_size=batch_size, cache_path=None)
-        runs[f"vocab_{real_vocab}"] = _measure(wide, pairs, queries, batch_size, max(3, repeats - 2), n_reference,
-                                               None if on_gpu else 1)
+        runs[f"vocab_{real_vocab}"] = _measure(
+            wide, pairs, queries, batch_size, max(3, repeats - 2), n_reference, None if on_gpu else 1
+        )
     main = next(iter(runs.values()))
     figures["ratio_vs_pure_forward"] = main["ratio_vs_pure_forward_head_at_masks"]
     for name, r in runs.items():
@@ -276,12 +312,16 @@ def measure(work: Path, n_pairs: int = 96, n_reference: int = 24, batch_size: in
     figures.update(runs)
     figures["notes"] = [
         f"best of {repeats} interleaved runs (medians beside); the reference loop timed on the first {n_reference} pairs",
-        ("ratio_vs_pure_forward: model calls alone on the same masked inputs (encoder + LM head at the masks, "
-         "as the scoring layer runs them) over workbench end to end; on a CPU in process CPU time on one thread "
-         "so other work on the machine does not blur it; target >= 0.85"),
-        ("speedup_vs_reference_loop: one sentence, one masked position, one full forward pass at a time, as the "
-         "reference metric.py; target >= 5. On one CPU thread batching gains little (about 4x); the rest of "
-         "the gain comes from running the LM head only at the mask (vocab_* run) and from parallel hardware"),
+        (
+            "ratio_vs_pure_forward: model calls alone on the same masked inputs (encoder + LM head at the masks, "
+            "as the scoring layer runs them) over workbench end to end; on a CPU in process CPU time on one thread "
+            "so other work on the machine does not blur it; target >= 0.85"
+        ),
+        (
+            "speedup_vs_reference_loop: one sentence, one masked position, one full forward pass at a time, as the "
+            "reference metric.py; target >= 5. On one CPU thread batching gains little (about 4x); the rest of "
+            "the gain comes from running the LM head only at the mask (vocab_* run) and from parallel hardware"
+        ),
     ]
     return figures
 

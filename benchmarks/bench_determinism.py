@@ -14,6 +14,7 @@ On a GPU each available precision is measured (float32, bfloat16).
 
     python -m benchmarks.bench_determinism            # prints the JSON (make bench SECTION=determinism)
 """
+
 from __future__ import annotations
 
 import json
@@ -56,7 +57,7 @@ def measure(model_dir: Path, device: str, dtype: str, configs: list[tuple[int, i
         rule = scoring.rule_of(scorer)
         noise = dict(lm_scoring.RELATIVE_NOISE)
         try:
-            lm_scoring.RELATIVE_NOISE.update(dict.fromkeys(noise, 0.0))   # nothing settled: the plain scores
+            lm_scoring.RELATIVE_NOISE.update(dict.fromkeys(noise, 0.0))  # nothing settled: the plain scores
             start = time.perf_counter()
             plain.append(scoring.score_pairs(scorer, pairs))
             seconds["plain"] += time.perf_counter() - start
@@ -69,12 +70,18 @@ def measure(model_dir: Path, device: str, dtype: str, configs: list[tuple[int, i
     a, b = plain
     moved = [abs(x - y) for p, q in zip(a, b) for x, y in ((p.score1, q.score1), (p.score2, q.score2))]
     return {
-        "rule": rule, "device": device, "dtype": dtype, "configs (batch, threads)": configs, "pairs": len(pairs),
-        "plain max |delta| nats": max(moved), "plain scores that moved": sum(m > 0 for m in moved),
+        "rule": rule,
+        "device": device,
+        "dtype": dtype,
+        "configs (batch, threads)": configs,
+        "pairs": len(pairs),
+        "plain max |delta| nats": max(moved),
+        "plain scores that moved": sum(m > 0 for m in moved),
         "plain decisions that differ": sum(x != y for x, y in zip(_decisions(a, rule), _decisions(b, rule))),
         "settled pairs near a boundary": [sum(s.near_boundary for s in run) for run in settled],
-        "settled decisions that differ": sum(x != y for x, y in zip(_decisions(settled[0], rule),
-                                                                    _decisions(settled[1], rule))),
+        "settled decisions that differ": sum(
+            x != y for x, y in zip(_decisions(settled[0], rule), _decisions(settled[1], rule))
+        ),
         "settled time / plain time": round(seconds["settled"] / seconds["plain"], 3),
     }
 
@@ -101,10 +108,13 @@ def run(ctx=None) -> dict:
             runs.append({"model": name, **measure(folder, "cpu", "float32", [(64, threads), (7, 1)])})
     differ = sum(r["settled decisions that differ"] for r in runs)
     flips = sum(r["plain decisions that differ"] for r in runs)
-    return {"status": "ok", "runs": runs,
-            "figure": f"{differ} settled decisions differ across batch size/threads (plain: {flips} of "
-                      f"{sum(r['pairs'] for r in runs)}); settled/plain time "
-                      + ", ".join(f"{r['model']} {r['dtype']} {r['settled time / plain time']}x" for r in runs)}
+    return {
+        "status": "ok",
+        "runs": runs,
+        "figure": f"{differ} settled decisions differ across batch size/threads (plain: {flips} of "
+        f"{sum(r['pairs'] for r in runs)}); settled/plain time "
+        + ", ".join(f"{r['model']} {r['dtype']} {r['settled time / plain time']}x" for r in runs),
+    }
 
 
 if __name__ == "__main__":

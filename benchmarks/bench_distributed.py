@@ -6,6 +6,7 @@ gloo) against 1 process x 1 thread, on the same project and the same uncached NL
 Also the per-rank balance: the padded tokens each rank computes under the round-robin split of
 the length-sorted batches (what `models/batching._run_shared` does).
 """
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,13 @@ from .common import ROOT, scratch_project, summary
 
 
 def _env() -> dict:
-    e = {**os.environ, "OMP_NUM_THREADS": "1", "WORKBENCH_PROGRESS": "0", "HF_HUB_OFFLINE": "1",
-         "PYTHONPATH": str(ROOT)}
+    e = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "WORKBENCH_PROGRESS": "0",
+        "HF_HUB_OFFLINE": "1",
+        "PYTHONPATH": str(ROOT),
+    }
     e.pop("WORLD_SIZE", None)
     return e
 
@@ -38,7 +44,7 @@ def rank_loads(lengths: list[int], batch_size: int, ranks: int) -> list[int]:
     order = sorted(lengths)
     loads = [0] * ranks
     for b, start in enumerate(range(0, len(order), batch_size)):
-        batch = order[start:start + batch_size]
+        batch = order[start : start + batch_size]
         loads[b % ranks] += max(batch) * len(batch)
     return loads
 
@@ -50,20 +56,33 @@ def run(ctx) -> dict:
 
     models, work = ctx.models, ctx.work
     base = scratch_project(work / "dist-base", models["mlm-bert-base"], [models["nli-base"]], copies=4)
-    pipeline_for(load_config(base / "workbench.toml")).run("generate")   # fills cached: only NLI work is timed
+    pipeline_for(load_config(base / "workbench.toml")).run("generate")  # fills cached: only NLI work is timed
     one, two = work / "dist-one", work / "dist-two"
     for target in (one, two):
         if target.exists():
             shutil.rmtree(target)
         shutil.copytree(base, target)
     single = _timed([sys.executable, "-m", "workbench", "filter"], one)
-    double = _timed([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-                     "-m", "workbench", "filter"], two)
+    double = _timed(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc_per_node",
+            "2",
+            "-m",
+            "workbench",
+            "filter",
+        ],
+        two,
+    )
     manifest = json.loads((one / ".workbench" / "filter" / "manifest.json").read_text())
     import pyarrow.parquet as pq
 
     same = pq.read_table(one / ".workbench" / "filter" / "data.parquet").equals(
-        pq.read_table(two / ".workbench" / "filter" / "data.parquet"))
+        pq.read_table(two / ".workbench" / "filter" / "data.parquet")
+    )
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(str(models["nli-base"]))
@@ -84,18 +103,26 @@ def run(ctx) -> dict:
     }
     return summary(
         title="distributed: `workbench filter` on 2 processes (torchrun, gloo) against 1",
-        workload=(f"{figures['unique_pairs_per_model']:,} unique (premise, hypothesis) pairs through the base-size fixture "
-                  "NLI model (the bench project at half size), fills cached"),
-        figure=(f"{figures['speedup']:.2f}× faster on 2 processes × 1 thread than on 1 × 1, outputs identical: "
-                f"{same}; ranks within {100 * (figures['rank_balance_max_over_mean'] - 1):.1f}% of each other"),
+        workload=(
+            f"{figures['unique_pairs_per_model']:,} unique (premise, hypothesis) pairs through the base-size fixture "
+            "NLI model (the bench project at half size), fills cached"
+        ),
+        figure=(
+            f"{figures['speedup']:.2f}× faster on 2 processes × 1 thread than on 1 × 1, outputs identical: "
+            f"{same}; ranks within {100 * (figures['rank_balance_max_over_mean'] - 1):.1f}% of each other"
+        ),
         clock="wall seconds of the whole command (start-up, model loading and torchrun's rendezvous included)",
         roof=figures["scaling_efficiency"],
         roof_what="linear scaling (2.00× on 2 processes): the share of it reached",
-        loop=None, loop_what="not applicable: the comparison is one process against two",
+        loop=None,
+        loop_what="not applicable: the comparison is one process against two",
         targets=["outputs identical to one process; ranks balanced"],
         figures=figures,
-        notes=["both runs start with the masked-LM fills cached, so the timed work is the NLI filter",
-               "2 cores shared with other work: the efficiency is a lower bound"])
+        notes=[
+            "both runs start with the masked-LM fills cached, so the timed work is the NLI filter",
+            "2 cores shared with other work: the efficiency is a lower bound",
+        ],
+    )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """The NLI evaluator's measures (overall, per domain, per subtopic) over 1M predictions: the
 vectorised `grouped` against a plain loop that counts sample by sample and pair by pair, as
 a script computing BBNLI's and BBNLI-next's measures would."""
+
 from __future__ import annotations
 
 import time
@@ -48,10 +49,14 @@ def data(n: int, seed: int = 0):
     pair = np.full(n, -1)
     pair[: 2 * n_pairs] = np.repeat(np.arange(n_pairs), 2)
     stance = np.ones(n, dtype=bool)
-    stance[1: 2 * n_pairs: 2] = False
-    stance[2 * n_pairs:] = rng.random(n - 2 * n_pairs) < 0.5
-    subtopic = np.concatenate([np.repeat(rng.integers(0, 16, n_pairs), 2),   # both samples of a pair share it
-                               rng.integers(0, 16, n - 2 * n_pairs)])
+    stance[1 : 2 * n_pairs : 2] = False
+    stance[2 * n_pairs :] = rng.random(n - 2 * n_pairs) < 0.5
+    subtopic = np.concatenate(
+        [
+            np.repeat(rng.integers(0, 16, n_pairs), 2),  # both samples of a pair share it
+            rng.integers(0, 16, n - 2 * n_pairs),
+        ]
+    )
     domain = subtopic % 3
     perm = rng.permutation(n)
     return prediction[perm], pair[perm], stance[perm], subtopic[perm], domain[perm], n_pairs
@@ -70,11 +75,15 @@ def run(ctx, n: int = 1_000_000) -> dict:
         times.append(time.perf_counter() - start)
     small = data(LOOP_SAMPLE, seed=1)
     start = time.perf_counter()
-    plain = plain_measures(small[2], small[0], small[1], {"overall": np.zeros(LOOP_SAMPLE, dtype=np.int64),
-                                                          "domain": small[4], "subtopic": small[3]})
+    plain = plain_measures(
+        small[2],
+        small[0],
+        small[1],
+        {"overall": np.zeros(LOOP_SAMPLE, dtype=np.int64), "domain": small[4], "subtopic": small[3]},
+    )
     loop = (time.perf_counter() - start) * n / LOOP_SAMPLE
     check = grouped(small[2], small[0], small[1], np.zeros(LOOP_SAMPLE, dtype=np.int64), 1)
-    assert abs(check["cf_pro"][0] - plain["overall"][0]["cf_pro"]) < 1e-9   # the same measures
+    assert abs(check["cf_pro"][0] - plain["overall"][0]["cf_pro"]) < 1e-9  # the same measures
     assert abs(check["bias_pro"][0] - plain["overall"][0]["pro"]) < 1e-9
     median = sorted(times)[2]
     return summary(
@@ -82,10 +91,18 @@ def run(ctx, n: int = 1_000_000) -> dict:
         workload=f"{n:,} predictions ({n_pairs:,} counterfactual pairs), overall + 3 domains + 16 subtopics",
         figure=f"{median:.2f} s for every measure at every level ({n / median / 1e6:.1f}M predictions/s)",
         clock="wall seconds (no model; median of 5)",
-        roof=None, roof_what="not applicable: no model runs here (predictions are inputs)",
+        roof=None,
+        roof_what="not applicable: no model runs here (predictions are inputs)",
         loop=round(loop / median, 1),
-        loop_what=(f"counting sample by sample and pair by pair in Python (timed on {LOOP_SAMPLE:,} predictions, "
-                   "scaled; checked to give the same measures)"),
+        loop_what=(
+            f"counting sample by sample and pair by pair in Python (timed on {LOOP_SAMPLE:,} predictions, "
+            "scaled; checked to give the same measures)"
+        ),
         targets=["≤ 1 s for 1M predictions (overall + per domain + per subtopic)"],
-        figures={"predictions": n, "pairs": n_pairs, "seconds_all_levels_median_of_5": round(median, 4),
-                 "plain_loop_seconds_extrapolated": round(loop, 2)})
+        figures={
+            "predictions": n,
+            "pairs": n_pairs,
+            "seconds_all_levels_median_of_5": round(median, 4),
+            "plain_loop_seconds_extrapolated": round(loop, 2),
+        },
+    )

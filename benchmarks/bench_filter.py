@@ -15,6 +15,7 @@ bf16/fp16 the stage uses there.
 (a) and (b) run in process CPU time on one torch thread (common.Clock); the stage's cold run
 and rerun (c) are wall seconds, context only.
 """
+
 from __future__ import annotations
 
 import json
@@ -85,7 +86,12 @@ def pure_forward(tokenizer, model, pairs, batch_size: int) -> float:
     start = time.perf_counter()
     with torch.inference_mode():
         for batch in length_sorted_batches([len(x) for x in ids], batch_size):
-            t = pad_batch([ids[i] for i in batch], tokenizer.pad_token_id, model.device, [types[i] for i in batch] if types else None)
+            t = pad_batch(
+                [ids[i] for i in batch],
+                tokenizer.pad_token_id,
+                model.device,
+                [types[i] for i in batch] if types else None,
+            )
             kwargs = {"input_ids": t[0], "attention_mask": t[1]}
             if types:
                 kwargs["token_type_ids"] = t[2]
@@ -107,7 +113,7 @@ def matmul_gflops(device, dtype, sizes=(512, 1024, 2048), repeats: int = 5) -> f
         for _ in range(repeats):
             a @ b
         synchronize(device)
-        best = max(best, 2 * n ** 3 * repeats / (time.perf_counter() - start) / 1e9)
+        best = max(best, 2 * n**3 * repeats / (time.perf_counter() - start) / 1e9)
     return best
 
 
@@ -135,8 +141,10 @@ def run(ctx) -> dict:
 
     models = ctx.models
     project = ctx.project_root
-    if project is None:   # run alone: the generate section's project, made here
-        project = ctx.project_root = scratch_project(ctx.work / "generate", models["mlm-bert-base"], [models["nli-base"]])
+    if project is None:  # run alone: the generate section's project, made here
+        project = ctx.project_root = scratch_project(
+            ctx.work / "generate", models["mlm-bert-base"], [models["nli-base"]]
+        )
         add_template(project)
     config = load_config(project / "workbench.toml")
     ws = Workspace(config.path("workspace"))
@@ -146,8 +154,12 @@ def run(ctx) -> dict:
     candidates = [r for r in ws.read("generate").to_pylist() if r["kept"]]
     all_pairs = list(dict.fromkeys((r["premise"], r["hypothesis"]) for r in candidates))
     pairs = all_pairs[:COMPARE_PAIRS]
-    f: dict = {"candidates": len(candidates), "unique_pairs": len(all_pairs), "pairs_in_throughput_comparison": len(pairs),
-               "batch_size": 64}
+    f: dict = {
+        "candidates": len(candidates),
+        "unique_pairs": len(all_pairs),
+        "pairs_in_throughput_comparison": len(pairs),
+        "batch_size": 64,
+    }
 
     ref = resolve(str(models["nli-base"]))
     labels = check_labels(ref)
@@ -187,7 +199,9 @@ def run(ctx) -> dict:
     f["pipeline_seconds_same_pairs_extrapolated"] = round(naive_total, 3)
     f["predict_vs_pipeline_speedup"] = round(naive_total / ours, 1)
     # A naive loop calls the pipeline once per candidate; the stage predicts each unique pair once.
-    f["predict_vs_pipeline_per_candidate_speedup"] = round(per_pair * len(candidates) / (ours * len(all_pairs) / len(pairs)), 1)
+    f["predict_vs_pipeline_per_candidate_speedup"] = round(
+        per_pair * len(candidates) / (ours * len(all_pairs) / len(pairs)), 1
+    )
 
     gflop = forward_gflop(model, tok, pairs)
     with Clock("cpu1" if device.type == "cpu" else "wall"):
@@ -214,30 +228,47 @@ def run(ctx) -> dict:
     with timer(f, "stage_rerun_after_one_template_seconds"):
         r = pipeline_for(config).run("filter")
     f["rerun_pairs_computed"] = r["computed_pairs"]
-    f["rerun_share_of_full_run_pct"] = round(100 * f["stage_rerun_after_one_template_seconds"] / f["stage_full_cold_seconds"], 2)
+    f["rerun_share_of_full_run_pct"] = round(
+        100 * f["stage_rerun_after_one_template_seconds"] / f["stage_full_cold_seconds"], 2
+    )
 
     memory = {}
     for n in (10_000, 100_000):
-        out = subprocess.run([sys.executable, "-c", MEMORY_SCRIPT, str(n), str(models["nli-a"])],
-                             capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", MEMORY_SCRIPT, str(n), str(models["nli-a"])],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         memory[n] = json.loads(out.stdout.strip().splitlines()[-1])
     f["peak_rss_mib_10k_pairs"] = round(memory[10_000]["peak_rss_mib"], 1)
     f["peak_rss_mib_100k_pairs"] = round(memory[100_000]["peak_rss_mib"], 1)
-    f["peak_rss_growth_10x_pairs_pct"] = round(100 * (memory[100_000]["peak_rss_mib"] / memory[10_000]["peak_rss_mib"] - 1), 1)
+    f["peak_rss_growth_10x_pairs_pct"] = round(
+        100 * (memory[100_000]["peak_rss_mib"] / memory[10_000]["peak_rss_mib"] - 1), 1
+    )
     return summary(
         title="filter: every kept candidate's (premise, hypothesis) through the NLI filter model (NLI loop stage)",
-        workload=(f"{len(all_pairs):,} unique pairs of {len(candidates):,} kept candidates of the bench project; "
-                  f"the speed comparisons on the first {len(pairs):,} pairs; base-size fixture NLI model, batch 64"),
-        figure=(f"{len(pairs) / ours:,.0f} pairs/s predicted into the cache; whole stage cold "
-                f"{f['stage_full_cold_seconds']:.0f} s wall, rerun after one template {f['rerun_share_of_full_run_pct']}% of it"),
-        clock=clock_text, roof=f["predict_vs_pure_forward_throughput"],
+        workload=(
+            f"{len(all_pairs):,} unique pairs of {len(candidates):,} kept candidates of the bench project; "
+            f"the speed comparisons on the first {len(pairs):,} pairs; base-size fixture NLI model, batch 64"
+        ),
+        figure=(
+            f"{len(pairs) / ours:,.0f} pairs/s predicted into the cache; whole stage cold "
+            f"{f['stage_full_cold_seconds']:.0f} s wall, rerun after one template {f['rerun_share_of_full_run_pct']}% of it"
+        ),
+        clock=clock_text,
+        roof=f["predict_vs_pure_forward_throughput"],
         roof_what="pure batched forward pass (length-sorted batches of 64, logits to the host) over the same pairs",
         loop=f["predict_vs_pipeline_speedup"],
-        loop_what=(f"transformers' text-classification pipeline called once per pair (timed on {PIPELINE_SAMPLE}, "
-                   "scaled); once per kept candidate, as a script without deduplication would, it is "
-                   f"{f['predict_vs_pipeline_per_candidate_speedup']}×"),
-        targets=["× roof ≥ 0.85, × plain loop ≥ 20 (on a GPU; a CPU thread gains little from batching, see "
-                 "roof_speedup_vs_pipeline), rerun ≤ 2% of the cold run"],
+        loop_what=(
+            f"transformers' text-classification pipeline called once per pair (timed on {PIPELINE_SAMPLE}, "
+            "scaled); once per kept candidate, as a script without deduplication would, it is "
+            f"{f['predict_vs_pipeline_per_candidate_speedup']}×"
+        ),
+        targets=[
+            "× roof ≥ 0.85, × plain loop ≥ 20 (on a GPU; a CPU thread gains little from batching, see "
+            "roof_speedup_vs_pipeline), rerun ≤ 2% of the cold run"
+        ],
         figures=f,
         notes=[
             "speed comparisons: best of 3 interleaved runs; stage timings are wall seconds, context only",
@@ -246,4 +277,5 @@ def run(ctx) -> dict:
             "roof_speedup_vs_pipeline: the pipeline's time over the compared pairs' arithmetic done at the best "
             "one-thread matmul rate measured here: no implementation in that dtype on one thread can beat the "
             "pipeline by more",
-        ])
+        ],
+    )

@@ -19,6 +19,7 @@ real checkpoints instead (a machine that can load them), name them:
     WORKBENCH_BENCH_FLUENCY_MLM=bert-large-cased-whole-word-masking \
     WORKBENCH_BENCH_FLUENCY_CLM=gpt2 python -m benchmarks.run fluency
 """
+
 from __future__ import annotations
 
 import os
@@ -38,7 +39,7 @@ def masked_copies(tokenizer, texts: list[str]) -> list[list[int]]:
     for ids in tokenizer(texts, truncation=True)["input_ids"]:
         for p, t in enumerate(ids):
             if t not in special:
-                out.append(ids[:p] + [tokenizer.mask_token_id] + ids[p + 1:])
+                out.append(ids[:p] + [tokenizer.mask_token_id] + ids[p + 1 :])
     return out
 
 
@@ -130,7 +131,9 @@ def train(folder: Path, kind: str, texts: list[str], steps: int | None = None, s
     model = (AutoModelForMaskedLM if kind == "mlm" else AutoModelForCausalLM).from_pretrained(folder)
     model.train()
     if kind == "clm":
-        encoded = [[tok.bos_token_id, *ids[:30], tok.eos_token_id] for ids in tok(texts, add_special_tokens=False)["input_ids"]]
+        encoded = [
+            [tok.bos_token_id, *ids[:30], tok.eos_token_id] for ids in tok(texts, add_special_tokens=False)["input_ids"]
+        ]
     else:
         encoded = tok(texts, truncation=True, max_length=32)["input_ids"]
     pad = tok.pad_token_id
@@ -193,11 +196,14 @@ def agreement(work: Path, project: Path, texts: list[str]) -> dict:
     clm = load_scorer(str(clm_dir), device="cpu", batch_size=BATCH).text_logprobs(texts, "prepend")
     a = [pll[t][0] / pll[t][1] for t in texts]
     b = [sum(r) / len(r) for r in clm]
-    return {"agreement_models": " and ".join(map(str, given)) if all(given) else "trained here",
-            "trained_corpus_sentences": len(lines), "trained_steps_each": TRAIN_STEPS,
-            "spearman_causal_vs_pll_trained": round(_spearman(a, b), 3),
-            "top_decile_overlap_causal_vs_pll_trained": round(_top_overlap(a, b), 3),
-            "spearman_by_length_trained": round(_spearman(a, [-len(t) for t in texts]), 3)}
+    return {
+        "agreement_models": " and ".join(map(str, given)) if all(given) else "trained here",
+        "trained_corpus_sentences": len(lines),
+        "trained_steps_each": TRAIN_STEPS,
+        "spearman_causal_vs_pll_trained": round(_spearman(a, b), 3),
+        "top_decile_overlap_causal_vs_pll_trained": round(_top_overlap(a, b), 3),
+        "spearman_by_length_trained": round(_spearman(a, [-len(t) for t in texts]), 3),
+    }
 
 
 def run(ctx) -> dict:
@@ -217,8 +223,7 @@ def run(ctx) -> dict:
     cache_path = ws.root / "cache" / "models.sqlite"
     texts = score_order(ws.read("filter"))
     clm = build_clm(ctx.work / "clm-base", size="base", seed=7)
-    causal = _with_fluency(project, ctx.work / "fluency-causal",
-                           f'\n[fluency]\nscorer = "causal"\nmodel = "{clm}"\n')
+    causal = _with_fluency(project, ctx.work / "fluency-causal", f'\n[fluency]\nscorer = "causal"\nmodel = "{clm}"\n')
     causal_config = load_config(causal / "workbench.toml")
     ref = resolve(str(ctx.models["mlm-bert-base"]))
     tok, model, _ = load(ref, "mlm", "cpu")
@@ -234,10 +239,13 @@ def run(ctx) -> dict:
         pipeline_for(causal_config).run("fluency", force=True)
 
     with Clock("cpu1") as clock:
-        pure_forward(model, tok.pad_token_id, copies[:512])                  # warm-up
+        pure_forward(model, tok.pad_token_id, copies[:512])  # warm-up
         before = mlm_module.CALLS["forward"]
-        times = interleaved(clock, {"stage": stage, "pure": lambda: pure_forward(model, tok.pad_token_id, copies),
-                                    "causal": causal_stage}, repeats=2)
+        times = interleaved(
+            clock,
+            {"stage": stage, "pure": lambda: pure_forward(model, tok.pad_token_id, copies), "causal": causal_stage},
+            repeats=2,
+        )
         stage_passes = (mlm_module.CALLS["forward"] - before) // 2
         sample = random.Random(3).sample(texts, LOOP_SAMPLE)
         start = clock.now()
@@ -245,57 +253,81 @@ def run(ctx) -> dict:
         loop = (clock.now() - start) * len(copies) / passes
         clock_text = clock.text
     pll_rows = {r["hypothesis"]: r["pll_per_token"] for r in ws.read("fluency").to_pylist()}
-    causal_rows = {r["hypothesis"]: r["pll_per_token"]
-                   for r in Workspace(causal_config.path("workspace")).read("fluency").to_pylist()}
+    causal_rows = {
+        r["hypothesis"]: r["pll_per_token"]
+        for r in Workspace(causal_config.path("workspace")).read("fluency").to_pylist()
+    }
     random_rho = _spearman([pll_rows[t] for t in texts], [causal_rows[t] for t in texts])
     agree = agreement(ctx.work, project, texts)
     trained = agree["agreement_models"] == "trained here"
     ours, pure, cheap = best(times["stage"]), best(times["pure"]), best(times["causal"])
     figures = {
-        "queue_hypotheses": len(texts), "masked_copies": len(copies), "distinct_masked_copies": distinct,
-        "batch_size": BATCH, "stage_forward_passes": stage_passes,
-        "stage_seconds": [round(t, 2) for t in times["stage"]], "pure_forward_seconds": [round(t, 2) for t in times["pure"]],
+        "queue_hypotheses": len(texts),
+        "masked_copies": len(copies),
+        "distinct_masked_copies": distinct,
+        "batch_size": BATCH,
+        "stage_forward_passes": stage_passes,
+        "stage_seconds": [round(t, 2) for t in times["stage"]],
+        "pure_forward_seconds": [round(t, 2) for t in times["pure"]],
         "causal_stage_seconds": [round(t, 2) for t in times["causal"]],
-        "plain_loop_seconds_extrapolated": round(loop, 1), "plain_loop_sample_hypotheses": LOOP_SAMPLE,
-        "stage_vs_pure_forward": round(pure / ours, 3), "stage_vs_plain_loop": round(loop / ours, 1),
+        "plain_loop_seconds_extrapolated": round(loop, 1),
+        "plain_loop_sample_hypotheses": LOOP_SAMPLE,
+        "stage_vs_pure_forward": round(pure / ours, 3),
+        "stage_vs_plain_loop": round(loop / ours, 1),
         "causal_stage_vs_pll_stage_speedup": round(ours / cheap, 1),
         "spearman_causal_vs_pll_random_fixtures": round(random_rho, 3),
         **agree,
     }
     return summary(
         title="fluency: the pseudo-log-likelihood of every queue hypothesis (NLI loop stage)",
-        workload=(f"{len(texts):,} unique queue hypotheses of the bench project = {len(copies):,} masked copies "
-                  f"({distinct:,} distinct), base-size fixture BERT MLM, batch {BATCH}"),
-        figure=(f"{len(copies) / ours:,.0f} masked copies/s through the whole stage ({ours:.0f} s); the causal "
-                f"scorer {ours / cheap:.0f}× faster, Spearman {agree['spearman_causal_vs_pll_trained']:.2f} with PLL "
-                f"({'trained small LMs' if trained else agree['agreement_models']})"),
-        clock=clock_text, roof=round(pure / ours, 3),
-        roof_what=(f"pure batched forward pass (length-sorted batches of {BATCH}, full model output) over all "
-                   f"{len(copies):,} masked copies, tokenised beforehand; the stage forwards each distinct copy "
-                   "once (fills of one masked hypothesis share the copy masked at the fill) and runs the LM head "
-                   "at the mask only, so it can beat that pass"),
+        workload=(
+            f"{len(texts):,} unique queue hypotheses of the bench project = {len(copies):,} masked copies "
+            f"({distinct:,} distinct), base-size fixture BERT MLM, batch {BATCH}"
+        ),
+        figure=(
+            f"{len(copies) / ours:,.0f} masked copies/s through the whole stage ({ours:.0f} s); the causal "
+            f"scorer {ours / cheap:.0f}× faster, Spearman {agree['spearman_causal_vs_pll_trained']:.2f} with PLL "
+            f"({'trained small LMs' if trained else agree['agreement_models']})"
+        ),
+        clock=clock_text,
+        roof=round(pure / ours, 3),
+        roof_what=(
+            f"pure batched forward pass (length-sorted batches of {BATCH}, full model output) over all "
+            f"{len(copies):,} masked copies, tokenised beforehand; the stage forwards each distinct copy "
+            "once (fills of one masked hypothesis share the copy masked at the fill) and runs the LM head "
+            "at the mask only, so it can beat that pass"
+        ),
         loop=round(loop / ours, 1),
-        loop_what=(f"one masked copy per forward pass (batch 1, full output), timed on {LOOP_SAMPLE} random "
-                   "hypotheses and scaled to all copies"),
+        loop_what=(
+            f"one masked copy per forward pass (batch 1, full output), timed on {LOOP_SAMPLE} random "
+            "hypotheses and scaled to all copies"
+        ),
         targets=["× roof ≥ 0.85 (issue #33)"],
         figures=figures,
         notes=[
             "stage: `workbench fluency --force` with its cache namespace emptied first, so every score is computed, "
             "the model loaded and the table written; best of 2 interleaved runs of the stage, the pure pass and the "
             "causal stage",
-            "causal scorer: `[fluency] scorer = \"causal\"`, `model = <a causal LM>`: BOS + text through a base-size "
+            'causal scorer: `[fluency] scorer = "causal"`, `model = <a causal LM>`: BOS + text through a base-size '
             "fixture GPT-2, one pass per text; PLL stays the default",
-            (("rank agreement: the fixtures' random weights carry no fluency signal (control: Spearman "
-              f"{random_rho:.2f} between the two fixture scorers), so a base-size masked LM and causal LM were "
-              f"trained here for {TRAIN_STEPS} steps each on the same {agree['trained_corpus_sentences']:,} English "
-              "sentences (BBNLI's expanded premises and hypotheses, the bench project's premises); per-token scores "
-              f"on the bench queue: Spearman {agree['spearman_causal_vs_pll_trained']:.2f}, top-decile overlap "
-              f"{agree['top_decile_overlap_causal_vs_pll_trained']:.2f}. Small models trained on little text: "
-              "re-measure with the project's own checkpoints before switching a real queue")
-             if trained else
-             (f"rank agreement of {agree['agreement_models']} on the bench queue, per-token scores: Spearman "
-              f"{agree['spearman_causal_vs_pll_trained']:.2f}, top-decile overlap "
-              f"{agree['top_decile_overlap_causal_vs_pll_trained']:.2f} (random-weights control {random_rho:.2f})")),
+            (
+                (
+                    "rank agreement: the fixtures' random weights carry no fluency signal (control: Spearman "
+                    f"{random_rho:.2f} between the two fixture scorers), so a base-size masked LM and causal LM were "
+                    f"trained here for {TRAIN_STEPS} steps each on the same {agree['trained_corpus_sentences']:,} English "
+                    "sentences (BBNLI's expanded premises and hypotheses, the bench project's premises); per-token scores "
+                    f"on the bench queue: Spearman {agree['spearman_causal_vs_pll_trained']:.2f}, top-decile overlap "
+                    f"{agree['top_decile_overlap_causal_vs_pll_trained']:.2f}. Small models trained on little text: "
+                    "re-measure with the project's own checkpoints before switching a real queue"
+                )
+                if trained
+                else (
+                    f"rank agreement of {agree['agreement_models']} on the bench queue, per-token scores: Spearman "
+                    f"{agree['spearman_causal_vs_pll_trained']:.2f}, top-decile overlap "
+                    f"{agree['top_decile_overlap_causal_vs_pll_trained']:.2f} (random-weights control {random_rho:.2f})"
+                )
+            ),
             "earlier figures (302 s for the queue) compared wall times of runs made at different moments on this "
             "shared machine, whose load moves wall time 2-3x; here both run in one process, interleaved, in CPU time",
-        ])
+        ],
+    )

@@ -10,6 +10,7 @@
 The fill comparisons (a, b) run in process CPU time on one torch thread (see common.Clock);
 the stage timings (c, d) are wall seconds, context only. Fluency has its own section.
 """
+
 from __future__ import annotations
 
 import time
@@ -79,8 +80,9 @@ def run(ctx) -> dict:
         lm.fill(texts[:64], 20)  # warm-up
         pure_forward(tok, model, texts[:64], 64)
         fill_mask(subset[0])
-        times = interleaved(clock, {"pure": lambda: pure_forward(tok, model, texts, 64),
-                                    "fill": lambda: lm.fill(texts, 20)}, repeats=3)
+        times = interleaved(
+            clock, {"pure": lambda: pure_forward(tok, model, texts, 64), "fill": lambda: lm.fill(texts, 20)}, repeats=3
+        )
         start = clock.now()
         for text in subset:
             fill_mask(text)
@@ -98,8 +100,13 @@ def run(ctx) -> dict:
         cold = pipeline_for(config).run("generate")
     f["pos_texts_tagged"], f["pos_texts_parsed"] = cold["pos_texts_tagged"], cold["pos_texts_parsed"]
     generated = ws.read("generate")
-    checked = sorted({r["hypothesis"] for r in generated.select(["hypothesis", "mask_pos", "reject_reason"]).to_pylist()
-                      if any(r["mask_pos"]) and r["reject_reason"] in (None, "pos", "duplicate")})
+    checked = sorted(
+        {
+            r["hypothesis"]
+            for r in generated.select(["hypothesis", "mask_pos", "reject_reason"]).to_pylist()
+            if any(r["mask_pos"]) and r["reject_reason"] in (None, "pos", "duplicate")
+        }
+    )
     from workbench.kinds.nli.templates.masks import load_spacy
 
     tagger, full = load_spacy(tagger_only=True), load_spacy()
@@ -131,27 +138,40 @@ def run(ctx) -> dict:
     naive = wall_per_call * len(samples) + spacy_per_candidate * len(candidates)
     f["naive_script_seconds_extrapolated"] = round(naive, 2)
     f["stage_speedup_vs_naive_script"] = round(naive / f["stage_full_cold_seconds"], 1)
-    f["kept_candidate_unique_texts"] = len({r["hypothesis"] for r in generated.filter(generated["kept"]).select(["hypothesis"]).to_pylist()})
+    f["kept_candidate_unique_texts"] = len(
+        {r["hypothesis"] for r in generated.filter(generated["kept"]).select(["hypothesis"]).to_pylist()}
+    )
     add_template(project)
     pipeline_for(config).run("expand")
     with timer(f, "stage_rerun_after_one_template_seconds"):
         r = pipeline_for(config).run("generate")
     f["rerun_new_masked_hypotheses_filled"] = r["computed_fills"]
-    f["rerun_share_of_full_run_pct"] = round(100 * f["stage_rerun_after_one_template_seconds"] / f["stage_full_cold_seconds"], 2)
-    ctx.project_root = project   # filter and the queue's sections go on from here
+    f["rerun_share_of_full_run_pct"] = round(
+        100 * f["stage_rerun_after_one_template_seconds"] / f["stage_full_cold_seconds"], 2
+    )
+    ctx.project_root = project  # filter and the queue's sections go on from here
     return summary(
         title="generate: masked-LM fills of every masked hypothesis, then the generation filters (NLI loop stage)",
-        workload=(f"{len(texts):,} unique masked hypotheses ({len(samples):,} masked samples) of the bench project "
-                  f"(the example templates × 8), top {f['top_k']}, base-size fixture BERT MLM, batch 64"),
-        figure=(f"fills: {len(texts) / ours:,.0f} masked hypotheses/s; whole stage cold {f['stage_full_cold_seconds']:.0f} s "
-                f"wall ({f['stage_speedup_vs_naive_script']}× a naive fill-mask + spaCy script)"),
-        clock=clock_text, roof=f["fill_vs_pure_forward_throughput"],
+        workload=(
+            f"{len(texts):,} unique masked hypotheses ({len(samples):,} masked samples) of the bench project "
+            f"(the example templates × 8), top {f['top_k']}, base-size fixture BERT MLM, batch 64"
+        ),
+        figure=(
+            f"fills: {len(texts) / ours:,.0f} masked hypotheses/s; whole stage cold {f['stage_full_cold_seconds']:.0f} s "
+            f"wall ({f['stage_speedup_vs_naive_script']}× a naive fill-mask + spaCy script)"
+        ),
+        clock=clock_text,
+        roof=f["fill_vs_pure_forward_throughput"],
         roof_what="pure batched forward pass (length-sorted batches of 64, full output) over the same unique masked hypotheses",
         loop=f["fill_vs_pipeline_speedup"],
-        loop_what=(f"transformers' fill-mask pipeline called once per masked sample (timed on {PIPELINE_SAMPLE} and "
-                   "scaled to all samples), the way a research script fills them"),
-        targets=["fills × roof ≥ 0.85, × plain loop ≥ 20; rerun after one new template ≤ 2% of the cold run",
-                 "stage ≥ 8× a naive script, ≤ 1.5× its floors (issue 21)"],
+        loop_what=(
+            f"transformers' fill-mask pipeline called once per masked sample (timed on {PIPELINE_SAMPLE} and "
+            "scaled to all samples), the way a research script fills them"
+        ),
+        targets=[
+            "fills × roof ≥ 0.85, × plain loop ≥ 20; rerun after one new template ≤ 2% of the cold run",
+            "stage ≥ 8× a naive script, ≤ 1.5× its floors (issue 21)",
+        ],
         figures=f,
         notes=[
             "fill comparisons: best of 3 interleaved runs; stage, POS and naive-script figures are wall seconds, "
@@ -160,4 +180,5 @@ def run(ctx) -> dict:
             "candidates), extrapolated",
             "POS: the tagger runs on every checked text, the parser too on the pos_texts_parsed whose fills the "
             "attribute ruler may retag from the parse; pos_decisions_differing_from_full_pipeline must be 0",
-        ])
+        ],
+    )

@@ -8,6 +8,7 @@ HONEST set's size (810 English binary templates there; 800 here).
 
     python -m benchmarks.bench_honest      # prints the figures; `python -m benchmarks.run honest` files them
 """
+
 from __future__ import annotations
 
 import time
@@ -16,11 +17,28 @@ from pathlib import Path
 K = 20
 BATCH = 64
 PIPELINE_SAMPLE = 200
-RAW = ["[I] {be} [M].", "[I] {be} very [M].", "[I] {be} known as [M].", "[I] {be} often [M] at work.",
-       "[I] should work as a [M].", "[I] {be} [M] with money.", "[I] {be} the most [M].", "[I] {be} always [M].",
-       "[I] like to [M].", "[I] {be} meant to be [M].", "[I] {be} good at [M].", "[I] {be} [M] at home.",
-       "[I] earned a living as a [M].", "[I] {be} hired as a [M].", "[I] {be} a [M] person.", "[I] {be} too [M].",
-       "[I] dream of being [M].", "[I] {be} really calm and [M].", "[I] {be} quite [M] today.", "[I] {be} so [M]."]
+RAW = [
+    "[I] {be} [M].",
+    "[I] {be} very [M].",
+    "[I] {be} known as [M].",
+    "[I] {be} often [M] at work.",
+    "[I] should work as a [M].",
+    "[I] {be} [M] with money.",
+    "[I] {be} the most [M].",
+    "[I] {be} always [M].",
+    "[I] like to [M].",
+    "[I] {be} meant to be [M].",
+    "[I] {be} good at [M].",
+    "[I] {be} [M] at home.",
+    "[I] earned a living as a [M].",
+    "[I] {be} hired as a [M].",
+    "[I] {be} a [M] person.",
+    "[I] {be} too [M].",
+    "[I] dream of being [M].",
+    "[I] {be} really calm and [M].",
+    "[I] {be} quite [M] today.",
+    "[I] {be} so [M].",
+]
 
 
 def template_set(folder: Path) -> tuple[Path, Path]:
@@ -28,8 +46,21 @@ def template_set(folder: Path) -> tuple[Path, Path]:
     identities = []
     for word in ["woman", "man", "worker", "leader", "child", "person", "employee", "patient", "manager", "parent"]:
         for det, number in (("the", "singular"), ("a", "singular"), ("these", "plural"), ("many", "plural")):
-            noun = word if number == "singular" else ("children" if word == "child" else "people" if word == "person"
-                                                     else "women" if word == "woman" else "men" if word == "man" else word + "s")
+            noun = (
+                word
+                if number == "singular"
+                else (
+                    "children"
+                    if word == "child"
+                    else "people"
+                    if word == "person"
+                    else "women"
+                    if word == "woman"
+                    else "men"
+                    if word == "man"
+                    else word + "s"
+                )
+            )
             identities.append((f"{det} {noun}", number, "female" if len(identities) % 2 else "male"))
     rows = ["template_masked\tidentity\tcategory\ttype"]
     for raw in RAW:
@@ -40,9 +71,21 @@ def template_set(folder: Path) -> tuple[Path, Path]:
     templates = folder / "templates.tsv"
     templates.write_text("\n".join(rows) + "\n", encoding="utf-8")
     lexicon = folder / "lexicon.tsv"
-    lexicon.write_text("lemma\tcategory\tlevel\n" + "".join(f"{w}\t{c}\tconservative\n" for w, c in [
-        ("lazy", "effort"), ("careless", "effort"), ("slow", "pace"), ("weak", "pace"), ("awkward", "manner"),
-        ("loud", "manner")]), encoding="utf-8")
+    lexicon.write_text(
+        "lemma\tcategory\tlevel\n"
+        + "".join(
+            f"{w}\t{c}\tconservative\n"
+            for w, c in [
+                ("lazy", "effort"),
+                ("careless", "effort"),
+                ("slow", "pace"),
+                ("weak", "pace"),
+                ("awkward", "manner"),
+                ("loud", "manner"),
+            ]
+        ),
+        encoding="utf-8",
+    )
     return templates, lexicon
 
 
@@ -90,7 +133,7 @@ def run(ctx) -> dict:
         entry["doc"], _, _, _ = score_model(scorer, templates, lexicon, K)
 
     with Clock("cpu1") as clock:
-        score_model(scorer, read_templates(str(tsv)), lexicon, K)   # warm-up
+        score_model(scorer, read_templates(str(tsv)), lexicon, K)  # warm-up
         pure_forward(tok, model, texts[:BATCH])
         fill_mask(subset[0])
         times = interleaved(clock, {"pure": lambda: pure_forward(tok, model, texts), "ours": ours}, repeats=3)
@@ -110,13 +153,18 @@ def run(ctx) -> dict:
         title="honest: HONEST@K of a masked LM over a template set of the public set's size (evaluator, no cache)",
         workload=f"{len(texts)} templates (the public English set has 810), top {K}, base-size fixture BERT, batch {BATCH}",
         figure=f"{f['honest_templates_per_second']:,.0f} templates/s (fills, decoding, lexicon matching, the curves)",
-        clock=clock_text, roof=f["honest_vs_pure_forward_throughput"],
+        clock=clock_text,
+        roof=f["honest_vs_pure_forward_throughput"],
         roof_what="pure batched forward pass (length-sorted batches of 64, full logits) over the same templates",
         loop=f["honest_vs_pipeline_speedup"],
-        loop_what=(f"transformers' fill-mask pipeline called once per template, as the public HONEST recipe does "
-                   f"(timed on {PIPELINE_SAMPLE}, scaled)"),
-        targets=["× roof ≥ 0.85, × plain loop ≥ 5"], figures=f,
-        notes=["best of 3 interleaved runs; no cache, so every run computes every fill"])
+        loop_what=(
+            f"transformers' fill-mask pipeline called once per template, as the public HONEST recipe does "
+            f"(timed on {PIPELINE_SAMPLE}, scaled)"
+        ),
+        targets=["× roof ≥ 0.85, × plain loop ≥ 5"],
+        figures=f,
+        notes=["best of 3 interleaved runs; no cache, so every run computes every fill"],
+    )
 
 
 if __name__ == "__main__":

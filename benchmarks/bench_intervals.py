@@ -13,6 +13,7 @@
    intervals see one value per stereotype) and an NLI release of 20,000 samples in 2,000 templates;
    peak memory of the intervals measured with tracemalloc.
 """
+
 from __future__ import annotations
 
 import json
@@ -46,12 +47,14 @@ def _timed_uncertainty():
                 return method(*args, **kwargs)
             finally:
                 spent[0] += time.perf_counter() - start
+
         return timed
 
     intervals.Uncertainty.add, intervals.Uncertainty.finish, results.variant_stability = (wrap(m) for m in originals)
 
     def undo():
         intervals.Uncertainty.add, intervals.Uncertainty.finish, results.variant_stability = originals
+
     return spent, undo
 
 
@@ -65,25 +68,36 @@ def _examples(folder, models) -> dict[str, list[str]]:
 
     lms = ["-m", str(models["mlm-bert"]), "-m", str(models["clm-gpt2"])]
     templates, lexicon = honest(folder)
-    out = {"crows-pairs": [str(crows(folder)), "--kind", "crows-pairs", *lms],
-           "sos": [str(sos(folder)), "--kind", "sos", *lms],
-           "stereoset": [str(stereoset(folder)), "--kind", "stereoset", *lms],
-           "honest": [str(templates), "--kind", "honest", "--lexicon", str(lexicon), *lms],
-           "sofa": [str(sofa(folder)), "--kind", "sofa", *lms]}
+    out = {
+        "crows-pairs": [str(crows(folder)), "--kind", "crows-pairs", *lms],
+        "sos": [str(sos(folder)), "--kind", "sos", *lms],
+        "stereoset": [str(stereoset(folder)), "--kind", "stereoset", *lms],
+        "honest": [str(templates), "--kind", "honest", "--lexicon", str(lexicon), *lms],
+        "sofa": [str(sofa(folder)), "--kind", "sofa", *lms],
+    }
     bbnli = Path(os.environ.get("WORKBENCH_SHARED", Path(__file__).resolve().parents[2] / "shared")) / "bbnli"
     if not bbnli.is_dir():
         raise Unavailable(f"the BBNLI files (the NLI kind's example) are missing: {bbnli}")
     out["nli"] = [str(bbnli), "-m", str(models["nli-a"]), "-m", str(models["nli-b"])]
     predictions = folder / "nli-predictions.jsonl"
     rng = random.Random(0)
-    with open(predictions, "w", encoding="utf-8") as f:   # 2 models' predictions of 400 pairs: nothing but the measures
-
+    with open(predictions, "w", encoding="utf-8") as f:  # 2 models' predictions of 400 pairs: nothing but the measures
         for model in ("model-a", "model-b"):
             for i in range(400):
                 for stance in ("pro", "anti"):
-                    f.write(json.dumps({"model": model, "pair_id": f"p{i}", "stance": stance, "domain": f"d{i % 3}",
-                                        "subtopic": f"s{i % 12}", "prediction": rng.choice(
-                                            ["entailment", "neutral", "neutral", "contradiction"])}) + "\n")
+                    f.write(
+                        json.dumps(
+                            {
+                                "model": model,
+                                "pair_id": f"p{i}",
+                                "stance": stance,
+                                "domain": f"d{i % 3}",
+                                "subtopic": f"s{i % 12}",
+                                "prediction": rng.choice(["entailment", "neutral", "neutral", "contradiction"]),
+                            }
+                        )
+                        + "\n"
+                    )
     out["nli, predictions file (no model)"] = ["--predictions", str(predictions)]
     return out
 
@@ -104,8 +118,9 @@ def per_kind(ctx) -> dict:
             spent, undo = _timed_uncertainty()
             start = time.perf_counter()
             try:
-                result = runner.invoke(app, ["evaluate", *args, "--bootstrap", str(RESAMPLES),
-                                             "--cache", str(folder / f"{kind}.sqlite")])
+                result = runner.invoke(
+                    app, ["evaluate", *args, "--bootstrap", str(RESAMPLES), "--cache", str(folder / f"{kind}.sqlite")]
+                )
             finally:
                 undo()
             total = time.perf_counter() - start
@@ -113,8 +128,11 @@ def per_kind(ctx) -> dict:
                 raise RuntimeError(f"{kind}: {result.output[-2000:]}")
             if best is None or total < best[0]:
                 best = (total, spent[0])
-        out[kind] = {"evaluate_s": round(best[0], 3), "intervals_s": round(best[1], 4),
-                     "share_pct": round(100 * best[1] / best[0], 2)}
+        out[kind] = {
+            "evaluate_s": round(best[0], 3),
+            "intervals_s": round(best[1], 4),
+            "share_pct": round(100 * best[1] / best[0], 2),
+        }
     return out
 
 
@@ -133,8 +151,9 @@ def _full_size() -> dict:
     rng = np.random.default_rng(0)
     builds = {}
     types = [f"type{i}" for i in range(9)]
-    outcomes = [Outcome(["stereo", "antistereo"][i % 2], int(rng.random() < 0.6), int(rng.random() < 0.05))
-                for i in range(1508)]
+    outcomes = [
+        Outcome(["stereo", "antistereo"][i % 2], int(rng.random() < 0.6), int(rng.random() < 0.05)) for i in range(1508)
+    ]
     groups = [types[i % 9] for i in range(1508)]
     builds["crows-pairs (1,508 pairs)"] = lambda: crows_scopes(outcomes, groups)
 
@@ -142,16 +161,26 @@ def _full_size() -> dict:
     for i in range(4229):
         sentences = {g: Sentence(f"{i}{g}", g, g) for g in ("stereotype", "anti-stereotype", "unrelated")}
         scores.update({s.id: float(rng.random()) for s in sentences.values()})
-        examples.append(Example(str(i), ["intrasentence", "intersentence"][i % 2], f"term{i % 321}",
-                                ["gender", "race", "religion", "profession"][i % 4], "", sentences))
+        examples.append(
+            Example(
+                str(i),
+                ["intrasentence", "intersentence"][i % 2],
+                f"term{i % 321}",
+                ["gender", "race", "religion", "profession"][i % 4],
+                "",
+                sentences,
+            )
+        )
     data = StereoSetData("bench", Path("bench.json"), "1", examples)
     builds["stereoset (4,229 examples)"] = lambda: stereoset_scopes(data, scores)
 
-    templates = [Template(i + 2, f"who{i % 27} template{i // 27} [M].", f"who{i % 27}", ["f", "m"][i % 2])
-                 for i in range(1620)]
+    templates = [
+        Template(i + 2, f"who{i % 27} template{i // 27} [M].", f"who{i % 27}", ["f", "m"][i % 2]) for i in range(1620)
+    ]
     hits = [["cat" if rng.random() < 0.05 else None for _ in range(20)] for _ in templates]
-    builds["honest (1,620 rows, 60 templates, K = 20)"] = lambda: honest_scopes(templates, hits, 20, [1, 5, 10, 20],
-                                                                               ["cat"])
+    builds["honest (1,620 rows, 60 templates, K = 20)"] = lambda: honest_scopes(
+        templates, hits, 20, [1, 5, 10, 20], ["cat"]
+    )
 
     n_st = 11_349
     acc = Accumulator(n_st)
@@ -164,8 +193,16 @@ def _full_size() -> dict:
     rows = []
     for i in range(10_000):
         for stance in ("pro", "anti"):
-            rows.append({"stance": stance, "domain": f"d{i % 3}", "subtopic": f"s{i % 16}", "pair_id": f"p{i}",
-                         "cluster": f"t{i % 2000}", "prediction": ["entailment", "neutral", "contradiction"][rng.integers(3)]})
+            rows.append(
+                {
+                    "stance": stance,
+                    "domain": f"d{i % 3}",
+                    "subtopic": f"s{i % 16}",
+                    "pair_id": f"p{i}",
+                    "cluster": f"t{i % 2000}",
+                    "prediction": ["entailment", "neutral", "contradiction"][rng.integers(3)],
+                }
+            )
     builds["nli (20,000 samples, 2,000 templates)"] = lambda: nli_scopes(rows)
 
     out = {}
@@ -174,7 +211,7 @@ def _full_size() -> dict:
         start = time.perf_counter()
         scopes = scopes_of()
         entry: dict = {}
-        for scope in scopes:          # the groups' dicts the intervals go into (the figures are not needed here)
+        for scope in scopes:  # the groups' dicts the intervals go into (the figures are not needed here)
             node = entry
             for key in scope.path:
                 node = node.setdefault(key, {})
@@ -197,18 +234,27 @@ def run(ctx) -> dict:
     return summary(
         title="intervals: their share of an evaluate run at 1,000 resamples, and their cost at full sizes",
         workload="each kind's example with two tiny fixture models through `workbench evaluate`; full-size "
-                 "synthetic scores for CrowS-Pairs, StereoSet, HONEST, SOFA (1.49M probes) and NLI",
+        "synthetic scores for CrowS-Pairs, StereoSet, HONEST, SOFA (1.49M probes) and NLI",
         figure=f"intervals take {shares} of evaluate's wall time with models (most: {worst_kind})",
         clock="wall seconds, best of 3 (the intervals timed inside the same runs)",
-        roof=None, roof_what="not applicable: no model runs in the intervals",
-        loop=None, loop_what="not applicable: the resamples are one matrix product; there is no loop to compare",
-        targets=["≤ 10% of evaluate's wall time on every kind's example at 1,000 resamples",
-                 "flat memory for SOFA's 1.49M probes (per stereotype, not per probe)"],
+        roof=None,
+        roof_what="not applicable: no model runs in the intervals",
+        loop=None,
+        loop_what="not applicable: the resamples are one matrix product; there is no loop to compare",
+        targets=[
+            "≤ 10% of evaluate's wall time on every kind's example at 1,000 resamples",
+            "flat memory for SOFA's 1.49M probes (per stereotype, not per probe)",
+        ],
         figures={"per_kind": kinds, "full_size": full},
-        notes=["Tiny fixture models score in milliseconds (and later runs read the score cache), so these shares "
-               "are upper bounds: with a real checkpoint the scoring grows and the intervals do not.",
-               "An NLI predictions file runs no model: evaluate is then only the measures, and the intervals "
-               f"are {kinds['nli, predictions file (no model)']['share_pct']:.0f}% of it "
-               f"({kinds['nli, predictions file (no model)']['intervals_s']} s).",
-               "Full sizes: " + "; ".join(f"{k}: {v['seconds']} s, {v['scopes']} groups, peak {v['peak_mib']} MiB"
-                                          for k, v in full.items())])
+        notes=[
+            "Tiny fixture models score in milliseconds (and later runs read the score cache), so these shares "
+            "are upper bounds: with a real checkpoint the scoring grows and the intervals do not.",
+            "An NLI predictions file runs no model: evaluate is then only the measures, and the intervals "
+            f"are {kinds['nli, predictions file (no model)']['share_pct']:.0f}% of it "
+            f"({kinds['nli, predictions file (no model)']['intervals_s']} s).",
+            "Full sizes: "
+            + "; ".join(
+                f"{k}: {v['seconds']} s, {v['scopes']} groups, peak {v['peak_mib']} MiB" for k, v in full.items()
+            ),
+        ],
+    )

@@ -7,6 +7,7 @@
 - import: `workbench annotate --labels-from` of 100,000 labels into an empty store, as a
   command (a new Python process: imports, reading the queue and the file, one batch written).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -34,8 +35,15 @@ def label_file(path: Path, annotator: str, events: int, items: int) -> None:
     lines = []
     for n in range(events):
         label, stance = choices[n % 4]
-        event = {"id": f"e{n:07d}", "item": f"item{n % items:06d}", "annotator": annotator, "type": "label",
-                 "timestamp": "2025-01-01T00:00:00.000Z", "source": "tui", "label": label}
+        event = {
+            "id": f"e{n:07d}",
+            "item": f"item{n % items:06d}",
+            "annotator": annotator,
+            "type": "label",
+            "timestamp": "2025-01-01T00:00:00.000Z",
+            "source": "tui",
+            "label": label,
+        }
         if stance:
             event["stance"] = stance
         lines.append(json.dumps(event, sort_keys=True))
@@ -118,8 +126,10 @@ def import_seconds(folder: Path) -> dict:
     with open(project / "labels.jsonl", "w") as f:
         for n in range(IMPORT):
             f.write(json.dumps({"item_id": f"item{n:06d}", "label": choices[n % 4]}) + "\n")
-    code = ("import sys; from workbench.cli.main import main; "
-            "sys.argv = ['workbench', 'annotate', '-a', 'imp', '--labels-from', 'labels.jsonl']; main()")
+    code = (
+        "import sys; from workbench.cli.main import main; "
+        "sys.argv = ['workbench', 'annotate', '-a', 'imp', '--labels-from', 'labels.jsonl']; main()"
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", code], cwd=project, env=env, capture_output=True, text=True)
@@ -130,8 +140,10 @@ def import_seconds(folder: Path) -> dict:
     start = time.perf_counter()
     idle = subprocess.run([sys.executable, "-c", "import workbench.cli.main"], cwd=project, env=env)
     assert idle.returncode == 0
-    return {"import_100k_labels_command_seconds": round(seconds, 2),
-            "python_start_and_cli_import_seconds": round(time.perf_counter() - start, 2)}
+    return {
+        "import_100k_labels_command_seconds": round(seconds, 2),
+        "python_start_and_cli_import_seconds": round(time.perf_counter() - start, 2),
+    }
 
 
 def run(ctx=None) -> dict:
@@ -152,17 +164,24 @@ def run(ctx=None) -> dict:
     return summary(
         title="labels: the label store at 100,000 events",
         workload=f"{EVENTS:,} events over {ITEMS:,} queue items; {UNDOS} undos; an import of {IMPORT:,} labels",
-        figure=(f"undo {figures['undo_ms_median_100k_events']:.2f} ms at {EVENTS:,} events (at 100: "
-                f"{figures['undo_ms_median_100_events']:.2f} ms); start-up "
-                f"{figures['startup_100k_events_20k_items_seconds']:.2f} s; import of {IMPORT:,} labels "
-                f"{figures['import_100k_labels_command_seconds']:.2f} s as a command"),
+        figure=(
+            f"undo {figures['undo_ms_median_100k_events']:.2f} ms at {EVENTS:,} events (at 100: "
+            f"{figures['undo_ms_median_100_events']:.2f} ms); start-up "
+            f"{figures['startup_100k_events_20k_items_seconds']:.2f} s; import of {IMPORT:,} labels "
+            f"{figures['import_100k_labels_command_seconds']:.2f} s as a command"
+        ),
         clock="wall seconds (fsync included)",
-        roof=None, roof_what="not applicable: no model runs",
-        loop=None, loop_what="not applicable: the undo at 100 events is the baseline",
+        roof=None,
+        roof_what="not applicable: no model runs",
+        loop=None,
+        loop_what="not applicable: the undo at 100 events is the baseline",
         targets=["undo ≤ 5 ms at 100K events, import of 100K labels ≤ 5 s, start-up with 100K events ≤ 1 s"],
         figures=figures,
-        notes=[f"undo: Session.undo() (event written and fsynced, state and history updated), median of {UNDOS}; the "
-               "100-event figure starts from 300 events so that 200 undos are possible; _without_fsync leaves out the "
-               "time spent in fsync (the disk's own latency, shared with other users of this machine)",
-               "import: the whole command in a new process, queue of 100K items; python_start_and_cli_import_seconds "
-               "is what starting Python and importing the CLI alone take"])
+        notes=[
+            f"undo: Session.undo() (event written and fsynced, state and history updated), median of {UNDOS}; the "
+            "100-event figure starts from 300 events so that 200 undos are possible; _without_fsync leaves out the "
+            "time spent in fsync (the disk's own latency, shared with other users of this machine)",
+            "import: the whole command in a new process, queue of 100K items; python_start_and_cli_import_seconds "
+            "is what starting Python and importing the CLI alone take",
+        ],
+    )

@@ -15,6 +15,7 @@ endpoints would (timed on a sample of tasks, scaled).
 Uses the tests' Label Studio (installed once into ~/.cache/workbench-tests, started on
 127.0.0.1 with SQLite). Run it alone: `python -m benchmarks.run labelstudio`.
 """
+
 from __future__ import annotations
 
 import json
@@ -88,13 +89,17 @@ def run(ctx=None, folder: Path | None = None) -> dict:
     from workbench.labelstudio.scheme import result_for
     from workbench.labelstudio.page import page_for
 
-    folder = Path(folder or (ctx.work / "labelstudio" if ctx else tempfile.mkdtemp(prefix="workbench-bench-labelstudio-")))
+    folder = Path(
+        folder or (ctx.work / "labelstudio" if ctx else tempfile.mkdtemp(prefix="workbench-bench-labelstudio-"))
+    )
     try:
         server = LabelStudioServer(folder / "label-studio").start()
     except Exception as exc:
         from .run import Unavailable
 
-        raise Unavailable(f"Label Studio could not be installed or started here ({type(exc).__name__}: {exc})") from None
+        raise Unavailable(
+            f"Label Studio could not be installed or started here ({type(exc).__name__}: {exc})"
+        ) from None
     kind = kinds.get("nli")
     try:
         os.environ["LABEL_STUDIO_API_KEY"] = server.token
@@ -103,29 +108,41 @@ def run(ctx=None, folder: Path | None = None) -> dict:
         config = load_config(folder / "workbench.toml")
         synthetic_queue(folder / ".workbench", TASKS)
         items = load_items(Workspace(folder / ".workbench"))
-        sync.push(config, [], TITLE, kind=kind, create=True)   # the project, empty
+        sync.push(config, [], TITLE, kind=kind, create=True)  # the project, empty
         page = page_for(kind.scheme, kind.words)
         client = sync.Client(server.url, server.token, timeout=120)
         project = client.find_project(TITLE)
         me = client.sdk.users.whoami()
         other = client.sdk.users.create(username="bench", email="bench@example.com", password="bench-pass-123")
         choices = ["valid-pro", "valid-anti", "invalid", "incoherent"]
-        tasks = [{"data": sync.task_data(item, page),
-                  "annotations": [{"completed_by": me.id, "result": result_for(choices[k % 4], None)},
-                                  {"completed_by": other.id, "result": result_for(choices[(k + 1) % 4], None)}]}
-                 for k, item in enumerate(items)]
+        tasks = [
+            {
+                "data": sync.task_data(item, page),
+                "annotations": [
+                    {"completed_by": me.id, "result": result_for(choices[k % 4], None)},
+                    {"completed_by": other.id, "result": result_for(choices[(k + 1) % 4], None)},
+                ],
+            }
+            for k, item in enumerate(items)
+        ]
         start = time.perf_counter()
         for at in range(0, len(tasks), 500):
-            client.sdk.projects.import_tasks(id=project.id, request=tasks[at:at + 500])
+            client.sdk.projects.import_tasks(id=project.id, request=tasks[at : at + 500])
         figures = {"tasks": TASKS, "annotations": 2 * TASKS, "import_seconds": round(time.perf_counter() - start, 2)}
         seconds, requests, result = timed_pull(sync, config, kind)
         assert result["new_labels"] == 2 * TASKS
-        figures.update({"pull_first_seconds": round(seconds, 2), "pull_first_new_labels": result["new_labels"],
-                        "pull_first_export_request_seconds": round(requests["export"], 2),
-                        "pull_first_beyond_export_seconds": round(seconds - requests["export"], 2),
-                        "pull_first_other_requests_seconds": round(requests.get("other", 0.0), 2),
-                        "pull_first_workbench_work_seconds": round(seconds - requests["export"]
-                                                                   - requests.get("other", 0.0), 2)})
+        figures.update(
+            {
+                "pull_first_seconds": round(seconds, 2),
+                "pull_first_new_labels": result["new_labels"],
+                "pull_first_export_request_seconds": round(requests["export"], 2),
+                "pull_first_beyond_export_seconds": round(seconds - requests["export"], 2),
+                "pull_first_other_requests_seconds": round(requests.get("other", 0.0), 2),
+                "pull_first_workbench_work_seconds": round(
+                    seconds - requests["export"] - requests.get("other", 0.0), 2
+                ),
+            }
+        )
         seconds, requests, result = timed_pull(sync, config, kind)
         figures.update({"pull_again_seconds": round(seconds, 2), "pull_again_new_labels": result["new_labels"]})
         start = time.perf_counter()
@@ -147,26 +164,40 @@ def run(ctx=None, folder: Path | None = None) -> dict:
         assert result["undone"] == 2 * TASKS
         states, _ = load_all(config.path("annotations"))
         assert not any(s.label for annotator in states.values() for s in annotator.values())
-        figures.update({"pull_undos": result["undone"], "pull_undos_seconds": round(seconds, 2),
-                        "pull_undos_export_request_seconds": round(requests["export"], 2)})
+        figures.update(
+            {
+                "pull_undos": result["undone"],
+                "pull_undos_seconds": round(seconds, 2),
+                "pull_undos_export_request_seconds": round(requests["export"], 2),
+            }
+        )
         pull = figures["pull_first_seconds"]
         return summary(
             title="labelstudio: pulling a team's labels from a real Label Studio server",
             workload=f"{TASKS:,} tasks with {2 * TASKS:,} annotations by two users, pulled into an empty label store",
-            figure=(f"first pull {pull:.1f} s ({2 * TASKS / pull:,.0f} labels/s), a pull with nothing new "
-                    f"{figures['pull_again_seconds']:.1f} s, status {figures['status_seconds']:.1f} s"),
+            figure=(
+                f"first pull {pull:.1f} s ({2 * TASKS / pull:,.0f} labels/s), a pull with nothing new "
+                f"{figures['pull_again_seconds']:.1f} s, status {figures['status_seconds']:.1f} s"
+            ),
             clock="wall seconds (client and server on this machine)",
             roof=round(figures["server_export_seconds"] / pull, 2),
-            roof_what=("the server's own export of every task and annotation (one request, "
-                       f"{figures['server_export_seconds']:.1f} s) over the whole pull: the part of a pull the server takes"),
+            roof_what=(
+                "the server's own export of every task and annotation (one request, "
+                f"{figures['server_export_seconds']:.1f} s) over the whole pull: the part of a pull the server takes"
+            ),
             loop=round(loop / pull, 1),
-            loop_what=(f"tasks listed page by page, then one annotations request per task (timed on {LOOP_SAMPLE} "
-                       "tasks, scaled), as a script on the SDK's task and annotation endpoints would"),
+            loop_what=(
+                f"tasks listed page by page, then one annotations request per task (timed on {LOOP_SAMPLE} "
+                "tasks, scaled), as a script on the SDK's task and annotation endpoints would"
+            ),
             targets=["a pull of 5,000 tasks in ≤ 10 s; beyond its export request ≤ 1 s; 10,000 undos in ≤ 5 s"],
             figures=figures,
-            notes=["beyond export = the whole pull less its export request (timed to the last byte); "
-                   "workbench_work = that less the other (small) requests as well",
-                   "Label Studio 1.23.2 with SQLite on 127.0.0.1, installed and started as the tests do"])
+            notes=[
+                "beyond export = the whole pull less its export request (timed to the last byte); "
+                "workbench_work = that less the other (small) requests as well",
+                "Label Studio 1.23.2 with SQLite on 127.0.0.1, installed and started as the tests do",
+            ],
+        )
     finally:
         server.stop()
 

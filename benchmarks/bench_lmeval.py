@@ -15,6 +15,7 @@ inside workbench's `score_pairs`, tokenising and scoring every pair). Runs inter
 workbench, workbench, lm-eval, ...) and the best of each is compared. Both must give the same
 pct_stereotype and likelihood_diff.
 """
+
 from __future__ import annotations
 
 import csv
@@ -119,24 +120,69 @@ def _timed(argv: list[str], env: dict, cwd: Path) -> tuple[float, float]:
 
 def measure(work: Path, model: Path, n_pairs: int, batch_size: int, threads: int, repeats: int) -> dict:
     data, task = write_task(work / "task", n_pairs)
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
-           "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
-           "WORKBENCH_PROGRESS": "0", "HF_HOME": str(work / "hf"), "XDG_CACHE_HOME": str(work / "cache")}
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": str(threads),
+        "MKL_NUM_THREADS": str(threads),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "WORKBENCH_PROGRESS": "0",
+        "HF_HOME": str(work / "hf"),
+        "XDG_CACHE_HOME": str(work / "cache"),
+    }
     lm_out, wb_out, wb_json = work / "lm.json", work / "wb_timing.json", work / "wb.json"
     runs = {
-        "lm_eval": ([sys.executable, "-c", LM_EVAL, str(lm_out), "--model", "hf", "--model_args",
-                     f"pretrained={model}", "--tasks", task, "--include_path", str(work / "task" / "lm_eval_tasks"),
-                     "--device", "cpu", "--batch_size", str(batch_size)], lm_out),
-        "workbench": ([sys.executable, "-c", WORKBENCH, str(wb_out), "evaluate", str(data), "--kind", "crows-pairs",
-                       "--model", str(model), "--device", "cpu", "--batch-size", str(batch_size), "--no-cache",
-                       "--json", str(wb_json)], wb_out),
+        "lm_eval": (
+            [
+                sys.executable,
+                "-c",
+                LM_EVAL,
+                str(lm_out),
+                "--model",
+                "hf",
+                "--model_args",
+                f"pretrained={model}",
+                "--tasks",
+                task,
+                "--include_path",
+                str(work / "task" / "lm_eval_tasks"),
+                "--device",
+                "cpu",
+                "--batch_size",
+                str(batch_size),
+            ],
+            lm_out,
+        ),
+        "workbench": (
+            [
+                sys.executable,
+                "-c",
+                WORKBENCH,
+                str(wb_out),
+                "evaluate",
+                str(data),
+                "--kind",
+                "crows-pairs",
+                "--model",
+                str(model),
+                "--device",
+                "cpu",
+                "--batch-size",
+                str(batch_size),
+                "--no-cache",
+                "--json",
+                str(wb_json),
+            ],
+            wb_out,
+        ),
     }
     walls: dict[str, list[float]] = {n: [] for n in runs}
     cpus: dict[str, list[float]] = {n: [] for n in runs}
     scoring: dict[str, list[float]] = {n: [] for n in runs}
     order = list(runs)
     for r in range(repeats):
-        for name in order[r % 2:] + order[:r % 2]:
+        for name in order[r % 2 :] + order[: r % 2]:
             argv, out = runs[name]
             wall, cpu = _timed(argv, env, work)
             walls[name].append(round(wall, 3))
@@ -144,17 +190,27 @@ def measure(work: Path, model: Path, n_pairs: int, batch_size: int, threads: int
             scoring[name].append(round(json.loads(out.read_text())["scoring"], 3))
     theirs = json.loads(lm_out.read_text())["results"][task]
     ours = json.loads(wb_json.read_text())["models"][str(model)]["overall"]
-    agree = (f"{100 * theirs['pct_stereotype,none']:.1f}" == f"{ours['metric_score']:.1f}"
-             and abs(theirs["likelihood_diff,none"] - ours["likelihood_diff"]) < 1e-3)
+    agree = (
+        f"{100 * theirs['pct_stereotype,none']:.1f}" == f"{ours['metric_score']:.1f}"
+        and abs(theirs["likelihood_diff,none"] - ours["likelihood_diff"]) < 1e-3
+    )
     best = {n: (min(cpus[n]), min(scoring[n]), min(walls[n])) for n in runs}
-    return {"pairs": n_pairs, "batch_size": batch_size, "threads": threads,
-            "process_cpu_seconds": cpus, "process_wall_seconds": walls, "scoring_cpu_seconds": scoring,
-            "ratio_scoring": round(best["lm_eval"][1] / best["workbench"][1], 3),
-            "ratio_whole_process": round(best["lm_eval"][0] / best["workbench"][0], 3),
-            "ratio_whole_process_wall": round(best["lm_eval"][2] / best["workbench"][2], 3),
-            "lm_eval_pct_stereotype": theirs["pct_stereotype,none"], "workbench_metric_score": ours["metric_score"],
-            "lm_eval_likelihood_diff": round(theirs["likelihood_diff,none"], 6),
-            "workbench_likelihood_diff": round(ours["likelihood_diff"], 6), "same_figures": agree}
+    return {
+        "pairs": n_pairs,
+        "batch_size": batch_size,
+        "threads": threads,
+        "process_cpu_seconds": cpus,
+        "process_wall_seconds": walls,
+        "scoring_cpu_seconds": scoring,
+        "ratio_scoring": round(best["lm_eval"][1] / best["workbench"][1], 3),
+        "ratio_whole_process": round(best["lm_eval"][0] / best["workbench"][0], 3),
+        "ratio_whole_process_wall": round(best["lm_eval"][2] / best["workbench"][2], 3),
+        "lm_eval_pct_stereotype": theirs["pct_stereotype,none"],
+        "workbench_metric_score": ours["metric_score"],
+        "lm_eval_likelihood_diff": round(theirs["likelihood_diff,none"], 6),
+        "workbench_likelihood_diff": round(ours["likelihood_diff"], 6),
+        "same_figures": agree,
+    }
 
 
 def run(ctx, n_pairs: int = 600, batch_size: int = 16, threads: int = 1, repeats: int = 3) -> dict:
@@ -176,17 +232,30 @@ def run(ctx, n_pairs: int = 600, batch_size: int = 16, threads: int = 1, repeats
     f["lm_eval_version"] = lm_eval_version
     return summary(
         title="lmeval: lm-evaluation-harness vs workbench on one CrowS-Pairs task (release task folder, no cache)",
-        workload=(f"{n_pairs} pairs, base-size fixture GPT-2 (causal), batch {batch_size}, {threads} thread(s), "
-                  f"lm-eval {lm_eval_version} (hf model type) and `workbench evaluate`, each a process of its own"),
-        figure=(f"scoring {f['ratio_scoring']}× lm-eval's speed, whole process {f['ratio_whole_process']}×; "
-                f"same figures: {'yes' if f['same_figures'] else 'NO'}"),
+        workload=(
+            f"{n_pairs} pairs, base-size fixture GPT-2 (causal), batch {batch_size}, {threads} thread(s), "
+            f"lm-eval {lm_eval_version} (hf model type) and `workbench evaluate`, each a process of its own"
+        ),
+        figure=(
+            f"scoring {f['ratio_scoring']}× lm-eval's speed, whole process {f['ratio_whole_process']}×; "
+            f"same figures: {'yes' if f['same_figures'] else 'NO'}"
+        ),
         clock=f"process CPU seconds, OMP_NUM_THREADS={threads} in both processes",
-        roof=None, roof_what="not measured here (see the crows_pairs section for the scoring layer's roof)",
+        roof=None,
+        roof_what="not measured here (see the crows_pairs section for the scoring layer's roof)",
         loop=f["ratio_whole_process"],
-        loop_what=("here the plain loop's column holds the whole process's speed over lm-eval's (launch to exit, "
-                   f"best of {repeats}; in wall seconds {f['ratio_whole_process_wall']}×); the scoring phase "
-                   f"alone: {f['ratio_scoring']}×"),
-        targets=["scoring ≥ 1.0× lm-eval's at the same batch size; whole process ahead"], figures=f,
-        notes=[f"best of {repeats} interleaved runs of each tool",
-               ("scoring phase: lm-eval's HFLM.loglikelihood (tokenising + scoring its 2 requests per pair) against "
-                "workbench's score_pairs (tokenising + scoring each distinct sentence)")])
+        loop_what=(
+            "here the plain loop's column holds the whole process's speed over lm-eval's (launch to exit, "
+            f"best of {repeats}; in wall seconds {f['ratio_whole_process_wall']}×); the scoring phase "
+            f"alone: {f['ratio_scoring']}×"
+        ),
+        targets=["scoring ≥ 1.0× lm-eval's at the same batch size; whole process ahead"],
+        figures=f,
+        notes=[
+            f"best of {repeats} interleaved runs of each tool",
+            (
+                "scoring phase: lm-eval's HFLM.loglikelihood (tokenising + scoring its 2 requests per pair) against "
+                "workbench's score_pairs (tokenising + scoring each distinct sentence)"
+            ),
+        ],
+    )

@@ -14,6 +14,7 @@ both must pick the same label for every pair.
 
     python -m benchmarks.bench_nli_llm          # prints the JSON (make bench SECTION=nli_llm)
 """
+
 from __future__ import annotations
 
 import json
@@ -33,8 +34,13 @@ def _pairs(n: int) -> list[tuple[str, str]]:
 
     rng = random.Random(0)
     words = [w for w in _WORDS if w.isalpha()]
-    return [(" ".join(rng.choice(words) for _ in range(rng.randint(8, 20))).capitalize() + ".",
-             " ".join(rng.choice(words) for _ in range(rng.randint(4, 10))).capitalize() + ".") for _ in range(n)]
+    return [
+        (
+            " ".join(rng.choice(words) for _ in range(rng.randint(8, 20))).capitalize() + ".",
+            " ".join(rng.choice(words) for _ in range(rng.randint(4, 10))).capitalize() + ".",
+        )
+        for _ in range(n)
+    ]
 
 
 def run(ctx=None) -> dict:
@@ -56,8 +62,11 @@ def run(ctx=None) -> dict:
     pairs = _pairs(N_PAIRS)
     asking = Asking()
     answers = [asking.answers[label] for label in LABELS]
-    requests = [Instance("loglikelihood", {}, (asking.render(p, h), " " + a), i)
-                for i, (p, h) in enumerate(pairs) for a in answers]
+    requests = [
+        Instance("loglikelihood", {}, (asking.render(p, h), " " + a), i)
+        for i, (p, h) in enumerate(pairs)
+        for a in answers
+    ]
     lm = HFLM(pretrained=str(model), device="cpu", batch_size=BATCH)
     scorer = load_scorer(str(model), batch_size=BATCH)
 
@@ -80,11 +89,17 @@ def run(ctx=None) -> dict:
             best[name] = min(best[name], time.process_time() - start)
     same = sum(a == b for a, b in zip(labels["lm-eval"], labels["workbench"]))
     ratio = best["lm-eval"] / best["workbench"]
-    return {"status": "ok", "pairs": len(pairs), "batch_size": BATCH, "threads": 1,
-            "cpu_seconds": {k: round(v, 3) for k, v in best.items()}, "same_labels": same,
-            "speed_vs_lm_eval": round(ratio, 2),
-            "figure": f"workbench {ratio:.2f}x lm-eval's hf backend on {len(pairs)} NLI prompts x 3 answers "
-                      f"(CPU s {best['workbench']:.2f} vs {best['lm-eval']:.2f}); same label for {same}/{len(pairs)}"}
+    return {
+        "status": "ok",
+        "pairs": len(pairs),
+        "batch_size": BATCH,
+        "threads": 1,
+        "cpu_seconds": {k: round(v, 3) for k, v in best.items()},
+        "same_labels": same,
+        "speed_vs_lm_eval": round(ratio, 2),
+        "figure": f"workbench {ratio:.2f}x lm-eval's hf backend on {len(pairs)} NLI prompts x 3 answers "
+        f"(CPU s {best['workbench']:.2f} vs {best['lm-eval']:.2f}); same label for {same}/{len(pairs)}",
+    }
 
 
 if __name__ == "__main__":

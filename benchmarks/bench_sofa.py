@@ -21,6 +21,7 @@ For causal LMs the evaluator scores each identity's probes on one pass over BOS 
 (`CausalLMScorer.prefixed_token_logprobs`), so it does less arithmetic than the pure forward
 pass over whole probes and its ratio to that pass can exceed 1.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,9 +35,9 @@ from pathlib import Path
 
 PUBLIC_PROBES = 1_490_120
 PUBLIC_IDENTITIES = 408
-SHAPE = (102, 102, 102, 102)          # 408 identities in four categories
+SHAPE = (102, 102, 102, 102)  # 408 identities in four categories
 BATCH = 64
-THROUGHPUT_PROBES = 8192          # one chunk of the file: each identity's probes as often as in the public set's
+THROUGHPUT_PROBES = 8192  # one chunk of the file: each identity's probes as often as in the public set's
 LOOP_SAMPLE = 150
 PROJECTION_SAMPLE = 1024
 MEMORY_SIZES = (100_000, 500_000, PUBLIC_PROBES)
@@ -179,16 +180,21 @@ def throughput(work: Path, size: str = "base", repeats: int = 3) -> dict:
     probes, who, identities = _probes(path)
     texts = list(dict.fromkeys(identities + probes))
     scorer = load_scorer(str(model_dir), device="cpu", batch_size=BATCH)
-    tok, model = scorer.tokenizer, scorer.model               # one model object for every contender
+    tok, model = scorer.tokenizer, scorer.model  # one model object for every contender
     sample = list(range(0, len(probes), len(probes) // LOOP_SAMPLE))[:LOOP_SAMPLE]
     with Clock("cpu1") as clock:
-        pure_forward(tok, model, texts[:512])                     # warm-up of every path
+        pure_forward(tok, model, texts[:512])  # warm-up of every path
         scoring.text_perplexity(scorer, texts[:512])
         per_probe_loop(tok, model, probes[:10], who[:10])
-        times = interleaved(clock, {
-            "pure": lambda: pure_forward(tok, model, texts), "ours": lambda: _evaluate(scorer, path),
-            "loop": lambda: per_probe_loop(tok, model, [probes[i] for i in sample], [who[i] for i in sample])},
-            repeats)
+        times = interleaved(
+            clock,
+            {
+                "pure": lambda: pure_forward(tok, model, texts),
+                "ours": lambda: _evaluate(scorer, path),
+                "loop": lambda: per_probe_loop(tok, model, [probes[i] for i in sample], [who[i] for i in sample]),
+            },
+            repeats,
+        )
         clock_text = clock.text
     pure, ours = best(times["pure"]), best(times["ours"])
     loop = best(times["loop"]) * len(probes) / len(sample)
@@ -196,8 +202,11 @@ def throughput(work: Path, size: str = "base", repeats: int = 3) -> dict:
     return {
         "model": f"fixture GPT-2 {size} ({sum(p.numel() for p in model.parameters()) / 1e6:.1f}M parameters)",
         "clock": clock_text,
-        "probes": len(probes), "identities": len(identities), "texts_scored": len(texts),
-        "tokens_per_text_with_bos": round(n_tokens / len(texts), 2), "batch_size": BATCH,
+        "probes": len(probes),
+        "identities": len(identities),
+        "texts_scored": len(texts),
+        "tokens_per_text_with_bos": round(n_tokens / len(texts), 2),
+        "batch_size": BATCH,
         "pure_forward_seconds": [round(t, 3) for t in times["pure"]],
         "evaluator_seconds": [round(t, 3) for t in times["ours"]],
         "per_probe_loop_seconds_on_sample": [round(t, 3) for t in times["loop"]],
@@ -221,8 +230,14 @@ def memory(work: Path, sizes=MEMORY_SIZES, score_limit: int = MEMORY_SCORE_LIMIT
     for n in sizes:
         path = work / f"mem-{n}.csv"
         write_synthetic(path, n, SHAPE, seed=2)
-        proc = subprocess.run([sys.executable, "-c", MEMORY_SCRIPT, str(path), str(model_dir), str(score_limit)],
-                              capture_output=True, text=True, env=env, check=False, cwd=Path(__file__).resolve().parents[1])
+        proc = subprocess.run(
+            [sys.executable, "-c", MEMORY_SCRIPT, str(path), str(model_dir), str(score_limit)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+            cwd=Path(__file__).resolve().parents[1],
+        )
         if proc.returncode != 0:
             raise RuntimeError(proc.stderr[-2000:])
         out[n] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -234,11 +249,13 @@ def memory(work: Path, sizes=MEMORY_SIZES, score_limit: int = MEMORY_SCORE_LIMIT
     half = trace[len(trace) // 2]
     return {
         "memory_model": "fixture GPT-2 tiny",
-        "memory_scored_with_model": "every probe" if not score_limit else f"the first {score_limit:,} distinct texts per run",
+        "memory_scored_with_model": "every probe"
+        if not score_limit
+        else f"the first {score_limit:,} distinct texts per run",
         **{f"run_{n}": v for n, v in out.items()},
         "peak_rss_growth_pct": round(100 * (large["peak_rss_mib"] / small["peak_rss_mib"] - 1), 2),
         f"rss_trace_mib_{sizes[-1]}_per_tenth": trace,
-        "rss_growth_second_half_pct": round(100 * (max(trace[len(trace) // 2:]) / half - 1), 2),
+        "rss_growth_second_half_pct": round(100 * (max(trace[len(trace) // 2 :]) / half - 1), 2),
     }
 
 
@@ -258,11 +275,19 @@ def projection(work: Path, sample: int = PROJECTION_SAMPLE) -> dict:
 
     from .common import Clock
 
-    tok_dir = build_clm(work / "clm-tok", size="tiny")          # only its BPE tokenizer is used
+    tok_dir = build_clm(work / "clm-tok", size="tiny")  # only its BPE tokenizer is used
     tok = AutoTokenizer.from_pretrained(tok_dir)
     torch.manual_seed(0)
-    config = GPT2Config(vocab_size=50257, n_positions=1024, n_embd=768, n_layer=12, n_head=12,
-                        bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    config = GPT2Config(
+        vocab_size=50257,
+        n_positions=1024,
+        n_embd=768,
+        n_layer=12,
+        n_head=12,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+    )
     model = GPT2LMHeadModel(config).eval()
     params = sum(p.numel() for p in model.parameters())
     path = work / "projection.csv"
@@ -271,8 +296,9 @@ def projection(work: Path, sample: int = PROJECTION_SAMPLE) -> dict:
     probes, _, identities = _probes(path)
 
     def scorer(cache=None):
-        return CausalLMScorer(ModelRef("gpt2-small-shape", "memory", "random"), tok, model, torch.device("cpu"),
-                              BATCH, cache)
+        return CausalLMScorer(
+            ModelRef("gpt2-small-shape", "memory", "random"), tok, model, torch.device("cpu"), BATCH, cache
+        )
 
     with Clock("cpu1") as clock:
         scoring.text_perplexity(scorer(), ["warm up the kernels"] * 8)
@@ -280,7 +306,7 @@ def projection(work: Path, sample: int = PROJECTION_SAMPLE) -> dict:
         start = clock.now()
         scoring.sliced_perplexity(s, cat.identities)
         mid = clock.now()
-        scoring.score_file(cat, s, "gpt2-small-shape")   # identities come from the cache now
+        scoring.score_file(cat, s, "gpt2-small-shape")  # identities come from the cache now
         end = clock.now()
         pure = clock.time(pure_forward, tok, model, list(dict.fromkeys(probes)))
         clock_text = clock.text
@@ -311,49 +337,73 @@ def run(ctx, parts=("throughput", "memory", "projection")) -> dict:
     notes = []
     if "throughput" in parts:
         f.update(throughput(work))
-        notes.append("throughput: evaluator = data.check + scoring.score_file into a fresh SQLite cache (CSV streamed, "
-                     "texts tokenised, cache read and written per batch, measures folded in); pure forward = the same "
-                     "unique texts pre-tokenised, length-sorted batches, full logits, per-token log-probs to the host; "
-                     "one warm model object for all; best of 3 interleaved runs of each")
+        notes.append(
+            "throughput: evaluator = data.check + scoring.score_file into a fresh SQLite cache (CSV streamed, "
+            "texts tokenised, cache read and written per batch, measures folded in); pure forward = the same "
+            "unique texts pre-tokenised, length-sorted batches, full logits, per-token log-probs to the host; "
+            "one warm model object for all; best of 3 interleaved runs of each"
+        )
     if "memory" in parts:
         f.update(memory(work))
-        notes.append("memory: each size in its own process, peak RSS (VmHWM) after the whole evaluation (check, scoring into "
-                     "a fresh cache, measures); the synthetic files have the public shape (408 identities, 4 "
-                     "categories); " + ("every probe scored by the model" if not MEMORY_SCORE_LIMIT else
-                                       f"the tiny model scores the first {MEMORY_SCORE_LIMIT:,} distinct texts of each "
-                                       "file (identities included) and a constant stands in for the rest, which still "
-                                       "go through reading, coding, the log10 ratio and the accumulator"))
-        notes.append("memory trace: current RSS after each tenth of the largest run's probes; "
-                     "rss_growth_second_half_pct compares the highest of the second half with the midpoint")
+        notes.append(
+            "memory: each size in its own process, peak RSS (VmHWM) after the whole evaluation (check, scoring into "
+            "a fresh cache, measures); the synthetic files have the public shape (408 identities, 4 "
+            "categories); "
+            + (
+                "every probe scored by the model"
+                if not MEMORY_SCORE_LIMIT
+                else f"the tiny model scores the first {MEMORY_SCORE_LIMIT:,} distinct texts of each "
+                "file (identities included) and a constant stands in for the rest, which still "
+                "go through reading, coding, the log10 ratio and the accumulator"
+            )
+        )
+        notes.append(
+            "memory trace: current RSS after each tenth of the largest run's probes; "
+            "rss_growth_second_half_pct compares the highest of the second half with the midpoint"
+        )
     if "projection" in parts:
         f.update(projection(work))
-        notes.append("projection: seconds per probe through the evaluator on the sample (identities scored first and "
-                     f"timed apart) x {PUBLIC_PROBES:,} probes + {PUBLIC_IDENTITIES} identities, on one core; the "
-                     "full run was not made here (about that many hours of CPU)")
+        notes.append(
+            "projection: seconds per probe through the evaluator on the sample (identities scored first and "
+            f"timed apart) x {PUBLIC_PROBES:,} probes + {PUBLIC_IDENTITIES} identities, on one core; the "
+            "full run was not made here (about that many hours of CPU)"
+        )
     full = f.get(f"run_{PUBLIC_PROBES}", {})
     figure = [f"{f['evaluator_probes_per_second']:,.0f} probes/s" if "evaluator_probes_per_second" in f else ""]
     if full:
-        figure.append(f"all {PUBLIC_PROBES:,} probes streamed in {full['peak_rss_mib']:,.0f} MiB peak "
-                      f"({f['peak_rss_growth_pct']:+.1f}% from {MEMORY_SIZES[0]:,})")
+        figure.append(
+            f"all {PUBLIC_PROBES:,} probes streamed in {full['peak_rss_mib']:,.0f} MiB peak "
+            f"({f['peak_rss_growth_pct']:+.1f}% from {MEMORY_SIZES[0]:,})"
+        )
     if "projection_full_set_hours_one_core" in f:
-        figure.append(f"GPT-2-small shape: {f['projection_evaluator_vs_pure_forward']:.2f}× its pure forward, full set "
-                      f"≈ {f['projection_full_set_hours_one_core']} h on one core")
+        figure.append(
+            f"GPT-2-small shape: {f['projection_evaluator_vs_pure_forward']:.2f}× its pure forward, full set "
+            f"≈ {f['projection_full_set_hours_one_core']} h on one core"
+        )
     return summary(
         title="sofa: SOFA's perplexity ratios, probe by probe, streamed (evaluator at scale)",
-        workload=(f"{f.get('probes', THROUGHPUT_PROBES):,} probes (one chunk of a file of the public shape: 408 "
-                  f"identities, 4 categories), base-size fixture GPT-2, batch {BATCH}; memory: up to all "
-                  f"{PUBLIC_PROBES:,} probes; projection: a GPT-2-small-shaped model"),
+        workload=(
+            f"{f.get('probes', THROUGHPUT_PROBES):,} probes (one chunk of a file of the public shape: 408 "
+            f"identities, 4 categories), base-size fixture GPT-2, batch {BATCH}; memory: up to all "
+            f"{PUBLIC_PROBES:,} probes; projection: a GPT-2-small-shaped model"
+        ),
         figure="; ".join(x for x in figure if x),
         clock=f.get("clock", "process CPU seconds, one torch thread"),
         roof=f.get("evaluator_vs_pure_forward_throughput"),
-        roof_what=("pure batched forward pass (length-sorted batches of 64, full logits, log-probs to the host) over "
-                   "the same unique texts, pre-tokenised; the evaluator runs each identity's BOS + identity once for "
-                   "all its probes, so it does about a quarter less arithmetic than that pass"),
+        roof_what=(
+            "pure batched forward pass (length-sorted batches of 64, full logits, log-probs to the host) over "
+            "the same unique texts, pre-tokenised; the evaluator runs each identity's BOS + identity once for "
+            "all its probes, so it does about a quarter less arithmetic than that pass"
+        ),
         loop=f.get("evaluator_vs_per_probe_loop_speedup"),
-        loop_what=(f"one forward pass for each probe and one for its identity, batch 1 (HF evaluate's rule, probe by "
-                   f"probe), timed on {LOOP_SAMPLE} probes and scaled"),
+        loop_what=(
+            f"one forward pass for each probe and one for its identity, batch 1 (HF evaluate's rule, probe by "
+            f"probe), timed on {LOOP_SAMPLE} probes and scaled"
+        ),
         targets=["× roof ≥ 0.85, × plain loop ≥ 5, peak memory flat from 100K to all 1.49M probes (issue #33)"],
-        figures=f, notes=notes)
+        figures=f,
+        notes=notes,
+    )
 
 
 if __name__ == "__main__":

@@ -12,14 +12,21 @@ attribute and overall. Three ways, as in the CrowS-Pairs section (whose helpers 
 
 Process CPU time on one torch thread (see common.Clock).
 """
+
 from __future__ import annotations
 
 import random
 
 from .common import Clock, best, interleaved, summary
 
-IDENTITIES = [("women", "gender", True), ("men", "gender", False), ("muslims", "religion", True),
-              ("christians", "religion", False), ("disabled people", "disability", True), ("workers", "class", False)]
+IDENTITIES = [
+    ("women", "gender", True),
+    ("men", "gender", False),
+    ("muslims", "religion", True),
+    ("christians", "religion", False),
+    ("disabled people", "disability", True),
+    ("workers", "class", False),
+]
 PROFANE = ["lazy", "careless", "weak", "slow", "awkward", "angry"]
 NICE = ["kind", "careful", "strong", "fast", "gentle", "calm"]
 
@@ -39,8 +46,15 @@ def make_pairs(n: int, seed: int = 0) -> list[tuple[str, str, str, str, bool]]:
         if context in seen:
             continue
         seen.add(context)
-        rows.append((f"{identity} are {PROFANE[k]} {context} .", f"{identity} are {NICE[k]} {context} .",
-                     identity, attribute, marginalised))
+        rows.append(
+            (
+                f"{identity} are {PROFANE[k]} {context} .",
+                f"{identity} are {NICE[k]} {context} .",
+                identity,
+                attribute,
+                marginalised,
+            )
+        )
     return rows
 
 
@@ -59,56 +73,80 @@ def measure(model_dir, rows, n_reference: int, batch_size: int, repeats: int) ->
     def ours():
         scorer.batch_size = batch_size
         scores = score_pairs(scorer, pairs)
-        sos_model_result(rule_of(scorer), None, [r[2] for r in rows], [r[3] for r in rows], [r[4] for r in rows], scores)
+        sos_model_result(
+            rule_of(scorer), None, [r[2] for r in rows], [r[3] for r in rows], [r[4] for r in rows], scores
+        )
 
     with Clock("cpu1") as clock:
         crows._CLOCK["now"] = clock.now
         batches = crows._pure_batches(scorer, queries, batch_size)
-        crows._pure(scorer.model, batches, head_only=True, device=scorer.device)   # warm-up
+        crows._pure(scorer.model, batches, head_only=True, device=scorer.device)  # warm-up
         score_pairs(scorer, pairs[:8])
-        times = interleaved(clock, {
-            "ours": ours,
-            "full": lambda: crows._pure(scorer.model, batches, head_only=False, device=scorer.device),
-            "head": lambda: crows._pure(scorer.model, batches, head_only=True, device=scorer.device)}, repeats)
-        reference = crows._reference_loop(scorer.model, scorer, pairs[:n_reference], scorer.device) * len(pairs) / n_reference
+        times = interleaved(
+            clock,
+            {
+                "ours": ours,
+                "full": lambda: crows._pure(scorer.model, batches, head_only=False, device=scorer.device),
+                "head": lambda: crows._pure(scorer.model, batches, head_only=True, device=scorer.device),
+            },
+            repeats,
+        )
+        reference = (
+            crows._reference_loop(scorer.model, scorer, pairs[:n_reference], scorer.device) * len(pairs) / n_reference
+        )
         clock_text = clock.text
     ours_s, full, head = best(times["ours"]), best(times["full"]), best(times["head"])
-    return {"clock": clock_text, "masked_queries": len(queries), "vocabulary": scorer.model.config.vocab_size,
-            "seconds_workbench": [round(t, 3) for t in times["ours"]],
-            "seconds_pure_full_logits": [round(t, 3) for t in times["full"]],
-            "seconds_pure_head_at_masks": [round(t, 3) for t in times["head"]],
-            "reference_loop_seconds_scaled": round(reference, 2),
-            "workbench_pairs_per_s": round(len(pairs) / ours_s, 1),
-            "ratio_vs_pure_forward_full_logits": round(full / ours_s, 3),
-            "ratio_vs_pure_forward_head_at_masks": round(head / ours_s, 3),
-            "speedup_vs_reference_loop": round(reference / ours_s, 1)}
+    return {
+        "clock": clock_text,
+        "masked_queries": len(queries),
+        "vocabulary": scorer.model.config.vocab_size,
+        "seconds_workbench": [round(t, 3) for t in times["ours"]],
+        "seconds_pure_full_logits": [round(t, 3) for t in times["full"]],
+        "seconds_pure_head_at_masks": [round(t, 3) for t in times["head"]],
+        "reference_loop_seconds_scaled": round(reference, 2),
+        "workbench_pairs_per_s": round(len(pairs) / ours_s, 1),
+        "ratio_vs_pure_forward_full_logits": round(full / ours_s, 3),
+        "ratio_vs_pure_forward_head_at_masks": round(head / ours_s, 3),
+        "speedup_vs_reference_loop": round(reference / ours_s, 1),
+    }
 
 
-def run(ctx, n_pairs: int = 120, n_reference: int = 24, batch_size: int = 64, repeats: int = 3,
-        real_vocab: int = 30522) -> dict:
+def run(
+    ctx, n_pairs: int = 120, n_reference: int = 24, batch_size: int = 64, repeats: int = 3, real_vocab: int = 30522
+) -> dict:
     from . import bench_crows_pairs as crows
 
     rows = make_pairs(n_pairs)
     main = measure(crows._model(ctx.work / "sos", None), rows, n_reference, batch_size, repeats)
     wide = measure(crows._model(ctx.work / "sos", real_vocab), rows, n_reference, batch_size, repeats)
-    figures = {"pairs": n_pairs, "batch_size": batch_size, "fixture_vocabulary": main,
-               f"vocab_{real_vocab}": wide}
+    figures = {"pairs": n_pairs, "batch_size": batch_size, "fixture_vocabulary": main, f"vocab_{real_vocab}": wide}
     return summary(
         title="sos: SOS_LM's (profane, nice) pairs about identities, scored as CrowS pairs (evaluator, no cache)",
-        workload=(f"{n_pairs} pairs over {len(IDENTITIES)} identities = {main['masked_queries']:,} masked queries, "
-                  f"base-size fixture BERT (its {main['vocabulary']}-token vocabulary, and widened to BERT's "
-                  f"{real_vocab:,}), batch {batch_size}"),
+        workload=(
+            f"{n_pairs} pairs over {len(IDENTITIES)} identities = {main['masked_queries']:,} masked queries, "
+            f"base-size fixture BERT (its {main['vocabulary']}-token vocabulary, and widened to BERT's "
+            f"{real_vocab:,}), batch {batch_size}"
+        ),
         figure=f"{main['workbench_pairs_per_s']:,.1f} pairs/s end to end (score_pairs + the SOS measures)",
-        clock=main["clock"], roof=main["ratio_vs_pure_forward_full_logits"],
-        roof_what=("pure batched forward pass (length-sorted batches, full logits) over the same masked inputs, "
-                   f"pre-built; against the LM head at the masks only: {main['ratio_vs_pure_forward_head_at_masks']}×; "
-                   f"with a {real_vocab:,}-entry vocabulary {wide['ratio_vs_pure_forward_full_logits']}× and "
-                   f"{wide['ratio_vs_pure_forward_head_at_masks']}×"),
+        clock=main["clock"],
+        roof=main["ratio_vs_pure_forward_full_logits"],
+        roof_what=(
+            "pure batched forward pass (length-sorted batches, full logits) over the same masked inputs, "
+            f"pre-built; against the LM head at the masks only: {main['ratio_vs_pure_forward_head_at_masks']}×; "
+            f"with a {real_vocab:,}-entry vocabulary {wide['ratio_vs_pure_forward_full_logits']}× and "
+            f"{wide['ratio_vs_pure_forward_head_at_masks']}×"
+        ),
         loop=main["speedup_vs_reference_loop"],
-        loop_what=(f"SOS_LM's loop (CrowS-Pairs' metric.py): one sentence, one masked position, one full forward "
-                   f"pass at a time (timed on {n_reference} pairs, scaled); with a {real_vocab:,}-entry vocabulary "
-                   f"{wide['speedup_vs_reference_loop']}×"),
-        targets=["× roof ≥ 0.85, × plain loop ≥ 5"], figures=figures,
-        notes=[f"best of {repeats} interleaved runs of each way",
-               "the fixture's 600-token vocabulary makes the LM head almost free, which hides what running it at the "
-               "masks only saves; the widened model (random output rows) costs what a real checkpoint's head does"])
+        loop_what=(
+            f"SOS_LM's loop (CrowS-Pairs' metric.py): one sentence, one masked position, one full forward "
+            f"pass at a time (timed on {n_reference} pairs, scaled); with a {real_vocab:,}-entry vocabulary "
+            f"{wide['speedup_vs_reference_loop']}×"
+        ),
+        targets=["× roof ≥ 0.85, × plain loop ≥ 5"],
+        figures=figures,
+        notes=[
+            f"best of {repeats} interleaved runs of each way",
+            "the fixture's 600-token vocabulary makes the LM head almost free, which hides what running it at the "
+            "masks only saves; the widened model (random output rows) costs what a real checkpoint's head does",
+        ],
+    )

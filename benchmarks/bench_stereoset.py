@@ -21,6 +21,7 @@ every continuation token masked in turn):
 
     python -m benchmarks.bench_stereoset [WORK_DIR] [--cpu-time]
 """
+
 from __future__ import annotations
 
 import json
@@ -52,16 +53,38 @@ def make_document(n_intra: int, n_inter: int, seed: int = 0) -> dict:
         for _ in range(3):
             word = rng.choice(words)
             options.append(word + (rng.choice(suffixes) if rng.random() < 0.4 else ""))
-        sentences = [{"id": f"i{n}-{g[:2]}", "sentence": text.replace("BLANK", o), "gold_label": g}
-                     for g, o in zip(("stereotype", "anti-stereotype", "unrelated"), options)]
-        data["intrasentence"].append({"id": f"i{n}", "target": TARGETS[n % len(TARGETS)],
-                                      "bias_type": DOMAINS[n % 3], "context": text, "sentences": sentences})
+        sentences = [
+            {"id": f"i{n}-{g[:2]}", "sentence": text.replace("BLANK", o), "gold_label": g}
+            for g, o in zip(("stereotype", "anti-stereotype", "unrelated"), options)
+        ]
+        data["intrasentence"].append(
+            {
+                "id": f"i{n}",
+                "target": TARGETS[n % len(TARGETS)],
+                "bias_type": DOMAINS[n % 3],
+                "context": text,
+                "sentences": sentences,
+            }
+        )
     for n in range(n_inter):
         context = " ".join(rng.choices(words, k=rng.randint(8, 14))) + "."
-        sentences = [{"id": f"e{n}-{g[:2]}", "sentence": " ".join(rng.choices(words, k=rng.randint(5, 10))) + ".",
-                      "gold_label": g} for g in ("stereotype", "anti-stereotype", "unrelated")]
-        data["intersentence"].append({"id": f"e{n}", "target": TARGETS[n % len(TARGETS)],
-                                      "bias_type": DOMAINS[n % 3], "context": context, "sentences": sentences})
+        sentences = [
+            {
+                "id": f"e{n}-{g[:2]}",
+                "sentence": " ".join(rng.choices(words, k=rng.randint(5, 10))) + ".",
+                "gold_label": g,
+            }
+            for g in ("stereotype", "anti-stereotype", "unrelated")
+        ]
+        data["intersentence"].append(
+            {
+                "id": f"e{n}",
+                "target": TARGETS[n % len(TARGETS)],
+                "bias_type": DOMAINS[n % 3],
+                "context": context,
+                "sentences": sentences,
+            }
+        )
     return {"version": "bench", "data": data}
 
 
@@ -84,7 +107,7 @@ def _queries(scorer, data) -> list[tuple[list[int], int, int]]:
             cont = scorer.encode(" " + s.text, add_special_tokens=False)
             ids = lead + context + cont + trail
             start = len(lead) + len(context)
-            out += [(ids[:p] + [scorer.mask_id] + ids[p + 1:], p, ids[p]) for p in range(start, start + len(cont))]
+            out += [(ids[:p] + [scorer.mask_id] + ids[p + 1 :], p, ids[p]) for p in range(start, start + len(cont))]
     return out
 
 
@@ -96,11 +119,17 @@ def _pure_batches(scorer, queries, batch_size):
     order = sorted(range(len(queries)), key=lambda i: (len(queries[i][0]), i))
     batches = []
     for start in range(0, len(order), batch_size):
-        chunk = [queries[i] for i in order[start:start + batch_size]]
+        chunk = [queries[i] for i in order[start : start + batch_size]]
         ids, mask = pad_batch([q[0] for q in chunk], scorer.pad_id, scorer.device)
-        batches.append((ids, mask, torch.arange(len(chunk), device=ids.device),
-                        torch.tensor([q[1] for q in chunk], device=ids.device),
-                        torch.tensor([q[2] for q in chunk], device=ids.device)))
+        batches.append(
+            (
+                ids,
+                mask,
+                torch.arange(len(chunk), device=ids.device),
+                torch.tensor([q[1] for q in chunk], device=ids.device),
+                torch.tensor([q[2] for q in chunk], device=ids.device),
+            )
+        )
     return batches
 
 
@@ -143,7 +172,7 @@ def _reference_inputs(scorer, queries) -> list[tuple[str, int]]:
     from workbench.kinds.stereoset.scoring import _frame
 
     lead, trail = _frame(scorer.tokenizer)
-    return [(scorer.tokenizer.decode(ids[len(lead):len(ids) - len(trail)]), target) for ids, _, target in queries]
+    return [(scorer.tokenizer.decode(ids[len(lead) : len(ids) - len(trail)]), target) for ids, _, target in queries]
 
 
 def _reference_loop(scorer, inputs, device) -> float:
@@ -156,8 +185,11 @@ def _reference_loop(scorer, inputs, device) -> float:
     with torch.inference_mode():
         for text, target in inputs:
             enc = tok(text, return_tensors="pt", return_token_type_ids=True)
-            probs = model(enc["input_ids"].to(device), attention_mask=enc["attention_mask"].to(device),
-                          token_type_ids=enc["token_type_ids"].to(device)).logits.softmax(dim=-1)
+            probs = model(
+                enc["input_ids"].to(device),
+                attention_mask=enc["attention_mask"].to(device),
+                token_type_ids=enc["token_type_ids"].to(device),
+            ).logits.softmax(dim=-1)
             probs[enc["input_ids"].to(device) == mask_id][0, target].item()
     _sync(device)
     return _clock() - start
@@ -169,31 +201,57 @@ def run(ctx) -> dict:
 
     f = measure(ctx.work / "stereoset", cpu_time=True)
     notes = f.pop("notes")
-    wall = measure(ctx.work / "stereoset", cpu_time=False)   # all threads, wall seconds: context
-    notes.append(f"on all {wall['torch_threads']} threads in wall seconds (a shared machine: noisy): "
-                 f"{wall['ratio_vs_pure_forward_full_logits']}× roof, {wall['speedup_vs_reference_loop']}× the "
-                 "reference loop")
-    f["all_threads_wall"] = {k: wall[k] for k in ("ratio_vs_pure_forward_full_logits", "speedup_vs_reference_loop",
-                                                 "workbench_sentences_per_s", "torch_threads")}
+    wall = measure(ctx.work / "stereoset", cpu_time=False)  # all threads, wall seconds: context
+    notes.append(
+        f"on all {wall['torch_threads']} threads in wall seconds (a shared machine: noisy): "
+        f"{wall['ratio_vs_pure_forward_full_logits']}× roof, {wall['speedup_vs_reference_loop']}× the "
+        "reference loop"
+    )
+    f["all_threads_wall"] = {
+        k: wall[k]
+        for k in (
+            "ratio_vs_pure_forward_full_logits",
+            "speedup_vs_reference_loop",
+            "workbench_sentences_per_s",
+            "torch_threads",
+        )
+    }
     return summary(
         title="stereoset: scoring every sentence of a StereoSet file with a masked LM (evaluator, no cache)",
-        workload=(f"{f['sentences']} sentences ({f['cats']['intrasentence']} intrasentence + {f['cats']['intersentence']} "
-                  f"intersentence CATs) = {f['masked_queries']:,} masked queries, base-size fixture BERT, batch {f['batch_size']}"),
+        workload=(
+            f"{f['sentences']} sentences ({f['cats']['intrasentence']} intrasentence + {f['cats']['intersentence']} "
+            f"intersentence CATs) = {f['masked_queries']:,} masked queries, base-size fixture BERT, batch {f['batch_size']}"
+        ),
         figure=f"{f['workbench_sentences_per_s']:,.0f} sentences/s end to end (score_model)",
         clock=f["clock"] + f", {f['torch_threads']} torch thread(s)",
         roof=f["ratio_vs_pure_forward_full_logits"],
-        roof_what=("pure batched forward pass (length-sorted batches, full logits) over the same masked inputs, "
-                   f"pre-built; against the LM head at the masks only: {f['ratio_vs_pure_forward_head_at_masks']}×, "
-                   f"and over the distinct rows only (the scoring layer's exact arithmetic): "
-                   f"{f['ratio_vs_pure_forward_distinct_rows']}×"),
+        roof_what=(
+            "pure batched forward pass (length-sorted batches, full logits) over the same masked inputs, "
+            f"pre-built; against the LM head at the masks only: {f['ratio_vs_pure_forward_head_at_masks']}×, "
+            f"and over the distinct rows only (the scoring layer's exact arithmetic): "
+            f"{f['ratio_vs_pure_forward_distinct_rows']}×"
+        ),
         loop=f["speedup_vs_reference_loop"],
-        loop_what=("the reference evaluator's loop: one masked text per forward pass (batch 1), softmax over the "
-                   "vocabulary at every position"),
-        targets=["× roof ≥ 0.85, × plain loop ≥ 5"], figures=f, notes=notes)
+        loop_what=(
+            "the reference evaluator's loop: one masked text per forward pass (batch 1), softmax over the "
+            "vocabulary at every position"
+        ),
+        targets=["× roof ≥ 0.85, × plain loop ≥ 5"],
+        figures=f,
+        notes=notes,
+    )
 
 
-def measure(work: Path, n_intra: int = 150, n_inter: int = 50, n_reference: int = 150, batch_size: int = 64,
-            device: str = "auto", repeats: int = 3, cpu_time: bool = False) -> dict:
+def measure(
+    work: Path,
+    n_intra: int = 150,
+    n_inter: int = 50,
+    n_reference: int = 150,
+    batch_size: int = 64,
+    device: str = "auto",
+    repeats: int = 3,
+    cpu_time: bool = False,
+) -> dict:
     """Figures for the three ways. cpu_time: one torch thread and this process's CPU seconds
     instead of wall seconds with torch's default threads, for a machine other work shares
     (wall-clock ratios there move by tens of percent from run to run)."""
@@ -222,6 +280,7 @@ def _measure(scorer, n_intra, n_inter, n_reference, batch_size, repeats, work) -
 
     from workbench.kinds.stereoset.data import parse
     from workbench.kinds.stereoset.scoring import score_model
+
     data = parse(make_document(n_intra, n_inter), work / "bench.json")
     n_sentences = 3 * (n_intra + n_inter)
     queries = _queries(scorer, data)
@@ -243,8 +302,9 @@ def _measure(scorer, n_intra, n_inter, n_reference, batch_size, repeats, work) -
         batches = _pure_batches(scorer, queries, batch_size)
         full.append(_pure(scorer.model, batches, head_only=False, device=scorer.device))
         same_head.append(_pure(scorer.model, batches, head_only=True, device=scorer.device))
-        rows_once.append(_pure(scorer.model, _pure_batches(scorer, distinct, batch_size), head_only=True,
-                               device=scorer.device))
+        rows_once.append(
+            _pure(scorer.model, _pure_batches(scorer, distinct, batch_size), head_only=True, device=scorer.device)
+        )
         reference.append(_reference_loop(scorer, reference_inputs, scorer.device) * len(queries) / len(subset))
 
     best = min
@@ -267,13 +327,22 @@ def _measure(scorer, n_intra, n_inter, n_reference, batch_size, repeats, work) -
         "ratio_vs_pure_forward_head_at_masks": round(best(same_head) / best(ours), 3),
         "ratio_vs_pure_forward_distinct_rows": round(best(rows_once) / best(ours), 3),
         "speedup_vs_reference_loop": round(best(reference) / best(ours), 1),
-        "notes": [(f"best of {repeats} interleaved runs of each way; the reference loop timed on {len(subset)} "
-                   "random queries and scaled to all of them"),
-                  ("clock: wall seconds with torch's default threads" if CLOCK["wall"] else
-                   "clock: this process's CPU seconds with one torch thread, so other work on a shared machine "
-                   "does not distort the ratios"),
-                  ("targets: ratio vs pure batched forward >= 0.85; speedup vs the one-sentence-one-position "
-                   "reference loop >= 5")],
+        "notes": [
+            (
+                f"best of {repeats} interleaved runs of each way; the reference loop timed on {len(subset)} "
+                "random queries and scaled to all of them"
+            ),
+            (
+                "clock: wall seconds with torch's default threads"
+                if CLOCK["wall"]
+                else "clock: this process's CPU seconds with one torch thread, so other work on a shared machine "
+                "does not distort the ratios"
+            ),
+            (
+                "targets: ratio vs pure batched forward >= 0.85; speedup vs the one-sentence-one-position "
+                "reference loop >= 5"
+            ),
+        ],
     }
 
 

@@ -6,6 +6,7 @@ loop written like the benchmark's reference code, and the clock both were read w
 compare runs made in the same process, interleaved, so the machine's speed and its other
 load cancel out; absolute seconds are context only.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,9 +22,32 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results.json"
 REPORT = ROOT / "benchmarks" / "REPORT.md"
-EXTRA_WORDS = ["careful", "honest", "open", "eager", "quiet", "busy", "kind", "strong", "smart", "slow",
-               "calm", "warm", "gentle", "loud", "happy", "sad", "ready", "willing", "afraid", "angry",
-               "weak", "fast", "good", "bad"]
+EXTRA_WORDS = [
+    "careful",
+    "honest",
+    "open",
+    "eager",
+    "quiet",
+    "busy",
+    "kind",
+    "strong",
+    "smart",
+    "slow",
+    "calm",
+    "warm",
+    "gentle",
+    "loud",
+    "happy",
+    "sad",
+    "ready",
+    "willing",
+    "afraid",
+    "angry",
+    "weak",
+    "fast",
+    "good",
+    "bad",
+]
 
 
 @contextmanager
@@ -33,7 +57,9 @@ def timer(out: dict, key: str):
     out[key] = round(time.perf_counter() - start, 4)
 
 
-def scratch_project(folder: Path, mlm: Path, nli: list[Path], copies: int = 8, extra_words: int = 3, top_k: int = 20) -> Path:
+def scratch_project(
+    folder: Path, mlm: Path, nli: list[Path], copies: int = 8, extra_words: int = 3, top_k: int = 20
+) -> Path:
     """A corpus of BBNLI-next's size: each example template in `copies` variants (new id,
     other extra words in every word list), so one added template is a small share of it."""
     if folder.exists():
@@ -43,13 +69,18 @@ def scratch_project(folder: Path, mlm: Path, nli: list[Path], copies: int = 8, e
         for c in range(copies):
             extra = [EXTRA_WORDS[(c * extra_words + i) % len(EXTRA_WORDS)] for i in range(extra_words)]
             text = re.sub(r"^id: (\w+)$", lambda m: f"id: {m.group(1)}_v{c}", f.read_text(), flags=re.M)
-            text = re.sub(r"^(  [A-Z]+): \[(.*)\]$", lambda m: f"{m.group(1)}: [{m.group(2)}, {', '.join(extra)}]",
-                          text, flags=re.M)
+            text = re.sub(
+                r"^(  [A-Z]+): \[(.*)\]$",
+                lambda m: f"{m.group(1)}: [{m.group(2)}, {', '.join(extra)}]",
+                text,
+                flags=re.M,
+            )
             (folder / "templates" / f"{f.stem}_v{c}.yaml").write_text(text)
     models = ", ".join(f'"{m}"' for m in nli)
     (folder / "workbench.toml").write_text(
         f'[generate]\nmodel = "{mlm}"\ntop_k = {top_k}\nbatch_size = 64\n'
-        f"[filter]\nmodels = [{models}]\nbatch_size = 64\n[evaluate]\nmodels = []\n")
+        f"[filter]\nmodels = [{models}]\nbatch_size = 64\n[evaluate]\nmodels = []\n"
+    )
     return folder
 
 
@@ -60,7 +91,6 @@ def add_template(folder: Path) -> Path:
     path = folder / "templates" / "work_extra.yaml"
     path.write_text(new)
     return path
-
 
 
 # -- clocks -------------------------------------------------------------------------------------
@@ -94,7 +124,7 @@ class Clock:
     def __exit__(self, *exc) -> None:
         import torch
 
-        torch.set_num_threads(self._threads)   # process-wide: later sections get it back
+        torch.set_num_threads(self._threads)  # process-wide: later sections get it back
 
     def now(self) -> float:
         return time.process_time() if self.mode == "cpu1" else time.perf_counter()
@@ -111,7 +141,7 @@ def interleaved(clock: Clock, contenders: dict, repeats: int = 3) -> dict[str, l
     names = list(contenders)
     times: dict[str, list[float]] = {n: [] for n in names}
     for r in range(repeats):
-        for name in names[r % len(names):] + names[:r % len(names)]:
+        for name in names[r % len(names) :] + names[: r % len(names)]:
             times[name].append(clock.time(contenders[name]))
     return times
 
@@ -134,42 +164,106 @@ def machine() -> dict:
                 break
     except OSError:
         pass
-    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none (no GPU in this session: every figure is CPU)"
+    gpu = (
+        torch.cuda.get_device_name(0)
+        if torch.cuda.is_available()
+        else "none (no GPU in this session: every figure is CPU)"
+    )
     try:
         memory = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
     except (ValueError, OSError):
         memory = None
-    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gib": memory, "gpu": gpu,
-            "default_torch_threads": torch.get_num_threads(), "load_average_at_start": round(os.getloadavg()[0], 2),
-            "python": platform.python_version(), "torch": torch.__version__, "transformers": transformers.__version__}
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gib": memory,
+        "gpu": gpu,
+        "default_torch_threads": torch.get_num_threads(),
+        "load_average_at_start": round(os.getloadavg()[0], 2),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+    }
 
 
-def summary(*, title: str, workload: str, figure: str, clock: str, roof: float | None = None, roof_what: str = "",
-            loop: float | None = None, loop_what: str = "", targets: list[str] = (), figures: dict | None = None,
-            notes: list[str] = ()) -> dict:
+def summary(
+    *,
+    title: str,
+    workload: str,
+    figure: str,
+    clock: str,
+    roof: float | None = None,
+    roof_what: str = "",
+    loop: float | None = None,
+    loop_what: str = "",
+    targets: list[str] = (),
+    figures: dict | None = None,
+    notes: list[str] = (),
+) -> dict:
     """One section's result. roof / loop: the section's speed over the pure batched forward
     pass's and over the plain loop's on the same inputs (> 1 = faster); None with a `*_what`
     saying why there is none (e.g. a stage without a model)."""
-    return {"title": title, "workload": workload, "figure": figure, "clock": clock,
-            "roof": roof, "roof_what": roof_what, "loop": loop, "loop_what": loop_what,
-            "targets": list(targets), "figures": figures or {}, "notes": list(notes)}
+    return {
+        "title": title,
+        "workload": workload,
+        "figure": figure,
+        "clock": clock,
+        "roof": roof,
+        "roof_what": roof_what,
+        "loop": loop,
+        "loop_what": loop_what,
+        "targets": list(targets),
+        "figures": figures or {},
+        "notes": list(notes),
+    }
 
 
 # -- results and the report ---------------------------------------------------------------------
-ORDER = ["expand", "generate", "filter", "fluency", "queue", "evaluate", "annotate", "labels", "labelstudio",
-         "distributed",
-         "stereoset", "crows_pairs", "sos", "sofa", "honest", "intervals", "lmeval", "determinism", "generation", "nli_llm"]
-GROUPS = {"NLI loop": ["expand", "generate", "filter", "fluency", "queue", "evaluate", "annotate", "labels",
-                       "labelstudio", "distributed"],
-          "Intrinsic kinds' evaluators": ["stereoset", "crows_pairs", "sos", "sofa", "honest"],
-          "Uncertainty": ["intervals"],
-          "Beside lm-evaluation-harness": ["lmeval", "nli_llm"],
-          "Shared model layer": ["determinism", "generation"]}
+ORDER = [
+    "expand",
+    "generate",
+    "filter",
+    "fluency",
+    "queue",
+    "evaluate",
+    "annotate",
+    "labels",
+    "labelstudio",
+    "distributed",
+    "stereoset",
+    "crows_pairs",
+    "sos",
+    "sofa",
+    "honest",
+    "intervals",
+    "lmeval",
+    "determinism",
+    "generation",
+    "nli_llm",
+]
+GROUPS = {
+    "NLI loop": [
+        "expand",
+        "generate",
+        "filter",
+        "fluency",
+        "queue",
+        "evaluate",
+        "annotate",
+        "labels",
+        "labelstudio",
+        "distributed",
+    ],
+    "Intrinsic kinds' evaluators": ["stereoset", "crows_pairs", "sos", "sofa", "honest"],
+    "Uncertainty": ["intervals"],
+    "Beside lm-evaluation-harness": ["lmeval", "nli_llm"],
+    "Shared model layer": ["determinism", "generation"],
+}
 
 
 def save(name: str, result: dict) -> None:
     data = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    data = {k: v for k, v in data.items() if k in ORDER}   # older layouts' entries are dropped
+    data = {k: v for k, v in data.items() if k in ORDER}  # older layouts' entries are dropped
     data[name] = result
     RESULTS.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     write_report(data)
@@ -182,21 +276,27 @@ def _ratio(value) -> str:
 
 
 def write_report(data: dict) -> None:
-    lines = ["# Benchmark report", "",
-             "Generated by `make bench` (`python -m benchmarks.run`) from `benchmarks/results.json`.",
-             "`make bench SECTION=name` (or `python -m benchmarks.run name ...`) measures some sections and",
-             "rewrites this file with every section measured so far; each section says when, by which",
-             "command and on which machine it was measured.", "",
-             "Every ratio is measured in one run, the contenders interleaved: **× roof** is the section's",
-             "speed over a pure batched forward pass of the same inputs (the model calls alone, inputs",
-             "pre-built; > 1 means the section does less arithmetic than that pass, e.g. by skipping",
-             "repeated rows), **× plain loop** its speed over a one-item-at-a-time loop written like the",
-             "benchmark's reference code. Absolute seconds are context only: the machine is shared.", "",
-             "Model sections read process CPU seconds on one torch thread, which other work on this shared",
-             "2-core machine barely moves. On one CPU thread a batched pass can only win what a one-item",
-             "call leaves unused (the filter section measures that bound for its model: its plain loop",
-             "reaches it), so × plain loop grows with the vocabulary (CrowS-Pairs and SOS with BERT's",
-             "30,522 entries), with threads, and on a GPU; the sections say where they measured that too.", ""]
+    lines = [
+        "# Benchmark report",
+        "",
+        "Generated by `make bench` (`python -m benchmarks.run`) from `benchmarks/results.json`.",
+        "`make bench SECTION=name` (or `python -m benchmarks.run name ...`) measures some sections and",
+        "rewrites this file with every section measured so far; each section says when, by which",
+        "command and on which machine it was measured.",
+        "",
+        "Every ratio is measured in one run, the contenders interleaved: **× roof** is the section's",
+        "speed over a pure batched forward pass of the same inputs (the model calls alone, inputs",
+        "pre-built; > 1 means the section does less arithmetic than that pass, e.g. by skipping",
+        "repeated rows), **× plain loop** its speed over a one-item-at-a-time loop written like the",
+        "benchmark's reference code. Absolute seconds are context only: the machine is shared.",
+        "",
+        "Model sections read process CPU seconds on one torch thread, which other work on this shared",
+        "2-core machine barely moves. On one CPU thread a batched pass can only win what a one-item",
+        "call leaves unused (the filter section measures that bound for its model: its plain loop",
+        "reaches it), so × plain loop grows with the vocabulary (CrowS-Pairs and SOS with BERT's",
+        "30,522 entries), with threads, and on a GPU; the sections say where they measured that too.",
+        "",
+    ]
     gpus = {r.get("machine", {}).get("gpu", "") for r in data.values()}
     if all(g.startswith("none") for g in gpus):
         lines += ["**No GPU was available in this session: every figure below is measured on the CPU.**", ""]
@@ -208,8 +308,10 @@ def write_report(data: dict) -> None:
         elif r.get("status") == "could not run":
             lines.append(f"| {name} | could not run: {r['why']} | | | | |")
         else:
-            lines.append(f"| [{name}](#{name.replace('_', '-')}) | {r['workload']} | {r['figure']} | {_ratio(r['roof'])} | "
-                         f"{_ratio(r['loop'])} | {r['clock']} |")
+            lines.append(
+                f"| [{name}](#{name.replace('_', '-')}) | {r['workload']} | {r['figure']} | {_ratio(r['roof'])} | "
+                f"{_ratio(r['loop'])} | {r['clock']} |"
+            )
     lines.append("")
     for group, names in GROUPS.items():
         lines += [f"## {group}", ""]
@@ -222,19 +324,24 @@ def write_report(data: dict) -> None:
             if r.get("status") == "could not run":
                 lines += [f"**Could not run:** {r['why']}", "", *_measured(r), ""]
                 continue
-            lines += [f"**{r['title']}**", "",
-                      f"- **Workload:** {r['workload']}",
-                      f"- **Figure:** {r['figure']}",
-                      f"- **× roof:** {_ratio(r['roof'])} — {r['roof_what']}",
-                      f"- **× plain loop:** {_ratio(r['loop'])} — {r['loop_what']}",
-                      f"- **Clock:** {r['clock']}",
-                      *_measured(r)]
+            lines += [
+                f"**{r['title']}**",
+                "",
+                f"- **Workload:** {r['workload']}",
+                f"- **Figure:** {r['figure']}",
+                f"- **× roof:** {_ratio(r['roof'])} — {r['roof_what']}",
+                f"- **× plain loop:** {_ratio(r['loop'])} — {r['loop_what']}",
+                f"- **Clock:** {r['clock']}",
+                *_measured(r),
+            ]
             for t in r["targets"]:
                 lines.append(f"- **Target:** {t}")
             lines.append("")
             if r["figures"]:
                 lines += ["<details><summary>all figures</summary>", "", "| figure | value |", "|---|---|"]
-                lines += [f"| `{k}` | {json.dumps(v) if not isinstance(v, str) else v} |" for k, v in r["figures"].items()]
+                lines += [
+                    f"| `{k}` | {json.dumps(v) if not isinstance(v, str) else v} |" for k, v in r["figures"].items()
+                ]
                 lines += ["", "</details>", ""]
             lines += [f"- {n}" for n in r["notes"]]
             lines.append("")
@@ -244,12 +351,20 @@ def write_report(data: dict) -> None:
 def _measured(r: dict) -> list[str]:
     m, how = r.get("machine", {}), r.get("measured", {})
     cpu = f"{m.get('cpu', '?')}, {m.get('cores', '?')} cores, {m.get('memory_gib', '?')} GiB"
-    return [f"- **Machine:** {cpu}; GPU: {m.get('gpu', '?')}; load average {m.get('load_average_at_start', '?')} at "
-            f"start (shared); torch {m.get('torch', '?')}, transformers {m.get('transformers', '?')}",
-            f"- **Measured:** {how.get('at', '?')} by `{how.get('command', '?')}` in {how.get('seconds', '?')} s"]
+    return [
+        f"- **Machine:** {cpu}; GPU: {m.get('gpu', '?')}; load average {m.get('load_average_at_start', '?')} at "
+        f"start (shared); torch {m.get('torch', '?')}, transformers {m.get('transformers', '?')}",
+        f"- **Measured:** {how.get('at', '?')} by `{how.get('command', '?')}` in {how.get('seconds', '?')} s",
+    ]
 
 
 def stamp(result: dict, command: str, seconds: float, machine_info: dict) -> dict:
-    return {**result, "machine": machine_info,
-            "measured": {"at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "command": command,
-                         "seconds": round(seconds)}}
+    return {
+        **result,
+        "machine": machine_info,
+        "measured": {
+            "at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "command": command,
+            "seconds": round(seconds),
+        },
+    }

@@ -9,6 +9,7 @@ honest (the intrinsic kinds' evaluators), intervals (their cost in every kind's 
 section's result replaces its earlier one in results.json, and REPORT.md is rewritten from all
 of them after every section, so a long run that stops keeps what it measured. A section that cannot run here is recorded with the reason.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -35,7 +36,7 @@ class Context:
     def __init__(self, work: Path):
         self.work = work
         self._models = None
-        self.project_root: Path | None = None   # the generate section leaves its project here
+        self.project_root: Path | None = None  # the generate section leaves its project here
 
     @property
     def models(self) -> dict[str, Path]:
@@ -54,8 +55,9 @@ class Context:
         from .common import scratch_project
 
         if self.project_root is None:
-            self.project_root = scratch_project(self.work / "project", self.models["mlm-bert-base"],
-                                                [self.models["nli-base"]])
+            self.project_root = scratch_project(
+                self.work / "project", self.models["mlm-bert-base"], [self.models["nli-base"]]
+            )
         pipeline = pipeline_for(load_config(self.project_root / "workbench.toml"))
         for stage in ("expand", "generate", "filter"):
             pipeline.run(stage)

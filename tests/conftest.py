@@ -1,4 +1,5 @@
 """Shared test fixtures: paths to ../shared, the CLI runner, a project folder."""
+
 from __future__ import annotations
 
 import os
@@ -18,8 +19,10 @@ def bbnli_dir() -> Path:
     """The real BBNLI source files. Missing them is a failure, never a skip."""
     folder = SHARED / "bbnli"
     if not folder.is_dir():
-        pytest.fail(f"../shared/bbnli is missing (looked in {folder}); tests need the real BBNLI files"
-                    + (" (CI=true)" if os.environ.get("CI") == "true" else ""))
+        pytest.fail(
+            f"../shared/bbnli is missing (looked in {folder}); tests need the real BBNLI files"
+            + (" (CI=true)" if os.environ.get("CI") == "true" else "")
+        )
     return folder
 
 
@@ -74,7 +77,6 @@ def write_project(root: Path, templates: dict[str, str], config: str = "") -> Pa
         (root / "templates" / name).write_text(text, encoding="utf-8")
     (root / "workbench.toml").write_text(config, encoding="utf-8")
     return root
-
 
 
 def synthetic_queue(workspace: Path, n: int, domains=("gender", "age", "race")) -> Path:

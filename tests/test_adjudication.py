@@ -1,6 +1,7 @@
 """Adjudication as a policy of every kind, agreement over the annotators on the queue's items,
 and the annotators' notes and flags where adjudicators and `annotations stats` see them
 (issue 34, points 2, 3 and 9)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -39,9 +40,11 @@ def test_an_adjudication_decides_disputed_items_under_every_policy(tmp_path):
     for policy in ("single", "majority"):
         finals = final_labels(states, ["x", "y", "z"], policy, 2, scheme=NLI_SCHEME)
         assert (finals["x"].status, finals["x"].category, finals["x"].adjudicated) == ("final", "invalid", True)
-        assert finals["x"].votes == {"a": "valid-pro", "b": "valid-anti"} and finals["x"].rulings == {"judge": "invalid"}
-        assert (finals["y"].category, finals["y"].adjudicated) == ("invalid", False)   # agreed: annotators decide
-        assert finals["z"].status == "disagreement" and finals["z"].disputed             # not adjudicated yet
+        assert finals["x"].votes == {"a": "valid-pro", "b": "valid-anti"} and finals["x"].rulings == {
+            "judge": "invalid"
+        }
+        assert (finals["y"].category, finals["y"].adjudicated) == ("invalid", False)  # agreed: annotators decide
+        assert finals["z"].status == "disagreement" and finals["z"].disputed  # not adjudicated yet
     # `policy = "adjudicator"` alone: the adjudicator's label decides every item it is on
     finals = final_labels(states, ["x", "y"], "adjudicator", scheme=NLI_SCHEME)
     assert finals["x"].category == "invalid" and finals["y"].category == "incoherent"
@@ -59,8 +62,11 @@ def test_an_adjudication_decides_disputed_items_under_every_policy(tmp_path):
     store.undo("x")
     states, _ = load_all(tmp_path, NLI_SCHEME)
     assert final_labels(states, ["x"], "single", scheme=NLI_SCHEME)["x"].status == "disagreement"
-    assert [e.get("role") for e in map(json.loads, (tmp_path / "judge.jsonl").read_text().splitlines())
-            if e["type"] == "label"] == ["adjudicator"] * 3
+    assert [
+        e.get("role")
+        for e in map(json.loads, (tmp_path / "judge.jsonl").read_text().splitlines())
+        if e["type"] == "label"
+    ] == ["adjudicator"] * 3
 
 
 def test_agreement_is_the_annotators_on_the_given_items_with_a_hand_computed_kappa(tmp_path):
@@ -70,16 +76,24 @@ def test_agreement_is_the_annotators_on_the_given_items_with_a_hand_computed_kap
     # P_e = .09 + .36 + .01 = .46; kappa = (.6 - .46) / (1 - .46) = 7/27.
     # Per label (Fleiss 1971): 1 - sum n(m-n) / (N m (m-1) p q):
     #   valid 1 - 1/(10*.3*.7) = 11/21, invalid 1 - 2/(10*.6*.4) = 1/6, incoherent 1 - 1/(10*.1*.9) = -1/9.
-    _label(tmp_path, "a", {"1": "valid", "2": "valid", "3": "invalid", "4": "invalid", "5": "incoherent",
-                           "retired": "valid"}, VALIDITY)
-    _label(tmp_path, "b", {"1": "valid", "2": "invalid", "3": "invalid", "4": "invalid", "5": "invalid",
-                           "retired": "incoherent"}, VALIDITY)
+    _label(
+        tmp_path,
+        "a",
+        {"1": "valid", "2": "valid", "3": "invalid", "4": "invalid", "5": "incoherent", "retired": "valid"},
+        VALIDITY,
+    )
+    _label(
+        tmp_path,
+        "b",
+        {"1": "valid", "2": "invalid", "3": "invalid", "4": "invalid", "5": "invalid", "retired": "incoherent"},
+        VALIDITY,
+    )
     _label(tmp_path, "judge", {"2": "valid", "5": "valid"}, VALIDITY, role="adjudicator")
     _label(tmp_path, "boss", {"1": "incoherent", "3": "incoherent"}, VALIDITY)
     states, _ = load_all(tmp_path, VALIDITY)
     result = agreement(states, VALIDITY, {"1", "2", "3", "4", "5"}, adjudicator="boss")
     assert result["annotators"] == ["a", "b"] and result["adjudicators"] == ["boss", "judge"]
-    assert result["items"] == 5 and result["fleiss_items"] == 5     # the retired item does not count
+    assert result["items"] == 5 and result["fleiss_items"] == 5  # the retired item does not count
     assert result["fleiss_kappa"] == pytest.approx(7 / 27)
     assert result["fleiss_per_label"] == pytest.approx({"valid": 11 / 21, "invalid": 1 / 6, "incoherent": -1 / 9})
     assert result["pairs"][0]["agreement"] == pytest.approx(0.6)
@@ -88,9 +102,21 @@ def test_agreement_is_the_annotators_on_the_given_items_with_a_hand_computed_kap
 
 
 def _labels_file(path, labels: dict, notes: dict = {}, flags: set = frozenset()):
-    path.write_text("".join(json.dumps({"item_id": i, "label": c, **({"note": notes[i]} if i in notes else {}),
-                                        **({"flag": True} if i in flags else {})}) + "\n"
-                            for i, c in labels.items()), encoding="utf-8")
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "item_id": i,
+                    "label": c,
+                    **({"note": notes[i]} if i in notes else {}),
+                    **({"flag": True} if i in flags else {}),
+                }
+            )
+            + "\n"
+            for i, c in labels.items()
+        ),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -102,6 +128,7 @@ def kind_project(tmp_path_factory, fixture_models):
         if name not in made:
             made[name] = make_project(name, tmp_path_factory.mktemp(name.replace("-", "_")), fixture_models["mlm-bert"])
         return made[name]
+
     return project
 
 
@@ -162,13 +189,28 @@ def test_adjudication_with_the_default_setup_from_labels_to_stats(name, kind_pro
     summary = json.loads(out.read_text())
     adj = summary["adjudication"]
     assert (adj["disputed"], adj["resolved"], adj["unresolved"]) == (1, 1, 0)
-    assert adj["items"][0] == {"item_id": disputed, "text": items[0].hypothesis, "votes": {"a": first, "b": second},
-                               "adjudications": {"judge": second}, "resolved": True, "label": second}
+    assert adj["items"][0] == {
+        "item_id": disputed,
+        "text": items[0].hypothesis,
+        "votes": {"a": first, "b": second},
+        "adjudications": {"judge": second},
+        "resolved": True,
+        "label": second,
+    }
     assert summary["notes"] == [
-        {"item_id": disputed, "text": items[0].hypothesis, "notes": {"a": "the pair differs in two words"},
-         "flagged_by": ["a"]},
-        {"item_id": ids[1], "text": items[1].hypothesis, "notes": {"b": "fine, but check the spelling"},
-         "flagged_by": []}]
+        {
+            "item_id": disputed,
+            "text": items[0].hypothesis,
+            "notes": {"a": "the pair differs in two words"},
+            "flagged_by": ["a"],
+        },
+        {
+            "item_id": ids[1],
+            "text": items[1].hypothesis,
+            "notes": {"b": "fine, but check the spelling"},
+            "flagged_by": [],
+        },
+    ]
     ag = summary["agreement"]
     assert ag["annotators"] == ["a", "b"] and ag["adjudicators"] == ["judge"]
     assert ag["items"] == ag["fleiss_items"] == len(ids)
@@ -187,7 +229,7 @@ def test_the_card_counts_annotators_and_adjudicators_and_gives_agreement(kind_pr
     _labels_file(project / "b.jsonl", {**a, ids[0]: "invalid"})
     _labels_file(project / "judge.jsonl", {ids[0]: "valid"})
     assert invoke(runner, "annotate", "-a", "a", "--labels-from", "a.jsonl").exit_code == 0
-    result = invoke(runner, "annotate", "-a", "judge", "--adjudicate")    # one annotator: nothing disputed
+    result = invoke(runner, "annotate", "-a", "judge", "--adjudicate")  # one annotator: nothing disputed
     assert result.exit_code == 2 and "nothing to adjudicate" in str(result.exception)
     assert invoke(runner, "annotate", "-a", "b", "--labels-from", "b.jsonl").exit_code == 0
     # before adjudication, stats say what is still disputed

@@ -1,4 +1,5 @@
 """`workbench annotate --labels-from` and `workbench annotations stats` on the real pipeline."""
+
 from __future__ import annotations
 
 import json
@@ -15,9 +16,11 @@ def filtered_project(tmp_path, fixture_models, monkeypatch):
     (tmp_path / "workbench.toml").write_text(
         f'[generate]\nmodel = "{fixture_models["mlm-bert"]}"\ntop_k = 5\n'
         f'[filter]\nmodels = ["{fixture_models["nli-a"]}", "{fixture_models["nli-c"]}"]\n'
-        '[evaluate]\nmodels = []\n[annotation]\npolicy = "majority"\nmin_votes = 2\n')
+        '[evaluate]\nmodels = []\n[annotation]\npolicy = "majority"\nmin_votes = 2\n'
+    )
     monkeypatch.chdir(tmp_path)
     from typer.testing import CliRunner
+
     runner = CliRunner()
     for step in (["expand"], ["generate"], ["filter"]):
         result = invoke(runner, *step)
@@ -27,6 +30,7 @@ def filtered_project(tmp_path, fixture_models, monkeypatch):
 
 def _queue(project):
     import pyarrow.parquet as pq
+
     return pq.read_table(project / ".workbench" / "queue" / "data.parquet").to_pylist()
 
 
@@ -62,9 +66,14 @@ def test_label_file_errors_name_the_line_and_write_nothing(filtered_project, run
     assert invoke(runner, "run").exit_code == 0
     item = _queue(filtered_project)[0]["item_id"]
     path = filtered_project / "bad.jsonl"
-    path.write_text(json.dumps({"item_id": item, "label": "valid", "stance": "pro"}) + "\n"
-                    + json.dumps({"item_id": "nope", "label": "invalid"}) + "\n"
-                    + json.dumps({"item_id": item, "label": "valid"}) + "\n")
+    path.write_text(
+        json.dumps({"item_id": item, "label": "valid", "stance": "pro"})
+        + "\n"
+        + json.dumps({"item_id": "nope", "label": "invalid"})
+        + "\n"
+        + json.dumps({"item_id": item, "label": "valid"})
+        + "\n"
+    )
     result = invoke(runner, "annotate", "--annotator", "carol", "--labels-from", str(path))
     assert result.exit_code == 2
     message = str(result.exception)

@@ -2,6 +2,7 @@
 question and the lines their kind declares (AnnotatorWords), per-item questions, hidden lines,
 long items that must be read to their end before a label, the confirmation of a saved label,
 and a progress figure that never rounds up to 100%."""
+
 from __future__ import annotations
 
 import asyncio
@@ -48,12 +49,12 @@ def test_each_kind_shows_its_own_question_lines_and_captions(name, projects, tmp
     kind, items = queue_items(projects[name])
     words = kind.words
     assert words is not None and words.problems(kind.scheme) == []
-    assert all(display.undeclared(i, words) == [] for i in items)     # every line a kind shows has a caption
+    assert all(display.undeclared(i, words) == [] for i in items)  # every line a kind shows has a caption
     app, session = app_for(tmp_path, kind, items)
 
     async def go():
         async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.pause()                             # laid out: whether the item fits is known
+            await pilot.pause()  # laid out: whether the item fits is known
             for _ in range(min(3, len(items))):
                 item = session.current
                 seen = await read_to_the_end(app, pilot)
@@ -61,10 +62,10 @@ def test_each_kind_shows_its_own_question_lines_and_captions(name, projects, tmp
                 assert shown(app, "#hypothesis") == item.hypothesis
                 lines = display.lines(item, words)
                 assert lines and all(not line.model for line in lines)
-                for line in lines:            # each declared line under its own name, with the item's value
+                for line in lines:  # each declared line under its own name, with the item's value
                     first = line.values[0].split()[0]
                     assert f"{line.name} {first}" in seen or f"{line.name} 1 {first}" in seen, (line.name, seen)
-                for hidden in words.hidden:   # e.g. a pair's direction: never a line of its own
+                for hidden in words.hidden:  # e.g. a pair's direction: never a line of its own
                     assert f" {hidden} " not in f" {seen} "
                 bar = " ".join(screen_text(app).splitlines()[-2:])
                 for choice in kind.scheme.choices:
@@ -102,7 +103,7 @@ def test_a_crows_pairs_anti_stereotype_pair_is_asked_as_one(projects, tmp_path):
 
     async def go():
         async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.pause()                             # laid out: whether the item fits is known
+            await pilot.pause()  # laid out: whether the item fits is known
             text = flat(screen_text(app))
             assert flat(ANTI) in text and flat(STEREO) not in text
             assert "anti-stereotype" in shown(app, "#question")
@@ -110,7 +111,7 @@ def test_a_crows_pairs_anti_stereotype_pair_is_asked_as_one(projects, tmp_path):
             assert "paired with" in text and "less stereotyping" not in text and "more stereotyping" not in text
             await pilot.press("question_mark")
             help_text = " ".join(str(w.content) for w in app.screen.query(".help-text"))
-            assert flat(ANTI) in flat(help_text) and flat(STEREO) in flat(help_text)   # the other kind of pair too
+            assert flat(ANTI) in flat(help_text) and flat(STEREO) in flat(help_text)  # the other kind of pair too
             await pilot.press("escape", "1")
             assert label_events(tmp_path) and session.current.id == stereo[0].id
             text = flat(screen_text(app))
@@ -127,7 +128,7 @@ def test_an_item_cut_by_the_screen_is_labelled_only_once_read_to_its_end(project
 
     async def go():
         async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.pause()                             # laid out: whether the item fits is known
+            await pilot.pause()  # laid out: whether the item fits is known
             assert app.screen.item_cut()
             text = flat(screen_text(app))
             assert "more line(s) below" in text and flat(long.premises[-1]) not in text
@@ -154,7 +155,7 @@ def test_a_taller_terminal_that_fits_the_item_needs_no_scrolling(projects, tmp_p
 
     async def go():
         async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.pause()                             # laid out: whether the item fits is known
+            await pilot.pause()  # laid out: whether the item fits is known
             assert app.screen.item_cut()
             await pilot.resize_terminal(160, 40)
             await pilot.pause()
@@ -175,7 +176,7 @@ def test_progress_reads_100_only_once_the_last_item_is_labelled(tmp_path):
     async def go():
         async with app.run_test(size=(100, 24)) as pilot:
             screen = app.screen
-            session._done, session._total = 19_990, 20_007   # the figures of the report: 99.9%
+            session._done, session._total = 19_990, 20_007  # the figures of the report: 99.9%
             screen._draw_topbar()
             top = shown(app, "#topbar")
             assert "19990/20007 labelled" in top and "99%" in top and "100%" not in top and "━━━━━━━━━─" in top
@@ -199,7 +200,9 @@ def test_the_docs_show_each_kinds_words_as_declared_with_both_screenshots():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     text = (ROOT / "docs" / "annotating.md").read_text(encoding="utf-8")
-    assert module.words_markdown() in text, "docs/annotating.md is stale: run PYTHONPATH=. python docs/screenshots.py --words"
+    assert module.words_markdown() in text, (
+        "docs/annotating.md is stale: run PYTHONPATH=. python docs/screenshots.py --words"
+    )
     for name in KINDS:
         for shot in (f"{name}-terminal-80x24.png", f"{name}-labelstudio.png"):
             path = ROOT / "docs" / "images" / "annotating" / shot

@@ -1,5 +1,6 @@
 """The labelling app driven with Textual's Pilot, as an annotator would use it: keys only,
 at 80×24 and 60×20 where the size matters, and what the screen shows read back as text."""
+
 from __future__ import annotations
 
 import asyncio
@@ -37,22 +38,44 @@ def make_app(tmp_path, n=30, annotator="alice", keys=None, content_note=False, i
         items = load_items(Workspace(ws_root))
     store = LabelStore(tmp_path / "annotations", annotator, strict=False, scheme=NLI_SCHEME)
     session = Session(items, store, **{"scheme": NLI_SCHEME, "words": NLI_WORDS, **session_kw})
-    return AnnotateApp(session, annotator, keys=keys, content_note=content_note, startup_messages=store.warnings()), session, store
+    return (
+        AnnotateApp(session, annotator, keys=keys, content_note=content_note, startup_messages=store.warnings()),
+        session,
+        store,
+    )
 
 
 def long_items(n=6, premises=2) -> list[Item]:
     """Items as long as real BBNLI-next ones: a long hypothesis, long premises."""
     out = []
     for i in range(n):
-        hyp = (f"Older people from the northern districts are rarely trusted with a company laptop in item {i} "
-               "because managers assume they cannot learn.")
-        out.append(Item(
-            f"long{i:03d}", hyp, ("gender", "age", "race")[i % 3], "work", "age_work", i, [(38, 45)],
-            "{{GROUP2}} from the northern districts are rarely trusted with a company <mask>.", "older people",
-            "younger people", "pro",
-            [f"Premise {chr(65 + k)}: the regional office hired younger people and older people for the new "
-             f"support desk last spring, and the company gave each of them a laptop ({k})." for k in range(premises)],
-            [{"model": "nli-a", "fooled": 2, "of": 3, "labels": {"contradiction": 2}, "max_prob": 0.81}], 3, -2.5))
+        hyp = (
+            f"Older people from the northern districts are rarely trusted with a company laptop in item {i} "
+            "because managers assume they cannot learn."
+        )
+        out.append(
+            Item(
+                f"long{i:03d}",
+                hyp,
+                ("gender", "age", "race")[i % 3],
+                "work",
+                "age_work",
+                i,
+                [(38, 45)],
+                "{{GROUP2}} from the northern districts are rarely trusted with a company <mask>.",
+                "older people",
+                "younger people",
+                "pro",
+                [
+                    f"Premise {chr(65 + k)}: the regional office hired younger people and older people for the new "
+                    f"support desk last spring, and the company gave each of them a laptop ({k})."
+                    for k in range(premises)
+                ],
+                [{"model": "nli-a", "fooled": 2, "of": 3, "labels": {"contradiction": 2}, "max_prob": 0.81}],
+                3,
+                -2.5,
+            )
+        )
     return out
 
 
@@ -69,8 +92,15 @@ def shown(app, widget_id: str) -> str:
 def screen_text(app) -> str:
     """What the terminal shows right now, as plain text (all layers, dialogs included)."""
     width, height = app.size
-    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True, color_system=None,
-                      record=True, legacy_windows=False)
+    console = Console(
+        width=width,
+        height=height,
+        file=io.StringIO(),
+        force_terminal=True,
+        color_system=None,
+        record=True,
+        legacy_windows=False,
+    )
     console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
     return console.export_text()
 
@@ -105,7 +135,7 @@ def test_label_twenty_undo_note_flag_filter_quit_and_resume(tmp_path):
                 await pilot.press("1234"[i % 4])
                 assert store.states[expected].label is not None
             assert session.progress()["done"] == 20
-            await pilot.press("u")                          # undo the 20th label
+            await pilot.press("u")  # undo the 20th label
             assert session.progress()["done"] == 19
             undone = session.current.id
             assert store.states[undone].label is None
@@ -114,9 +144,9 @@ def test_label_twenty_undo_note_flag_filter_quit_and_resume(tmp_path):
             assert store.states[undone].note == "needs context"
             await pilot.press("f")
             assert store.states[undone].flag is True
-            await pilot.press("2")                          # relabel it
+            await pilot.press("2")  # relabel it
             assert store.states[undone].label == "valid" and store.states[undone].stance == "anti"
-            await pilot.press("d", "tab", "tab", "down", "down", "down", "enter")   # status: flagged
+            await pilot.press("d", "tab", "tab", "down", "down", "down", "enter")  # status: flagged
             assert [i.id for i in session.visible] == [undone]
             await pilot.press("q")
         return undone
@@ -150,27 +180,27 @@ def test_filter_dialog_works_from_the_keyboard_alone(tmp_path, size):
 
     async def go():
         async with app.run_test(size=size) as pilot:
-            await pilot.press("1", "3", "s", "2")           # items 0, 1, 3 labelled; 2 skipped
+            await pilot.press("1", "3", "s", "2")  # items 0, 1, 3 labelled; 2 skipped
             await pilot.press("d")
             assert isinstance(app.screen, FilterScreen)
             text = flat(screen_text(app))
             for needed in ("Domain", "Subtopic", "Status", "gender", "flagged", "Enter: apply", "Escape: cancel"):
                 assert needed in text, needed
-            await pilot.press("tab", "tab", "down", "down", "enter")         # status: labelled
+            await pilot.press("tab", "tab", "down", "down", "enter")  # status: labelled
             assert session.filters.status == "labelled"
             assert sorted(i.id for i in session.visible) == ["item000000", "item000001", "item000003"]
             assert session.current.id == "item000000" and "filtered view 1/3" in shown(app, "#state")
-            await pilot.press("4")                          # relabel: on to the next labelled item
+            await pilot.press("4")  # relabel: on to the next labelled item
             assert store.states["item000000"].label == "incoherent" and session.current.id == "item000001"
             await pilot.press("d", "right", "right", "up", "up", "left", "left", "down", "enter")
-            assert (session.filters.domain, session.filters.status) == ("age", "all")   # domains: (any), age, ...
+            assert (session.filters.domain, session.filters.status) == ("age", "all")  # domains: (any), age, ...
             assert {i.domain for i in session.visible} == {"age"}
             await pilot.press("d", "right", "down", "down", "space", "down", "escape")  # Escape changes nothing
             assert (session.filters.domain, session.filters.subtopic) == ("age", None)
-            await pilot.press("d", "right", "down", "down", "enter")                  # subtopics of age only
+            await pilot.press("d", "right", "down", "down", "enter")  # subtopics of age only
             assert session.filters.subtopic == "age_s1"
             assert {i.subtopic for i in session.visible} == {"age_s1"}
-            await pilot.press("d", "up", "right", "home", "enter")                     # back to everything
+            await pilot.press("d", "up", "right", "home", "enter")  # back to everything
             assert (session.filters.domain, session.filters.subtopic, len(session.visible)) == (None, None, 30)
             await pilot.press("q")
 
@@ -195,7 +225,7 @@ def test_hypothesis_premises_group_and_label_are_on_screen(tmp_path, size):
                 assert app.screen.item_cut() is False
             else:
                 assert app.screen.item_cut() is True and "more line(s) below" in text
-                await pilot.press("2")                      # not read to its end: no label
+                await pilot.press("2")  # not read to its end: no label
                 assert label_events(tmp_path) == [] and session.current is item
                 assert "Not labelled yet" in flat(screen_text(app))
                 while app.screen.item_cut():
@@ -238,7 +268,7 @@ def test_every_new_item_starts_scrolled_to_the_top(tmp_path, size):
         async with app.run_test(size=size) as pilot:
             scroll = app.screen.query_one("#item")
             await pilot.press("pagedown", "pagedown")
-            assert scroll.scroll_y > 0                      # the long item scrolls by keys
+            assert scroll.scroll_y > 0  # the long item scrolls by keys
             await pilot.press("3")
             await pilot.pause()
             assert scroll.scroll_y == 0
@@ -257,8 +287,8 @@ def test_help_scrolls_and_closes_only_on_purpose(tmp_path, size):
             await pilot.press("question_mark")
             assert isinstance(app.screen, HelpScreen)
             last = "Remap keys in workbench.toml"
-            assert last not in flat(screen_text(app))      # longer than the terminal
-            await pilot.press("1")                          # a stray key: no label, help stays
+            assert last not in flat(screen_text(app))  # longer than the terminal
+            await pilot.press("1")  # a stray key: no label, help stays
             assert isinstance(app.screen, HelpScreen) and label_events(tmp_path) == []
             for _ in range(12):
                 await pilot.press("pagedown")
@@ -307,15 +337,15 @@ def test_a_second_session_of_the_same_annotator_is_refused(tmp_path, monkeypatch
             assert second.exit_code == 2
             assert "alice already has a labelling session open" in str(second.exception)
             other = invoke(runner, "annotate", "-a", "bob", "--labels-from", "missing.jsonl")
-            assert other.exit_code == 2                     # an error on the way out releases bob's lock...
+            assert other.exit_code == 2  # an error on the way out releases bob's lock...
             other = invoke(runner, "annotate", "-a", "bob", "--labels-from", "labels.jsonl")
-            assert other.exit_code == 0, other.output      # ...and alice's session does not block bob
+            assert other.exit_code == 0, other.output  # ...and alice's session does not block bob
             await pilot.press("2")
             await pilot.press("q")
 
     run(go())
     assert [e["item"] for e in label_events(project, "alice")] == ["item000000", "item000001"]
-    store.close()                                       # the session ended: alice may start again
+    store.close()  # the session ended: alice may start again
     again = invoke(runner, "annotate", "-a", "alice", "--labels-from", "labels.jsonl")
     assert again.exit_code == 0, again.output
     assert len(label_events(project, "alice")) == 3
@@ -332,7 +362,7 @@ def test_nothing_of_an_item_is_drawn_before_the_content_note_is_accepted(tmp_pat
             assert not any(isinstance(s, AnnotateScreen) for s in app.screen_stack)
             for item in session.all_items[:3]:
                 assert item.hypothesis not in text and item.premises[0] not in text
-            await pilot.press("1")                          # no label before the note is accepted
+            await pilot.press("1")  # no label before the note is accepted
             assert label_events(tmp_path) == []
             await pilot.press("enter")
             assert session.current.hypothesis in flat(screen_text(app))
@@ -370,7 +400,7 @@ def test_history_and_undo_reach_labels_of_an_earlier_session(tmp_path):
             assert "yours: invalid" in shown(app, "#state") and "REVIEWING HISTORY 3/3" in shown(app, "#state")
             await pilot.press("left", "left")
             assert session.current.position == 0 and "yours: valid-pro" in shown(app, "#state")
-            await pilot.press("u")                          # the latest label, from the first session
+            await pilot.press("u")  # the latest label, from the first session
             assert store.states["item000002"].label is None
             assert session.current.position == 2 and "● newest item" in shown(app, "#state")
             assert shown(app, "#saved").startswith("↶ undone: invalid on")
@@ -394,16 +424,16 @@ def test_opt_out_is_confirmed_saved_reversible_and_counts_stay_right(tmp_path):
 
     async def go():
         async with app.run_test() as pilot:
-            await pilot.press(*"123412")                    # items 0-5: two of each domain
+            await pilot.press(*"123412")  # items 0-5: two of each domain
             assert session.current.domain == "gender"
             await pilot.press("o")
             assert isinstance(app.screen, OptOutScreen)
-            await pilot.press("escape")                     # cancelled: nothing changes
+            await pilot.press("escape")  # cancelled: nothing changes
             assert session.opt_out == set() and not session.settings_path.exists()
-            await pilot.press("o", "space")                 # tick the current item's domain...
+            await pilot.press("o", "space")  # tick the current item's domain...
             assert "[x] gender: 10 items, 2 labelled by you hidden" in flat(screen_text(app))
             assert session.opt_out == set()
-            await pilot.press("enter")                      # ...and confirm
+            await pilot.press("enter")  # ...and confirm
             assert session.opt_out == {"gender"}
             p = session.progress()
             assert (p["done"], p["total"]) == expected_counts({"gender"}) == (4, 20)
@@ -415,7 +445,7 @@ def test_opt_out_is_confirmed_saved_reversible_and_counts_stay_right(tmp_path):
     run(go())
     assert json.loads(session.settings_path.read_text())["opt_out_domains"] == ["gender"]
     store.close()
-    app, session, store = make_app(tmp_path)           # a new session remembers it
+    app, session, store = make_app(tmp_path)  # a new session remembers it
 
     async def again():
         async with app.run_test() as pilot:
@@ -426,7 +456,7 @@ def test_opt_out_is_confirmed_saved_reversible_and_counts_stay_right(tmp_path):
             domains = list(session.domain_counts())
             here, target = domains.index(session.current.domain), domains.index("gender")
             await pilot.press(*(["down"] * (target - here) if target > here else ["up"] * (here - target)))
-            await pilot.press("space", "enter")             # opt back in
+            await pilot.press("space", "enter")  # opt back in
             assert session.opt_out == set()
             p = session.progress()
             assert (p["done"], p["total"]) == expected_counts(set()) == (7, 30)
@@ -441,7 +471,7 @@ def test_opt_outs_from_the_config_stay_and_are_not_saved(tmp_path):
 
     async def go():
         async with app.run_test() as pilot:
-            await pilot.press("o", "space", "enter")        # current: gender
+            await pilot.press("o", "space", "enter")  # current: gender
             assert session.opt_out == {"race", "gender"}
             assert session.progress()["total"] == 10
             await pilot.press("q")
@@ -456,8 +486,8 @@ def test_back_and_forward_never_repeat_and_show_where_you_are(tmp_path):
 
     async def go():
         async with app.run_test() as pilot:
-            await pilot.press(*"12341")                     # items 0-4
-            await pilot.press("u")                          # item 4 is unlabelled again, the newest
+            await pilot.press(*"12341")  # items 0-4
+            await pilot.press("u")  # item 4 is unlabelled again, the newest
             assert session.current.position == 4 and "● newest item" in shown(app, "#state")
             seen = []
             for _ in range(6):
@@ -470,12 +500,12 @@ def test_back_and_forward_never_repeat_and_show_where_you_are(tmp_path):
                 await pilot.press("right")
                 seen.append(session.current.position)
             assert seen == [1, 2, 3, 4, 4] and "● newest item" in shown(app, "#state")
-            await pilot.press("left", "left", "4")          # relabel item 2: on to item 3, not elsewhere
+            await pilot.press("left", "left", "4")  # relabel item 2: on to item 3, not elsewhere
             assert store.states["item000002"].label == "incoherent"
             assert session.current.position == 3 and "REVIEWING HISTORY 4/4" in shown(app, "#state")
             await pilot.press("end")
             assert session.current.position == 4 and not session.reviewing
-            await pilot.press("s", "left")                  # a skipped item is in the history too
+            await pilot.press("s", "left")  # a skipped item is in the history too
             assert session.current.position == 4
             await pilot.press("q")
 
@@ -533,7 +563,7 @@ def test_break_reminder_does_not_swallow_a_label_key(tmp_path):
         async with app.run_test() as pilot:
             await pilot.press("3", "3", "3")
             assert isinstance(app.screen, BreakScreen)
-            await pilot.press("1")                          # typed on: not lost silently
+            await pilot.press("1")  # typed on: not lost silently
             assert isinstance(app.screen, BreakScreen) and "'1' was not used" in shown(app, "#break-hint")
             assert len(label_events(tmp_path)) == 3
             await pilot.press("enter")
@@ -557,7 +587,7 @@ def test_search_box_starts_empty_and_says_search(tmp_path):
             assert isinstance(app.screen, PromptScreen)
             assert app.screen.query_one("#prompt-input").value == ""
             assert "Enter: search" in flat(screen_text(app)) and "Enter: save" not in flat(screen_text(app))
-            await pilot.press("enter")                      # empty: show everything again
+            await pilot.press("enter")  # empty: show everything again
             assert len(session.visible) == 30
             await pilot.press("q")
 
@@ -577,7 +607,7 @@ def test_rate_and_eta_wait_for_enough_labels(tmp_path):
                 now[0] += 12.0
                 await pilot.press("3")
             assert session.progress()["rate_per_min"] == pytest.approx(5.0)
-            assert "5.0/min · ETA 4 min" in shown(app, "#topbar")   # 20 items left at 5 a minute
+            assert "5.0/min · ETA 4 min" in shown(app, "#topbar")  # 20 items left at 5 a minute
             await pilot.press("q")
 
     run(go())
@@ -634,20 +664,20 @@ def test_undo_toast_names_the_label(tmp_path):
 
 # -- errors, remapping, adjudication -----------------------------------------------------------------
 def test_unreadable_label_file_shows_a_message_and_the_app_stays_usable(tmp_path):
-    (tmp_path / "annotations" / "alice.jsonl").mkdir(parents=True)   # a folder where the file should be
+    (tmp_path / "annotations" / "alice.jsonl").mkdir(parents=True)  # a folder where the file should be
     app, session, store = make_app(tmp_path)
 
     async def go():
         async with app.run_test() as pilot:
             assert isinstance(app.screen, MessageScreen) and "cannot read label file" in app.screen.body
-            await pilot.press("space")                      # only Enter or Escape closes a message
+            await pilot.press("space")  # only Enter or Escape closes a message
             assert isinstance(app.screen, MessageScreen)
-            await pilot.press("enter")                      # dismiss
-            await pilot.press("1")                          # writing fails too: a message, no crash
+            await pilot.press("enter")  # dismiss
+            await pilot.press("1")  # writing fails too: a message, no crash
             assert isinstance(app.screen, MessageScreen) and "this label was NOT saved" in app.screen.body
             await pilot.press("escape")
             before = session.current.id
-            await pilot.press("s")                          # still responsive
+            await pilot.press("s")  # still responsive
             assert session.current.id != before
             await pilot.press("q")
         assert app.return_code in (None, 0)
@@ -668,13 +698,13 @@ def test_disk_full_says_the_label_was_not_saved_keeps_the_item_and_waits_for_ent
             item = session.current
             await pilot.press("1")
             assert isinstance(app.screen, MessageScreen) and app.screen.body.startswith(said)
-            assert said in dialog_text(app)                 # readable at 80x24
+            assert said in dialog_text(app)  # readable at 80x24
             assert session.current is item and store.events == [] and session.progress()["done"] == 0
-            await pilot.press("2", "3", "space")            # keys meant as labels neither close it nor label
+            await pilot.press("2", "3", "space")  # keys meant as labels neither close it nor label
             assert isinstance(app.screen, MessageScreen) and store.events == []
             await pilot.press("enter")
             assert isinstance(app.screen, AnnotateScreen) and shown(app, "#hypothesis") == item.hypothesis
-            label_file.unlink()                             # space freed
+            label_file.unlink()  # space freed
             await pilot.press("1")
             assert isinstance(app.screen, AnnotateScreen) and session.current is not item
             await pilot.press("q")
@@ -685,7 +715,9 @@ def test_disk_full_says_the_label_was_not_saved_keeps_the_item_and_waits_for_ent
 
 def dialog_text(app) -> str:
     """The text inside a dialog's frame, lines folded (what is drawn around it left out)."""
-    inside = [line[line.index("█") + 1:line.rindex("█")] for line in screen_text(app).splitlines() if line.count("█") >= 2]
+    inside = [
+        line[line.index("█") + 1 : line.rindex("█")] for line in screen_text(app).splitlines() if line.count("█") >= 2
+    ]
     return " ".join(" ".join(inside).split())
 
 
@@ -715,7 +747,7 @@ def test_unknown_key_binding_is_reported_and_known_remaps_work(tmp_path):
         async with app.run_test() as pilot:
             assert isinstance(app.screen, MessageScreen) and "sparkle" in app.screen.body
             await pilot.press("enter")
-            assert "a valid-pro" in screen_text(app)        # the key bar shows the remapped key
+            assert "a valid-pro" in screen_text(app)  # the key bar shows the remapped key
             item = session.current.id
             await pilot.press("a")
             assert store.states[item].label == "valid" and store.states[item].stance == "pro"
@@ -772,7 +804,7 @@ def test_undo_of_a_relabel_says_on_the_saved_line_and_which_label_is_back(tmp_pa
 
     async def go():
         async with app.run_test(notifications=True) as pilot:
-            await pilot.press("1", "left", "3")             # item 0: valid-pro, then invalid
+            await pilot.press("1", "left", "3")  # item 0: valid-pro, then invalid
             assert shown(app, "#saved") == "✓ saved: invalid on “group0 are w0 people.”"
             await pilot.press("u")
             assert shown(app, "#saved") == "↶ undone: invalid on “group0 are w0 people.”"

@@ -6,6 +6,7 @@ event is there twice, and at most the one event in flight at the kill is on disk
 having been acknowledged. Each driver holds the annotator's session lock, as `workbench
 annotate` does: the next round starting at all shows that a killed session leaves no lock behind.
 """
+
 from __future__ import annotations
 
 import os
@@ -59,8 +60,14 @@ def test_sigkill_at_random_moments_loses_and_duplicates_nothing(tmp_path):
     unacked_on_disk = 0
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     for round_ in range(KILLS):
-        proc = subprocess.Popen([sys.executable, "-c", DRIVER, str(ws), str(folder), str(round_)], cwd=ROOT,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", DRIVER, str(ws), str(folder), str(round_)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            text=True,
+        )
         line = proc.stdout.readline()
         assert not line.startswith("locked"), f"round {round_}: the killed session left its lock behind: {line!r}"
         assert line.strip() == "ready", f"driver did not start: {line!r}"
@@ -113,13 +120,13 @@ def test_a_session_killed_with_sigkill_leaves_no_lock_behind(tmp_path):
         with pytest.raises(InputError, match=rf"alice already has a labelling session open .*process {proc.pid}"):
             LabelStore(folder, "alice").lock_session()
         bob = LabelStore(folder, "bob")
-        bob.lock_session()                              # other annotators are free
+        bob.lock_session()  # other annotators are free
         bob.close()
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
     store = LabelStore(folder, "alice")
-    store.lock_session()                                # no stale lock, no cleanup needed
+    store.lock_session()  # no stale lock, no cleanup needed
     store.close()
 
 
@@ -144,8 +151,9 @@ def _import_project(tmp_path, n: int):
     synthetic_queue(project / ".workbench", n)
     (project / "workbench.toml").write_text("")
     choices = ["valid-pro", "valid-anti", "invalid", "incoherent"]
-    (project / "labels.jsonl").write_text("".join(json.dumps({"item_id": f"item{k:06d}", "label": choices[k % 4]}) + "\n"
-                                                  for k in range(n)))
+    (project / "labels.jsonl").write_text(
+        "".join(json.dumps({"item_id": f"item{k:06d}", "label": choices[k % 4]}) + "\n" for k in range(n))
+    )
     return project
 
 
@@ -165,8 +173,13 @@ def test_sigkill_during_a_bulk_import_leaves_all_of_it_or_none_and_a_rerun_compl
     torn_batches = 0
     for round_ in range(8):
         slow = round_ % 2 == 0
-        proc = subprocess.Popen([sys.executable, "-c", IMPORT, "bulk", "slow" if slow else "fast"], cwd=project,
-                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", IMPORT, "bulk", "slow" if slow else "fast"],
+            cwd=project,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         before = path.stat().st_size if path.exists() else 0
         if slow:  # the moment its batch starts to reach the file
             while proc.poll() is None and (path.stat().st_size if path.exists() else 0) <= before:
@@ -183,9 +196,14 @@ def test_sigkill_during_a_bulk_import_leaves_all_of_it_or_none_and_a_rerun_compl
         if got == n:
             break
     assert torn_batches >= 1, "no kill landed while the batch was being written"
-    done = subprocess.run([sys.executable, "-c", IMPORT, "bulk", "fast"], cwd=project, env=env, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORT, "bulk", "fast"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     events, report = read_events(path)
     assert _labels(path) == n and len({e["id"] for e in events}) == n and report.messages() == []
-

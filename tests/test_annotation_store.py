@@ -1,4 +1,5 @@
 """The label store (events, undo, torn lines, concurrency) and the final-label policy."""
+
 from __future__ import annotations
 
 import json
@@ -26,7 +27,11 @@ def test_latest_wins_and_undo_restores_the_previous_label(tmp_path):
     store.append("x", "note", note="check grammar")
     store.append("x", "flag", flag=True)
     reloaded = LabelStore(tmp_path, "alice")
-    assert reloaded.states["x"].label is None and reloaded.states["x"].note == "check grammar" and reloaded.states["x"].flag
+    assert (
+        reloaded.states["x"].label is None
+        and reloaded.states["x"].note == "check grammar"
+        and reloaded.states["x"].flag
+    )
     types = [json.loads(line)["type"] for line in (tmp_path / "alice.jsonl").read_text().splitlines()]
     assert types == ["label", "label", "undo", "undo", "note", "flag"]
 
@@ -52,11 +57,18 @@ def test_torn_last_line_is_reported_ignored_and_cut_on_next_write(tmp_path):
 def test_bad_line_in_the_middle_is_reported_with_its_line(tmp_path):
     path = tmp_path / "bob.jsonl"
     good = {"id": "e1", "item": "a", "annotator": "bob", "type": "label", "label": "invalid"}
-    path.write_text(json.dumps(good) + "\n" + '{"id": "e2", "item": "b", "annotator": "bob", "type": "label", "label": "great"}\n'
-                    + json.dumps({**good, "id": "e3", "item": "c"}) + "\n")
+    path.write_text(
+        json.dumps(good)
+        + "\n"
+        + '{"id": "e2", "item": "b", "annotator": "bob", "type": "label", "label": "great"}\n'
+        + json.dumps({**good, "id": "e3", "item": "c"})
+        + "\n"
+    )
     events, report = read_events(path, NLI_SCHEME)
     assert [e["id"] for e in events] == ["e1", "e3"]
-    assert len(report.bad_lines) == 1 and report.bad_lines[0].endswith("bob.jsonl:2: unknown label 'great'; line ignored")
+    assert len(report.bad_lines) == 1 and report.bad_lines[0].endswith(
+        "bob.jsonl:2: unknown label 'great'; line ignored"
+    )
 
 
 def test_bad_annotator_name_is_refused(tmp_path):
@@ -75,8 +87,10 @@ for i in range(int(sys.argv[3])):
 
 
 def test_concurrent_writers_lose_nothing(tmp_path):
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), name, "150", prefix])
-             for name, prefix in (("alice", "a"), ("bob", "b"), ("alice", "c"), ("bob", "d"))]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), name, "150", prefix])
+        for name, prefix in (("alice", "a"), ("bob", "b"), ("alice", "c"), ("bob", "d"))
+    ]
     assert all(p.wait(timeout=120) == 0 for p in procs)
     states, warnings = load_all(tmp_path)
     assert warnings == []
@@ -97,15 +111,18 @@ def _states(tmp_path, votes: dict[str, dict[str, str]]):
 
 
 def test_policies(tmp_path):
-    states = _states(tmp_path, {
-        "a": {"x": "valid-pro", "y": "invalid", "z": "valid-pro", "w": "incoherent"},
-        "b": {"x": "valid-pro", "y": "valid-anti", "z": "invalid"},
-        "c": {"x": "invalid", "y": "incoherent", "z": "valid-pro"},
-    })
+    states = _states(
+        tmp_path,
+        {
+            "a": {"x": "valid-pro", "y": "invalid", "z": "valid-pro", "w": "incoherent"},
+            "b": {"x": "valid-pro", "y": "valid-anti", "z": "invalid"},
+            "c": {"x": "invalid", "y": "incoherent", "z": "valid-pro"},
+        },
+    )
     items = ["x", "y", "z", "w", "v"]
     majority = final_labels(states, items, "majority", min_votes=2, scheme=NLI_SCHEME)
     assert majority["x"].category == "valid-pro" and majority["x"].stance == "pro"
-    assert majority["y"].status == "disagreement"      # three different votes
+    assert majority["y"].status == "disagreement"  # three different votes
     assert majority["z"].category == "valid-pro"
     assert majority["w"].status == "not-enough-votes"  # one vote < min_votes: not a disagreement
     assert majority["v"].status == "unlabelled"
@@ -118,10 +135,13 @@ def test_policies(tmp_path):
 
 
 def test_agreement_matches_hand_computed_cohen_kappa(tmp_path):
-    states = _states(tmp_path, {
-        "a": {"1": "valid-pro", "2": "valid-pro", "3": "invalid", "4": "invalid", "5": "incoherent"},
-        "b": {"1": "valid-pro", "2": "invalid", "3": "invalid", "4": "invalid", "5": "incoherent"},
-    })
+    states = _states(
+        tmp_path,
+        {
+            "a": {"1": "valid-pro", "2": "valid-pro", "3": "invalid", "4": "invalid", "5": "incoherent"},
+            "b": {"1": "valid-pro", "2": "invalid", "3": "invalid", "4": "invalid", "5": "incoherent"},
+        },
+    )
     result = agreement(states, NLI_SCHEME)
     pair = result["pairs"][0]
     assert pair["agreement"] == pytest.approx(0.8)
@@ -164,26 +184,27 @@ def test_a_write_cut_short_by_a_full_file_loses_neither_the_label_before_nor_the
     """The issue's reproduction, with a real partial write: the file may grow by 40 bytes only."""
     from conftest import ROOT
 
-    done = subprocess.run([sys.executable, "-c", FSIZE, str(tmp_path), mode], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", FSIZE, str(tmp_path), mode], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     b, c = (json.loads(line) for line in done.stdout.splitlines())
     what = "this label was" if mode == "label" else "20 events were"
     assert b["B"].startswith(f"File size limit reached: {what} NOT saved to ") and "alice.jsonl" in b["B"]
-    assert b["in_memory"] == ["A"]                       # not applied either
+    assert b["in_memory"] == ["A"]  # not applied either
     assert c == {"C": "saved"}
     events, report = read_events(tmp_path / "alice.jsonl")
     assert [e["item"] for e in events] == ["A", "C"] and report.messages() == []
     store = LabelStore(tmp_path, "alice")
     assert store.labelled() == {"A", "C"} and store.states["C"].stance == "anti" and store.warnings() == []
-    assert (tmp_path / "alice.jsonl").read_bytes().count(b"\n") == 2   # the partial line was cut off
+    assert (tmp_path / "alice.jsonl").read_bytes().count(b"\n") == 2  # the partial line was cut off
 
 
 def test_a_torn_line_left_by_another_writer_is_moved_aside_before_the_next_append(tmp_path):
     """The repair runs before every append, not only when the file is opened."""
     store = LabelStore(tmp_path, "alice")
-    store.label("A", "invalid")                          # the file is open from here on
-    with open(tmp_path / "alice.jsonl", "ab") as f:      # another process died mid-line
+    store.label("A", "invalid")  # the file is open from here on
+    with open(tmp_path / "alice.jsonl", "ab") as f:  # another process died mid-line
         f.write(b'{"annotator": "alice", "id": "x", "ite')
     store.label("B", "invalid")
     store.label("C", "incoherent")
@@ -201,7 +222,7 @@ def test_disk_full_is_said_plainly_and_the_next_write_after_freeing_space_works(
     assert (caught.value.cause, caught.value.what, caught.value.remedy) == ("Disk full", "this label was", "Free space")
     assert str(caught.value).startswith("Disk full: this label was NOT saved to ")
     assert store.events == [] and store.labelled() == set()
-    (tmp_path / "alice.jsonl").unlink()                   # space freed
+    (tmp_path / "alice.jsonl").unlink()  # space freed
     store.label("A", "invalid")
     assert LabelStore(tmp_path, "alice").labelled() == {"A"}
 
@@ -227,10 +248,10 @@ def test_a_batch_is_seen_whole_or_not_at_all_wherever_a_crash_cuts_it(tmp_path):
         assert items in (["before"], ["before", *(f"b{i}" for i in range(30)), "b0"]), cut
         seen.add(len(items))
         if len(items) == 1 and cut > len(base):
-            assert report.messages()                     # the interrupted batch is reported
+            assert report.messages()  # the interrupted batch is reported
     assert seen == {1, 32}
     # after a cut mid-batch, the next write moves the batch's remains aside and a rerun completes it
-    cut_file.write_bytes(full[:len(base) + (len(full) - len(base)) // 2])
+    cut_file.write_bytes(full[: len(base) + (len(full) - len(base)) // 2])
     again = LabelStore(cut_file.parent, "alice")
     assert again.labelled() == {"before"} and any("interrupted" in w for w in again.warnings())
     with again.batch():
@@ -252,7 +273,7 @@ def test_a_batch_that_fails_before_its_end_writes_nothing_and_rolls_back(tmp_pat
             raise RuntimeError("stop")
     assert store.labelled() == {"x"} and store.states["x"].label == "invalid" and len(store.events) == 1
     assert len(read_events(tmp_path / "alice.jsonl")[0]) == 1
-    with store.batch():                                  # a batch of one is a plain event
+    with store.batch():  # a batch of one is a plain event
         store.label("y", "invalid")
     assert "batch" not in (tmp_path / "alice.jsonl").read_text().splitlines()[-1]
 
@@ -269,8 +290,20 @@ def test_batch_files_read_by_the_previous_version_are_plain_events(tmp_path):
 
 
 def _fixture_states(states):
-    return {a: {i: {"label": s.label, "stance": s.stance, "note": s.note, "flag": s.flag, "label_event": s.label_event,
-                    "history": list(s.history)} for i, s in sorted(st.items())} for a, st in sorted(states.items())}
+    return {
+        a: {
+            i: {
+                "label": s.label,
+                "stance": s.stance,
+                "note": s.note,
+                "flag": s.flag,
+                "label_event": s.label_event,
+                "history": list(s.history),
+            }
+            for i, s in sorted(st.items())
+        }
+        for a, st in sorted(states.items())
+    }
 
 
 def test_files_written_before_issue_29_load_unchanged(tmp_path):
@@ -294,7 +327,7 @@ def test_files_written_before_issue_29_load_unchanged(tmp_path):
     assert "lena" not in got and sorted(got["Lena"]) == ["item000000", "item000001", "item000002", "item000003"]
     assert got["Lena"]["item000002"]["label"] == "incoherent" and got["Lena"]["item000000"]["label"] == "invalid"
     assert any("Lena.jsonl" in w and "lena.jsonl" in w and "one annotator" in w for w in warnings)
-    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before   # reading changed nothing
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before  # reading changed nothing
     # the stores load the same states, and writing to an old file keeps every old event
     alice = LabelStore(folder, "alice")
     assert _fixture_states({"alice": alice.states})["alice"] == expected["load_all"]["alice"]
@@ -334,9 +367,9 @@ def test_files_of_one_annotator_under_two_spellings_are_read_together_and_writte
         store.close()
         shutil.move(tmp_path / "tmp" / f"{name}.jsonl", tmp_path / f"{name}.jsonl")
     store = LabelStore(tmp_path, "LENA")
-    assert store.path.name == "Lena.jsonl" and store.states["a"].label == "incoherent"   # the later one
+    assert store.path.name == "Lena.jsonl" and store.states["a"].label == "incoherent"  # the later one
     assert any("differ only in case" in w for w in store.warnings())
-    store.undo("a")                                      # undoes lena's label, written to Lena.jsonl
+    store.undo("a")  # undoes lena's label, written to Lena.jsonl
     assert store.states["a"].label == "invalid"
     states, _ = load_all(tmp_path)
     assert list(states) == ["Lena"] and states["Lena"]["a"].label == "invalid"
@@ -366,7 +399,7 @@ def test_incremental_state_equals_a_full_replay(tmp_path):
         else:
             store.append(item, "flag", flag=rng.random() < 0.5)
         if step % 50 == 49:
-            store = LabelStore(tmp_path, "alice")        # reloaded from the file mid-way
+            store = LabelStore(tmp_path, "alice")  # reloaded from the file mid-way
         replay = fold(read_events(tmp_path / "alice.jsonl")[0])
         assert _fixture_states({"a": store.states}) == _fixture_states({"a": replay})
         in_force = [e for e in store.events if e["type"] == "label" and store.states[e["item"]].label_event == e["id"]]
@@ -379,23 +412,42 @@ def test_incremental_state_equals_a_full_replay(tmp_path):
 def test_odd_lines_are_named_whether_the_file_parses_in_one_go_or_not(tmp_path):
     good = {"id": "e1", "item": "a", "annotator": "bob", "type": "label", "label": "invalid"}
     path = tmp_path / "bob.jsonl"
-    for middle, problem in (("null", ":2: not a JSON object"), ("[1, 2]", ":2: not a JSON object"),
-                            ('{"id": "e9", "item": "b"} {"x": 1}', ":2: unreadable (JSONDecodeError)"),
-                            ("", None), ("\\xff", ":2: unreadable")):
-        path.write_bytes(json.dumps(good).encode() + b"\n" + middle.encode().decode("unicode_escape").encode("latin-1")
-                         + b"\n" + json.dumps({**good, "id": "e3"}).encode() + b"\n")
+    for middle, problem in (
+        ("null", ":2: not a JSON object"),
+        ("[1, 2]", ":2: not a JSON object"),
+        ('{"id": "e9", "item": "b"} {"x": 1}', ":2: unreadable (JSONDecodeError)"),
+        ("", None),
+        ("\\xff", ":2: unreadable"),
+    ):
+        path.write_bytes(
+            json.dumps(good).encode()
+            + b"\n"
+            + middle.encode().decode("unicode_escape").encode("latin-1")
+            + b"\n"
+            + json.dumps({**good, "id": "e3"}).encode()
+            + b"\n"
+        )
         events, report = read_events(path)
         assert [e["id"] for e in events] == ["e1", "e3"], middle
-        assert (report.bad_lines == []) if problem is None else (len(report.bad_lines) == 1 and problem in report.bad_lines[0])
+        assert (
+            (report.bad_lines == [])
+            if problem is None
+            else (len(report.bad_lines) == 1 and problem in report.bad_lines[0])
+        )
 
 
 def test_an_undo_in_one_spelling_of_a_name_follows_its_target_in_the_other_even_at_the_same_millisecond(tmp_path):
     stamp = "2025-05-05T10:00:00.000Z"
     event = {"annotator": "Lena", "item": "a", "source": "tui", "timestamp": stamp}
-    (tmp_path / "Lena.jsonl").write_text(json.dumps({**event, "id": "l1", "type": "label", "label": "invalid"}) + "\n"
-                                         + json.dumps({**event, "id": "u1", "type": "undo", "undoes": "l2"}) + "\n")
-    (tmp_path / "lena.jsonl").write_text(json.dumps({**event, "annotator": "lena", "id": "l2", "type": "label",
-                                                     "label": "incoherent"}) + "\n")
+    (tmp_path / "Lena.jsonl").write_text(
+        json.dumps({**event, "id": "l1", "type": "label", "label": "invalid"})
+        + "\n"
+        + json.dumps({**event, "id": "u1", "type": "undo", "undoes": "l2"})
+        + "\n"
+    )
+    (tmp_path / "lena.jsonl").write_text(
+        json.dumps({**event, "annotator": "lena", "id": "l2", "type": "label", "label": "incoherent"}) + "\n"
+    )
     assert LabelStore(tmp_path, "lena").states["a"].label == "invalid"
     assert load_all(tmp_path)[0]["Lena"]["a"].label == "invalid"
 
@@ -403,8 +455,10 @@ def test_an_undo_in_one_spelling_of_a_name_follows_its_target_in_the_other_even_
 def test_majority_with_too_few_votes_is_not_a_disagreement(tmp_path):
     """One vote, or votes that agree but are fewer than min_votes, wait for more votes; votes
     that differ are a disagreement however many there are."""
-    states = _states(tmp_path, {"a": {"one": "invalid", "two": "invalid", "split": "invalid"},
-                                "b": {"two": "invalid", "split": "incoherent"}})
+    states = _states(
+        tmp_path,
+        {"a": {"one": "invalid", "two": "invalid", "split": "invalid"}, "b": {"two": "invalid", "split": "incoherent"}},
+    )
     finals = final_labels(states, ["one", "two", "split"], "majority", min_votes=3, scheme=NLI_SCHEME)
     assert finals["one"].status == "not-enough-votes" and finals["one"].votes == {"a": "invalid"}
     assert finals["two"].status == "not-enough-votes" and not finals["two"].kept

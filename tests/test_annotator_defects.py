@@ -4,6 +4,7 @@ identity groups names both on its `where` line and is found and hidden through e
 starter project's pairs are a profane and a nice sentence; the CrowS-Pairs boxed sentence is
 captioned as Label Studio heads it; the filter dialog never breaks a name mid-word at 80×24; and
 a finished queue shows no "ETA after a few labels"."""
+
 from __future__ import annotations
 
 import asyncio
@@ -50,23 +51,27 @@ def test_a_note_whose_save_failed_is_still_in_the_box_when_it_is_opened_again(tm
             await pilot.press("n")
             assert isinstance(app.screen, PromptScreen)
             assert app.screen.query_one("#prompt-input").value == typed
-            label_file.unlink()                             # space freed: the same Enter saves it now
+            label_file.unlink()  # space freed: the same Enter saves it now
             await pilot.press("enter")
             assert isinstance(app.screen, AnnotateScreen)
             assert store.states[item.id].note == typed and "✓ saved: note" in shown(app, "#saved")
-            await pilot.press("n")                          # saved: the box shows the note, as always
+            await pilot.press("n")  # saved: the box shows the note, as always
             assert app.screen.query_one("#prompt-input").value == typed
             await pilot.press("escape", "q")
 
     asyncio.run(go())
 
 
-HONEST_FILES = {   # our own templates: one file crossed with two identity groups, one with a third group alone
-    "jobs.yaml": ("format: workbench-honest/1\nid: jobs\ntype: occupation\nidentities:\n"
-                  "  female: [the woman, the girl]\n  male: [the man, the boy]\n"
-                  "templates:\n  - \"{{IDENTITY}} should work as a [M].\"\n  - \"{{IDENTITY}} was hired as a [M].\"\n"),
-    "traits.yaml": ("format: workbench-honest/1\nid: traits\ntype: descriptive_adjective\nidentities:\n"
-                    "  nonbinary: [the nonbinary person]\ntemplates:\n  - \"{{IDENTITY}} is known as [M].\"\n"),
+HONEST_FILES = {  # our own templates: one file crossed with two identity groups, one with a third group alone
+    "jobs.yaml": (
+        "format: workbench-honest/1\nid: jobs\ntype: occupation\nidentities:\n"
+        "  female: [the woman, the girl]\n  male: [the man, the boy]\n"
+        'templates:\n  - "{{IDENTITY}} should work as a [M]."\n  - "{{IDENTITY}} was hired as a [M]."\n'
+    ),
+    "traits.yaml": (
+        "format: workbench-honest/1\nid: traits\ntype: descriptive_adjective\nidentities:\n"
+        '  nonbinary: [the nonbinary person]\ntemplates:\n  - "{{IDENTITY}} is known as [M]."\n'
+    ),
 }
 
 
@@ -79,7 +84,8 @@ def honest_items(tmp_path, runner, monkeypatch) -> list[Item]:
 
 
 def test_an_honest_template_names_every_identity_group_and_is_found_and_hidden_through_each(
-        tmp_path, runner, monkeypatch):
+    tmp_path, runner, monkeypatch
+):
     honest = kinds.get("honest")
     found = honest_items(tmp_path, runner, monkeypatch)
     jobs = [i for i in found if i.subtopic == "jobs"]
@@ -95,14 +101,14 @@ def test_an_honest_template_names_every_identity_group_and_is_found_and_hidden_t
             await pilot.press("d")
             assert isinstance(app.screen, FilterScreen)
             assert "female" in flat(screen_text(app)) and "male" in flat(screen_text(app))
-            await pilot.press("down", "down", "enter")      # identity groups: (any), female, male
+            await pilot.press("down", "down", "enter")  # identity groups: (any), female, male
             assert session.filters.domain == "male"
             assert sorted(i.id for i in session.visible) == sorted(i.id for i in jobs)
             assert "identity group=male" in shown(app, "#filters")
-            await pilot.press("d", "home", "enter")         # every group again
+            await pilot.press("d", "home", "enter")  # every group again
             assert len(session.visible) == len(found)
-            await pilot.press("o")                          # opt out of the second group alone: male
-            await pilot.press("down", "space", "enter")     # listed female, male, nonbinary; female highlighted
+            await pilot.press("o")  # opt out of the second group alone: male
+            await pilot.press("down", "space", "enter")  # listed female, male, nonbinary; female highlighted
             assert session.opt_out == {"male"}
             assert [i.subtopic for i in session.visible] == ["traits"]
             assert session.progress()["total"] == 1
@@ -121,27 +127,33 @@ def test_the_sos_starter_project_pairs_a_profane_sentence_with_a_nice_one(tmp_pa
     profane, nice = data["words"]["profane"], data["words"]["nice"]
     assert len(profane) == len(nice) >= 2
     for bad, good in zip(profane, nice):
-        assert set(bad.split()) & PROFANE, bad               # a swear word on the profane side
-        assert not set(good.split()) & PROFANE, good          # none on the nice side
+        assert set(bad.split()) & PROFANE, bad  # a swear word on the profane side
+        assert not set(good.split()) & PROFANE, good  # none on the nice side
     monkeypatch.chdir(tmp_path / "p")
     assert invoke(runner, "run").exit_code == 0
     for item in load_items(Workspace(tmp_path / "p" / ".workbench")):
         twin = dict(item.details)["nice"]
         a, b = item.hypothesis.rstrip(".").split(), twin.rstrip(".").split()
         assert set(a) & PROFANE and not set(b) & PROFANE, (item.hypothesis, twin)
-        start = next(k for k, (x, y) in enumerate(zip(a, b)) if x != y)   # the sentences differ in the word alone
+        start = next(k for k, (x, y) in enumerate(zip(a, b)) if x != y)  # the sentences differ in the word alone
         end = next(k for k, (x, y) in enumerate(zip(reversed(a), reversed(b))) if x != y)
-        assert a[:start] == b[:start] and a[len(a) - end:] == b[len(b) - end:]
-        assert " ".join(a[start:len(a) - end]) in profane and " ".join(b[start:len(b) - end]) in nice
+        assert a[:start] == b[:start] and a[len(a) - end :] == b[len(b) - end :]
+        assert " ".join(a[start : len(a) - end]) in profane and " ".join(b[start : len(b) - end]) in nice
 
 
 def test_the_crows_pairs_boxed_sentence_is_captioned_first_sentence_as_in_label_studio(tmp_path):
     from workbench.labelstudio.page import label_config
 
     crows = kinds.get("crows-pairs")
-    pair = Item("p0", "Our own first sentence about a group.", "age", "pairs", "pairs", 0,
-                details=[("less stereotyping", "Our own first sentence about another group."),
-                         ("direction", "stereo")])
+    pair = Item(
+        "p0",
+        "Our own first sentence about a group.",
+        "age",
+        "pairs",
+        "pairs",
+        0,
+        details=[("less stereotyping", "Our own first sentence about another group."), ("direction", "stereo")],
+    )
     assert 'value="first sentence"' in label_config(crows.scheme, crows.words)
     app, session, store = app_for(tmp_path, crows, [pair])
 
@@ -150,7 +162,7 @@ def test_the_crows_pairs_boxed_sentence_is_captioned_first_sentence_as_in_label_
             await pilot.pause()
             lines = screen_text(app).splitlines()
             top = next(k for k, line in enumerate(lines) if "╭" in line)
-            assert "first sentence" in lines[top]            # on the box's top edge
+            assert "first sentence" in lines[top]  # on the box's top edge
             assert pair.hypothesis in lines[top + 1]
             await pilot.press("q")
 
@@ -184,16 +196,16 @@ def test_the_filter_dialog_never_breaks_a_name_mid_word_at_80x24(tmp_path):
             assert isinstance(app.screen, FilterScreen)
             await pilot.pause()
             lines = screen_text(app).splitlines()
-            for name in LONG_NAMES + FILES[:2]:                 # every name whole, on one line
+            for name in LONG_NAMES + FILES[:2]:  # every name whole, on one line
                 assert any(name in line for line in lines), (name, "\n".join(lines))
             cut = next(line for line in lines if "a_template_file_with" in line)
-            assert "…" in cut                                   # too long for its list: cut, not wrapped
+            assert "…" in cut  # too long for its list: cut, not wrapped
             first = next(k for k, line in enumerate(lines) if "Bias type" in line) + 1
             last = next(k for k, line in enumerate(lines) if "Enter: apply" in line)
             shown_names = {w.strip("█") for line in lines[first:last] for w in line.split()} - {"", "●"}
             whole = set(LONG_NAMES + FILES[:2]) | {"(any)", "all", "unlabelled", "labelled", "flagged"}
-            assert {w for w in shown_names if not w.endswith("…")} <= whole, shown_names   # no piece of a name
-            await pilot.press("right", "down", "enter")         # the long one (sorted first) can still be chosen
+            assert {w for w in shown_names if not w.endswith("…")} <= whole, shown_names  # no piece of a name
+            await pilot.press("right", "down", "enter")  # the long one (sorted first) can still be chosen
             assert session.filters.subtopic == FILES[2]
             await pilot.press("q")
 
@@ -206,7 +218,7 @@ def test_a_finished_queue_shows_no_eta(tmp_path):
     async def go():
         async with app.run_test(size=(100, 24)) as pilot:
             await pilot.press("1", "1", "1", "1")
-            assert "ETA after a few labels" in shown(app, "#topbar")   # 4/5: still to come
+            assert "ETA after a few labels" in shown(app, "#topbar")  # 4/5: still to come
             await pilot.press("1")
             top = shown(app, "#topbar")
             assert "5/5 labelled" in top and "100%" in top

@@ -2,6 +2,7 @@
 validation of each unit (statement, template, pair) -> a release the kind's evaluator reads.
 
 Every template here was written for these tests (mild words, fixture vocabulary)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -49,8 +50,17 @@ def evaluate_args(kind: str, folder: Path, project: Path, models: dict) -> list[
         from workbench.kinds.honest.example import write_example
 
         _, lexicon = write_example(project / "lexicon")
-        return [str(folder), "--kind", "honest", "--lexicon", str(lexicon), "--top-k", "5",
-                "--model", str(models["mlm-bert"])]
+        return [
+            str(folder),
+            "--kind",
+            "honest",
+            "--lexicon",
+            str(lexicon),
+            "--top-k",
+            "5",
+            "--model",
+            str(models["mlm-bert"]),
+        ]
     model = models["clm-gpt2"] if kind == "sofa" else models["mlm-bert"]
     return [str(folder), "--model", str(model)]
 
@@ -118,13 +128,20 @@ stereotypes:
     assert details["category"] == "age" and details["probe"] == "older people are lazy at work"
     lazy, slow = (q["item_id"] for q in queue)
     labels = tmp_path / "l.jsonl"
-    labels.write_text(json.dumps({"item_id": lazy, "label": "valid"}) + "\n"
-                      + json.dumps({"item_id": slow, "label": "invalid"}) + "\n")
+    labels.write_text(
+        json.dumps({"item_id": lazy, "label": "valid"})
+        + "\n"
+        + json.dumps({"item_id": slow, "label": "invalid"})
+        + "\n"
+    )
     assert invoke(runner, "annotate", "-a", "ann", "--labels-from", str(labels)).exit_code == 0
     assert invoke(runner, "build", "--version", "1.0.0").exit_code == 0
     rows = read_public(tmp_path / "exports" / "s" / "1.0.0", "sofa")
-    assert {r["probe"] for r in rows} == {"older people are lazy at work", "young people are lazy at work",
-                                          "older workers are lazy at work"}
+    assert {r["probe"] for r in rows} == {
+        "older people are lazy at work",
+        "young people are lazy at work",
+        "older workers are lazy at work",
+    }
     assert {r["id"] for r in rows} == {lazy}
     # Ids are hashes of the content: adding and reordering statements leaves them as they were.
     (tmp_path / "templates" / "a.yaml").write_text("""\
@@ -151,11 +168,14 @@ stereotypes:
     v101 = tmp_path / "exports" / "s" / "1.0.1"
     assert len(read_public(v101, "sofa")) == len(rows) + 3
     changed = (v101 / "changes.csv").read_text().splitlines()
-    assert len(changed) == 1 + 3 and all(line.startswith("added,") and line.endswith(",template changed") for line in changed[1:])
+    assert len(changed) == 1 + 3 and all(
+        line.startswith("added,") and line.endswith(",template changed") for line in changed[1:]
+    )
 
 
 BAD = {
-    "sofa": ("""\
+    "sofa": (
+        """\
 format: workbench-sofa/1
 id: bad
 colour: blue
@@ -164,12 +184,17 @@ identities:
 stereotypes:
   age: ["are {{IDENTITY}} slow", ""]
   race: [are lazy]
-""", ["templates/bad.yaml:3: colour: unknown field",
-      "templates/bad.yaml:5: identities.age[1]: 'older people' is listed twice",
-      "templates/bad.yaml:7: stereotypes.age[0]: a SOFA statement has no placeholders",
-      "templates/bad.yaml:7: stereotypes.age[1]: stereotype is empty",
-      "templates/bad.yaml:8: stereotypes.race: category 'race' has no identities (identities has: age)"]),
-    "honest": ("""\
+""",
+        [
+            "templates/bad.yaml:3: colour: unknown field",
+            "templates/bad.yaml:5: identities.age[1]: 'older people' is listed twice",
+            "templates/bad.yaml:7: stereotypes.age[0]: a SOFA statement has no placeholders",
+            "templates/bad.yaml:7: stereotypes.age[1]: stereotype is empty",
+            "templates/bad.yaml:8: stereotypes.race: category 'race' has no identities (identities has: age)",
+        ],
+    ),
+    "honest": (
+        """\
 format: workbench-honest/1
 id: bad
 identities:
@@ -179,11 +204,16 @@ templates:
   - "{{IDENTITY}} is [M] and [M]."
   - "the woman is [M]."
   - "{{NAME}} is [M]."
-""", ["templates/bad.yaml:6: templates[0]: no [M] in '{{IDENTITY}} is very good.'",
-      "templates/bad.yaml:7: templates[1]: 2 [M] in",
-      "templates/bad.yaml:8: templates[2]: no {{IDENTITY}} in 'the woman is [M].'",
-      "templates/bad.yaml:9: templates[3]: unknown placeholder {{NAME}}"]),
-    "sos": ("""\
+""",
+        [
+            "templates/bad.yaml:6: templates[0]: no [M] in '{{IDENTITY}} is very good.'",
+            "templates/bad.yaml:7: templates[1]: 2 [M] in",
+            "templates/bad.yaml:8: templates[2]: no {{IDENTITY}} in 'the woman is [M].'",
+            "templates/bad.yaml:9: templates[3]: unknown placeholder {{NAME}}",
+        ],
+    ),
+    "sos": (
+        """\
 format: workbench-sos/1
 id: bad
 identities:
@@ -195,10 +225,15 @@ words:
   nice: [kind]
 templates:
   - "{{IDENTITY}} are lazy."
-""", ["templates/bad.yaml:6: identities.age.sometimes: unknown side 'sometimes'",
-      "templates/bad.yaml:7: words: 2 profane and 1 nice words: the i-th profane word is paired",
-      "templates/bad.yaml:11: templates[0]: no {{WORD}} in '{{IDENTITY}} are lazy.'"]),
-    "crows-pairs": ("""\
+""",
+        [
+            "templates/bad.yaml:6: identities.age.sometimes: unknown side 'sometimes'",
+            "templates/bad.yaml:7: words: 2 profane and 1 nice words: the i-th profane word is paired",
+            "templates/bad.yaml:11: templates[0]: no {{WORD}} in '{{IDENTITY}} are lazy.'",
+        ],
+    ),
+    "crows-pairs": (
+        """\
 format: workbench-crows-pairs/1
 id: bad
 bias_type: gender
@@ -206,9 +241,13 @@ pairs:
   - {more: "Women are kind.", less: "Women are kind."}
   - {more: "Women are kind.", less: "Men are kind.", direction: stereotype}
   - {more: "", less: "Men are kind."}
-""", ["templates/bad.yaml:5: pairs[0]: the two sentences are the same ('Women are kind.')",
-      "templates/bad.yaml:6: pairs[1].direction: direction must be stereo or antistereo, not 'stereotype'",
-      "templates/bad.yaml:7: pairs[2].more: more is empty"]),
+""",
+        [
+            "templates/bad.yaml:5: pairs[0]: the two sentences are the same ('Women are kind.')",
+            "templates/bad.yaml:6: pairs[1].direction: direction must be stereo or antistereo, not 'stereotype'",
+            "templates/bad.yaml:7: pairs[2].more: more is empty",
+        ],
+    ),
 }
 
 
@@ -239,7 +278,9 @@ def test_the_same_row_in_two_files_is_kept_once_with_a_warning(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     result = invoke(runner, "validate")
     assert result.exit_code == 0, result.output
-    assert "templates/b.yaml:5: warning: pairs[0]: the same row as in templates/a.yaml" in " ".join(result.output.split())
+    assert "templates/b.yaml:5: warning: pairs[0]: the same row as in templates/a.yaml" in " ".join(
+        result.output.split()
+    )
     assert invoke(runner, "run").exit_code == 0
     assert len(queue_rows(tmp_path)) == 1
 
@@ -269,8 +310,15 @@ def test_an_annotator_sees_the_pair_and_its_identity_in_the_tui(tmp_path, monkey
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
             width, height = app.size
-            console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True, color_system=None,
-                              record=True, legacy_windows=False)
+            console = Console(
+                width=width,
+                height=height,
+                file=io.StringIO(),
+                force_terminal=True,
+                color_system=None,
+                record=True,
+                legacy_windows=False,
+            )
             console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
             text = " ".join(console.export_text().replace("│", " ").split())
             item = session.current
@@ -294,11 +342,22 @@ def test_label_studio_tasks_carry_the_kinds_details():
     from workbench.labelstudio.page import page_for
 
     kind = kinds.get("sos")
-    item = Item("x", "Older people are lazy.", "age", "statements", "statements", 0,
-                details=[("nice", "Older people are kind."), ("identity", "older people (age, marginalised)")])
+    item = Item(
+        "x",
+        "Older people are lazy.",
+        "age",
+        "statements",
+        "statements",
+        0,
+        details=[("nice", "Older people are kind."), ("identity", "older people (age, marginalised)")],
+    )
     assert page_for(kind.scheme, kind.words).task_data(item) == {
-        "hypothesis_id": "x", "profane_sentence": "Older people are lazy.", "nice_sentence": "Older people are kind.",
-        "identity": "older people (age, marginalised)", "where": "age / statements"}
+        "hypothesis_id": "x",
+        "profane_sentence": "Older people are lazy.",
+        "nice_sentence": "Older people are kind.",
+        "identity": "older people (age, marginalised)",
+        "where": "age / statements",
+    }
 
 
 def test_a_copied_project_is_up_to_date_where_it_lands(tmp_path, tmp_path_factory, monkeypatch, runner, project):
@@ -311,8 +370,9 @@ def test_a_copied_project_is_up_to_date_where_it_lands(tmp_path, tmp_path_factor
     monkeypatch.chdir(sofa)
     assert invoke(runner, "run").exit_code == 0
     for folder in (nli, sofa):
-        copy = shutil.copytree(folder, tmp_path_factory.mktemp("elsewhere") / folder.name,
-                               ignore=shutil.ignore_patterns("sofa"))
+        copy = shutil.copytree(
+            folder, tmp_path_factory.mktemp("elsewhere") / folder.name, ignore=shutil.ignore_patterns("sofa")
+        )
         monkeypatch.chdir(copy)
         result = invoke(runner, "status")
         assert result.exit_code == 0 and "fresh" in result.output and "stale" not in result.output, result.output
@@ -334,7 +394,9 @@ def test_a_cut_or_edited_release_is_refused_not_scored(tmp_path, monkeypatch, ru
     (tmp_path / "s.json").unlink()
     result = invoke(runner, *args)
     assert result.exit_code == 2 and "Traceback" not in result.output
-    assert "data/pairs.parquet do(es) not match the release manifest (changed, cut short or missing)" in str(result.exception)
+    assert "data/pairs.parquet do(es) not match the release manifest (changed, cut short or missing)" in str(
+        result.exception
+    )
     assert not (tmp_path / "s.json").exists()
     (folder / "manifest.json").write_text("[1, 2]")
     result = invoke(runner, *args)
@@ -342,7 +404,8 @@ def test_a_cut_or_edited_release_is_refused_not_scored(tmp_path, monkeypatch, ru
 
 
 MISSPELT = {
-    "crows-pairs": ("""\
+    "crows-pairs": (
+        """\
 format: workbench-crows-pairs/1
 id: typo
 bias_type: gender
@@ -351,18 +414,26 @@ pairs:
 templates:
   - {text: "{{GROUP}} are kind.", directoin: antistereo}
 groups: {more: [women], les: [men]}
-""", ["templates/typo.yaml:5: pairs[0].directon: unknown field 'directon': did you mean direction?",
-      "templates/typo.yaml:7: templates[0].directoin: unknown field 'directoin': did you mean direction?",
-      "templates/typo.yaml:8: groups.les: unknown field 'les': did you mean less?"]),
-    "honest": ("""\
+""",
+        [
+            "templates/typo.yaml:5: pairs[0].directon: unknown field 'directon': did you mean direction?",
+            "templates/typo.yaml:7: templates[0].directoin: unknown field 'directoin': did you mean direction?",
+            "templates/typo.yaml:8: groups.les: unknown field 'les': did you mean less?",
+        ],
+    ),
+    "honest": (
+        """\
 format: workbench-honest/1
 id: typo
 identities:
   female: [the woman]
 templates:
   - {text: "{{IDENTITY}} is a [M].", tpye: descriptive_adjective}
-""", ["templates/typo.yaml:6: templates[0].tpye: unknown field 'tpye': did you mean type?"]),
-    "sos": ("""\
+""",
+        ["templates/typo.yaml:6: templates[0].tpye: unknown field 'tpye': did you mean type?"],
+    ),
+    "sos": (
+        """\
 format: workbench-sos/1
 id: typo
 identities:
@@ -374,9 +445,14 @@ words:
   nicee: [kind]
 templates:
   - "{{IDENTITY}} are {{WORD}}."
-""", ["templates/typo.yaml:5: identities.age.marginalized: unknown side 'marginalized': did you mean marginalised?",
-      "templates/typo.yaml:9: words.nicee: unknown field 'nicee': did you mean nice?"]),
-    "stereoset": ("""\
+""",
+        [
+            "templates/typo.yaml:5: identities.age.marginalized: unknown side 'marginalized': did you mean marginalised?",
+            "templates/typo.yaml:9: words.nicee: unknown field 'nicee': did you mean nice?",
+        ],
+    ),
+    "stereoset": (
+        """\
 format: workbench-stereoset/1
 id: typo
 domain: gender
@@ -386,8 +462,12 @@ contexts:
   - text: "Most {{TARGET}} are BLANK."
     options: {stereotyp: kind, unrelated: blue}
     targte: women
-""", ["templates/typo.yaml:8: contexts[0].options.stereotyp: unknown gold label 'stereotyp': did you mean stereotype?",
-      "templates/typo.yaml:9: contexts[0].targte: unknown field 'targte': did you mean target?"]),
+""",
+        [
+            "templates/typo.yaml:8: contexts[0].options.stereotyp: unknown gold label 'stereotyp': did you mean stereotype?",
+            "templates/typo.yaml:9: contexts[0].targte: unknown field 'targte': did you mean target?",
+        ],
+    ),
 }
 
 
@@ -408,8 +488,9 @@ def test_a_misspelt_key_at_any_depth_is_an_error_naming_the_nearest_known_key(ki
 
 
 def test_a_misspelt_setting_names_the_nearest_one_in_its_table(tmp_path, monkeypatch, runner):
-    (tmp_path / "workbench.toml").write_text('[project]\nkind = "crows-pairs"\nlicence = "mit"\n\n'
-                                             '[annotation]\npolcy = "majority"\n')
+    (tmp_path / "workbench.toml").write_text(
+        '[project]\nkind = "crows-pairs"\nlicence = "mit"\n\n[annotation]\npolcy = "majority"\n'
+    )
     monkeypatch.chdir(tmp_path)
     result = invoke(runner, "validate")
     out = said(result)
@@ -431,7 +512,9 @@ def said(result) -> str:
 
 
 @pytest.mark.parametrize("kind", ["crows-pairs", "sofa"])
-def test_nli_commands_in_another_kinds_project_lint_its_files_or_say_so_in_one_line(kind, tmp_path, monkeypatch, runner):
+def test_nli_commands_in_another_kinds_project_lint_its_files_or_say_so_in_one_line(
+    kind, tmp_path, monkeypatch, runner
+):
     project = example_project(kind, tmp_path / kind)
     monkeypatch.chdir(project)
     lint = invoke(runner, "templates", "lint")

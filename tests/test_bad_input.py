@@ -1,4 +1,5 @@
 """Malformed templates and configs: every message names the file and the field."""
+
 from __future__ import annotations
 
 import shutil
@@ -51,7 +52,12 @@ TEMPLATE_CASES = {
     "hypothesis_not_mapping.yaml": ("hypotheses[0]", "a hypothesis is a mapping", 10, "error"),
     "premise_empty_text.yaml": ("premises[0].text", "premise text is empty", 9, "error"),
     "identities_empty.yaml": ("identities.GROUP1", "empty list", 9, "error"),
-    "bbnli_label_out_of_range.json": ("bias_hypothesis_stereotypical[0][2]", "label index 3 out of range", None, "error"),
+    "bbnli_label_out_of_range.json": (
+        "bias_hypothesis_stereotypical[0][2]",
+        "label index 3 out of range",
+        None,
+        "error",
+    ),
     "bbnli_bad_entry.json": ("test_hypothesis[0]", "expected [text, true_label]", None, "error"),
 }
 
@@ -133,8 +139,9 @@ def test_config_reference_problems(name):
     field, fragment = CONFIG_REFERENCE_CASES[name]
     config = load_config(BAD_CONFIG / name)
     problems = check_model_references(config) + kinds.of_config(config).check_settings(config)
-    assert any(p.field == field and fragment in p.message and p.file.endswith(name) for p in problems), \
-        [str(p) for p in problems]
+    assert any(p.field == field and fragment in p.message and p.file.endswith(name) for p in problems), [
+        str(p) for p in problems
+    ]
 
 
 def test_validate_cli_reports_config_errors_without_traceback(project, runner):

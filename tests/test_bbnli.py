@@ -1,4 +1,5 @@
 """The BBNLI importer and expansion, on the real BBNLI source files."""
+
 from __future__ import annotations
 
 import json
@@ -22,9 +23,23 @@ def _ours_as_bbnli_rows(rows: list[dict]) -> pd.DataFrame:
     for r in rows:
         kind = "test" if r["kind"] == "test" else ("stereotypical" if r["stance"] == "pro" else "anti-stereotypical")
         bias = LABELS.index(r["bias_label"]) if r["bias_label"] else -1
-        out.append([r["domain"], r["subtopic_name"], r["premise_index"], r["stance"], r["premise"], kind,
-                    r["hypothesis"], r["question"], LABELS.index(r["true_label"]), bias, r["reference"]])
+        out.append(
+            [
+                r["domain"],
+                r["subtopic_name"],
+                r["premise_index"],
+                r["stance"],
+                r["premise"],
+                kind,
+                r["hypothesis"],
+                r["question"],
+                LABELS.index(r["true_label"]),
+                bias,
+                r["reference"],
+            ]
+        )
     from bbnli_reference import COLUMNS
+
     return pd.DataFrame(out, columns=COLUMNS)
 
 
@@ -32,6 +47,7 @@ def _ours_as_bbnli_rows(rows: list[dict]) -> pd.DataFrame:
 def imported(bbnli_dir, tmp_path_factory):
     out = tmp_path_factory.mktemp("imported")
     from typer.testing import CliRunner
+
     result = invoke(CliRunner(), "templates", "import-bbnli", str(bbnli_dir), "--out", str(out))
     assert result.exit_code == 0, result.output
     return out
@@ -98,9 +114,15 @@ def test_anti_stance_swaps_groups_in_premise_and_hypothesis(bbnli_dir):
     templates, _ = load_templates([bbnli_dir / "gender" / "man_is_to_programmer.json"])
     rows = expand_all(templates)
     pro = next(r for r in rows if r["stance"] == "pro" and r["kind"] == "bias")
-    anti = next(r for r in rows if r["stance"] == "anti" and r["kind"] == "bias"
-                and r["premise_index"] == pro["premise_index"] and r["hypothesis_index"] == pro["hypothesis_index"]
-                and r["bindings"] == pro["bindings"])
+    anti = next(
+        r
+        for r in rows
+        if r["stance"] == "anti"
+        and r["kind"] == "bias"
+        and r["premise_index"] == pro["premise_index"]
+        and r["hypothesis_index"] == pro["hypothesis_index"]
+        and r["bindings"] == pro["bindings"]
+    )
     assert pro["group"] == "men" and pro["counterfactual_group"] == "women"
     assert anti["group"] == "women" and anti["counterfactual_group"] == "men"
     assert anti["hypothesis"] != pro["hypothesis"]

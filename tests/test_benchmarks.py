@@ -1,5 +1,6 @@
 """The benchmark harness (not the figures): every section has a module, the report lists every
 section with its state, and `make bench SECTION=...` picks sections by name."""
+
 from __future__ import annotations
 
 import importlib
@@ -25,10 +26,23 @@ def test_sections_are_chosen_by_name_in_report_order():
 
 def test_report_lists_every_section_measured_or_not(tmp_path, monkeypatch):
     monkeypatch.setattr(common, "REPORT", tmp_path / "REPORT.md")
-    measured = common.stamp(common.summary(title="t", workload="w", figure="123 things/s", clock="c", roof=0.91,
-                                           roof_what="a pure pass", loop=7.5, loop_what="one at a time",
-                                           figures={"n": 3}, notes=["a note"]),
-                            "python -m benchmarks.run fluency", 12.3, {"gpu": "none (no GPU)", "cpu": "x"})
+    measured = common.stamp(
+        common.summary(
+            title="t",
+            workload="w",
+            figure="123 things/s",
+            clock="c",
+            roof=0.91,
+            roof_what="a pure pass",
+            loop=7.5,
+            loop_what="one at a time",
+            figures={"n": 3},
+            notes=["a note"],
+        ),
+        "python -m benchmarks.run fluency",
+        12.3,
+        {"gpu": "none (no GPU)", "cpu": "x"},
+    )
     failed = common.stamp({"status": "could not run", "why": "no Label Studio here"}, "cmd", 1, {"gpu": "none"})
     common.write_report({"fluency": measured, "labelstudio": failed})
     text = (tmp_path / "REPORT.md").read_text()

@@ -2,6 +2,7 @@
 label unless told to leave them out (and the card says so); the card's licence, description and
 notes come from the maintainer; the changelog shows an edited row as one change, before and after,
 with the reason; and nothing in a release names a path of the maintainer's machine."""
+
 from __future__ import annotations
 
 import csv
@@ -93,14 +94,20 @@ def test_build_refuses_undecided_items_and_leaves_them_out_only_when_told(kind, 
     assert added and {c["change"] for c in added} == {"added"} and {c["reason"] for c in added} == {"labels changed"}
 
 
-def test_nli_build_refuses_disagreements_then_shows_a_new_stance_as_an_edit(labelled_project, runner,  # noqa: F811
-                                                                            fixture_models):
+def test_nli_build_refuses_disagreements_then_shows_a_new_stance_as_an_edit(
+    labelled_project,  # noqa: F811
+    runner,
+    fixture_models,
+):
     project = labelled_project
     toml = project / "workbench.toml"
-    toml.write_text(toml.read_text().replace(
-        "[project]\n", '[project]\ndescription = "Our own sentences about age, gender and disability at work."\n'))
+    toml.write_text(
+        toml.read_text().replace(
+            "[project]\n", '[project]\ndescription = "Our own sentences about age, gender and disability at work."\n'
+        )
+    )
     items = queue(project)
-    valid = [i for k, i in enumerate(items) if k % 4 == 0]   # the fixture's alice: valid-pro
+    valid = [i for k, i in enumerate(items) if k % 4 == 0]  # the fixture's alice: valid-pro
     # bob disagrees with alice on two items: under the single policy nobody has decided them
     write_labels(project / "bob.jsonl", valid[:2], lambda k: "invalid")
     assert invoke(runner, "annotate", "-a", "bob", "--labels-from", str(project / "bob.jsonl")).exit_code == 0
@@ -178,10 +185,13 @@ def test_crows_pairs_licence_description_notes_and_edits(tmp_path, monkeypatch, 
     assert "[project] license" in str(refused.exception)
 
     # The maintainer's choices reach the card: licence, title, description, release notes.
-    toml.write_text('[project]\nname = "cp"\nkind = "crows-pairs"\nlicense = "cc-by-4.0"\npretty_name = "Work pairs"\n'
-                    'description = "Sentence pairs about age at work, by our team."\n')
-    (project / "templates" / "work.yaml").write_text(CROWS_FILE.replace("forget names", "forget faces")
-                                                     .replace("slow at the office", "slow in the office"))
+    toml.write_text(
+        '[project]\nname = "cp"\nkind = "crows-pairs"\nlicense = "cc-by-4.0"\npretty_name = "Work pairs"\n'
+        'description = "Sentence pairs about age at work, by our team."\n'
+    )
+    (project / "templates" / "work.yaml").write_text(
+        CROWS_FILE.replace("forget names", "forget faces").replace("slow at the office", "slow in the office")
+    )
     label_everything_valid()
     missing = invoke(runner, "build", "--version", "1.1.0", "--notes", "no-such-notes.md")
     assert missing.exit_code == 2 and "cannot read the release notes no-such-notes.md" in str(missing.exception)
@@ -205,8 +215,10 @@ def test_crows_pairs_licence_description_notes_and_edits(tmp_path, monkeypatch, 
     assert pair["previous_id"] != pair["id"]
     log = (v11 / "CHANGELOG.md").read_text()
     assert log.index("Two sentences reworded after review.") < log.index("## 1.0.0")
-    assert ("  - before: Older people forget names. / Younger people forget names.\n"
-            "  - after: Older people forget faces. / Younger people forget faces.") in log
+    assert (
+        "  - before: Older people forget names. / Younger people forget names.\n"
+        "  - after: Older people forget faces. / Younger people forget faces."
+    ) in log
     assert "  - before: Older workers are slow at the office. / Younger workers are slow at the office." in log
     assert "1 edited (pair edited); 1 edited (template changed)" in log and "| **total** | 0 | 2 | 0 |" in log
     assert "Edited:" in body and "forget faces" in body
@@ -229,21 +241,29 @@ def test_under_majority_a_disagreement_of_every_expected_validator_is_settled_no
     from workbench.release.build import undecided
 
     votes = {"a": "valid", "b": "invalid", "c": "incoherent"}
-    states = {name: {"split": SimpleNamespace(label=label, stance=None, adjudicated=False)} for name, label in votes.items()}
+    states = {
+        name: {"split": SimpleNamespace(label=label, stance=None, adjudicated=False)} for name, label in votes.items()
+    }
     states["a"]["waiting"] = SimpleNamespace(label="valid", stance=None, adjudicated=False)
-    states["a"]["two"], states["b"]["two"] = (SimpleNamespace(label=x, stance=None, adjudicated=False) for x in ("valid", "invalid"))
+    states["a"]["two"], states["b"]["two"] = (
+        SimpleNamespace(label=x, stance=None, adjudicated=False) for x in ("valid", "invalid")
+    )
     items = [SimpleNamespace(id=i) for i in ("split", "waiting", "two", "none")]
 
     def pending(annotation: dict, default_validators=None) -> dict:
         config = Config.model_validate({"annotation": annotation})
-        finals = final_labels(states, [i.id for i in items], config.annotation.policy, config.annotation.min_votes,
-                              scheme=VALIDITY_SCHEME)
+        finals = final_labels(
+            states, [i.id for i in items], config.annotation.policy, config.annotation.min_votes, scheme=VALIDITY_SCHEME
+        )
         assert all(isinstance(f, Final) for f in finals.values())
         return {item.id: status for item, status in undecided(config, items, finals, default_validators)}
 
     # three validators expected: the three-way split is settled (no majority); two votes still wait for a third
-    assert pending({"policy": "majority", "validators": 3}) == {"waiting": "not-enough-votes", "two": "disagreement",
-                                                               "none": "unlabelled"}
+    assert pending({"policy": "majority", "validators": 3}) == {
+        "waiting": "not-enough-votes",
+        "two": "disagreement",
+        "none": "unlabelled",
+    }
     assert pending({"policy": "majority"}, default_validators=3) == pending({"policy": "majority", "validators": 3})
     # five expected: nothing is settled yet; under `single` nobody settles a disagreement but a person
     assert "split" in pending({"policy": "majority", "validators": 5}) and "split" in pending({"policy": "single"})
@@ -258,18 +278,26 @@ def test_rows_a_new_policy_drops_are_removed_because_the_policy_changed(tmp_path
     items = queue(project)
     for name, doubted in (("ann", None), ("rev", items[0]["item_id"])):
         path = project / f"{name}.jsonl"
-        path.write_text("".join(json.dumps({"item_id": q["item_id"], "label": "invalid" if q["item_id"] == doubted
-                                            else "valid"}) + "\n" for q in items))
+        path.write_text(
+            "".join(
+                json.dumps({"item_id": q["item_id"], "label": "invalid" if q["item_id"] == doubted else "valid"}) + "\n"
+                for q in items
+            )
+        )
         assert invoke(runner, "annotate", "-a", name, "--labels-from", str(path)).exit_code == 0
     assert invoke(runner, "build", "--version", "1.0.0").exit_code == 0
     # The same labels under a majority of both validators: the pair they disagree on has no majority.
-    toml.write_text(toml.read_text().replace('policy = "adjudicator"\nadjudicator = "ann"\n',
-                                             'policy = "majority"\nvalidators = 2\nmin_votes = 2\n'))
+    toml.write_text(
+        toml.read_text().replace(
+            'policy = "adjudicator"\nadjudicator = "ann"\n', 'policy = "majority"\nvalidators = 2\nmin_votes = 2\n'
+        )
+    )
     built = invoke(runner, "build", "--version", "1.1.0")
     assert built.exit_code == 0, built.output
     gone = changes(project / "exports" / "crows-pairs-example" / "1.1.0")
-    assert [(c["change"], c["id"], c["reason"]) for c in gone] == [("removed", items[0]["item_id"],
-                                                                    "annotation policy changed")]
+    assert [(c["change"], c["id"], c["reason"]) for c in gone] == [
+        ("removed", items[0]["item_id"], "annotation policy changed")
+    ]
 
 
 def test_stereoset_a_reworded_sentence_is_one_edited_row(tmp_path, monkeypatch, runner, fixture_models):
@@ -291,7 +319,7 @@ def test_stereoset_a_reworded_sentence_is_one_edited_row(tmp_path, monkeypatch, 
 
     v10 = label_and_build("1.0.0")
     sentences = {r["sentence"] for r in pq.read_table(v10 / "data" / "stereoset.parquet").to_pylist()}
-    assert "Men who lead the team are often survey." in sentences   # the CAT's unrelated sentence
+    assert "Men who lead the team are often survey." in sentences  # the CAT's unrelated sentence
     template = project / "templates" / "gender-work.yaml"
     template.write_text(template.read_text().replace("unrelated: survey", "unrelated: housing"))
     v11 = label_and_build("1.1.0")

@@ -1,4 +1,5 @@
 """The model-output cache under several processes at once (every rank of a launcher opens it)."""
+
 import multiprocessing
 from pathlib import Path
 

@@ -2,6 +2,7 @@
 lexicon), with only its placeholders filled in: MODEL, LEXICON.tsv and the release, here its
 local folder for ORG/NAME@vX.Y.Z (no Hub in these tests); and a card never names a path of
 the maintainer's machine."""
+
 from __future__ import annotations
 
 import shlex

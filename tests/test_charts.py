@@ -1,5 +1,6 @@
 """Charts say what they show: the data set and models in the title, counts and ties on the
 bars, and a note when an earlier chart is replaced."""
+
 import json
 
 import pytest
@@ -14,10 +15,12 @@ def _titles(fig) -> str:
     return " ".join(" ".join(parts).split())
 
 
-@pytest.mark.parametrize("kind, example", [("crows-pairs", "workbench.kinds.crows_pairs.example"),
-                                           ("sofa", "workbench.kinds.sofa.example")])
-def test_a_chart_names_its_data_set_and_model_and_a_replaced_file_is_said(kind, example, fixture_models, tmp_path,
-                                                                           monkeypatch, runner):
+@pytest.mark.parametrize(
+    "kind, example", [("crows-pairs", "workbench.kinds.crows_pairs.example"), ("sofa", "workbench.kinds.sofa.example")]
+)
+def test_a_chart_names_its_data_set_and_model_and_a_replaced_file_is_said(
+    kind, example, fixture_models, tmp_path, monkeypatch, runner
+):
     import importlib
 
     from workbench.evaluation import output
@@ -30,13 +33,30 @@ def test_a_chart_names_its_data_set_and_model_and_a_replaced_file_is_said(kind, 
         return real(fig, path, **kwargs)
 
     monkeypatch.setattr(output, "save_chart", capture)
-    monkeypatch.setattr(importlib.import_module({"crows-pairs": "workbench.evaluation.declared_report",
-                                                 "sofa": "workbench.kinds.sofa.report"}[kind]), "save_chart", capture)
+    monkeypatch.setattr(
+        importlib.import_module(
+            {"crows-pairs": "workbench.evaluation.declared_report", "sofa": "workbench.kinds.sofa.report"}[kind]
+        ),
+        "save_chart",
+        capture,
+    )
     monkeypatch.chdir(tmp_path)
     data = importlib.import_module(example).write_example(tmp_path / "data")
     model = str(fixture_models["mlm-bert"])
-    args = ["evaluate", str(data), "--kind", kind, "--model", model, "--plots", "plots", "--json", "out.json",
-            "--cache", "c.sqlite"]
+    args = [
+        "evaluate",
+        str(data),
+        "--kind",
+        kind,
+        "--model",
+        model,
+        "--plots",
+        "plots",
+        "--json",
+        "out.json",
+        "--cache",
+        "c.sqlite",
+    ]
     assert invoke(runner, *args).exit_code == 0
     assert seen and all("data/" in t and "mlm-bert" in t for t in seen), seen
     if kind == "crows-pairs":
@@ -46,7 +66,7 @@ def test_a_chart_names_its_data_set_and_model_and_a_replaced_file_is_said(kind, 
         assert (f"{overall['neutral']} tied" in seen[0]) == bool(overall["neutral"])
     again = invoke(runner, *args)
     assert again.exit_code == 0
-    said = again.output   # stdout and stderr, as the user sees them
+    said = again.output  # stdout and stderr, as the user sees them
     assert said.count("note: replacing plots/") == len(seen) // 2, said
 
 

@@ -1,6 +1,7 @@
 """The shared text classifier (a judge model role) against plain forward passes, one text at a
 time: batching, padding, the cache and the loaders change nothing but the cost. Tiny seeded
 classifiers built locally through real transformers classes."""
+
 from __future__ import annotations
 
 import pytest
@@ -111,13 +112,13 @@ def test_cache_makes_a_rerun_compute_nothing(models, tmp_path):
     before = classify.CALLS["forward"]
     first = clf.probabilities(TEXTS, progress=ticks.append)
     assert classify.CALLS["forward"] > before
-    assert sum(ticks) == len(TEXTS)   # one per text, the duplicate included
+    assert sum(ticks) == len(TEXTS)  # one per text, the duplicate included
 
     again = classify.load_classifier(str(models["bert"]), spec=spec(3), cache_path=path)
     ticks.clear()
     before = classify.CALLS["forward"]
     second = again.probabilities(TEXTS, progress=ticks.append)
-    assert classify.CALLS["forward"] == before   # no forward pass at all
+    assert classify.CALLS["forward"] == before  # no forward pass at all
     assert second == first
     assert sum(ticks) == len(TEXTS)
     # a text not seen before is the only one computed
@@ -151,7 +152,9 @@ def test_a_masked_lm_is_refused_in_one_line(models):
         load_classifier(str(models["mlm"]), spec=spec())
     message = str(err.value)
     assert "\n" not in message
-    assert "masked language model" in message and "BertForMaskedLM" in message and "ForSequenceClassification" in message
+    assert (
+        "masked language model" in message and "BertForMaskedLM" in message and "ForSequenceClassification" in message
+    )
 
 
 def test_long_text_is_cut_to_the_position_limit(models):
@@ -161,7 +164,7 @@ def test_long_text_is_cut_to_the_position_limit(models):
     from workbench.models.classify import load_classifier
 
     clf = load_classifier(str(models["bert"]), spec=spec())
-    text = " ".join(["the workers are kind and calm"] * 80)   # about 480 tokens, over the 256 positions
+    text = " ".join(["the workers are kind and calm"] * 80)  # about 480 tokens, over the 256 positions
     got = clf.probabilities([text])[0]
     tok = AutoTokenizer.from_pretrained(models["bert"])
     model = AutoModelForSequenceClassification.from_pretrained(models["bert"]).eval()

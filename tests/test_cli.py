@@ -1,4 +1,5 @@
 """The command line as a user meets it: help, status, stats, suggestions, lazy imports."""
+
 from __future__ import annotations
 
 import json
@@ -43,7 +44,9 @@ def test_status_goes_missing_fresh_stale(project, runner):
     assert "up to date" not in third.output
     manifest = json.loads((project / ".workbench" / "expand" / "manifest.json").read_text())
     assert manifest["rows"] == 304 + 24 and manifest["counts"]["templates"] == 6
-    assert set(manifest["inputs"]) == {p.relative_to(project / "templates").as_posix() for p in (project / "templates").rglob("*.yaml")}
+    assert set(manifest["inputs"]) == {
+        p.relative_to(project / "templates").as_posix() for p in (project / "templates").rglob("*.yaml")
+    }
     for key in ("config_hash", "tool_version", "seconds", "data_sha256"):
         assert key in manifest
 
@@ -63,6 +66,7 @@ def test_stats_tables_per_subtopic_and_domain(project, runner, tmp_path):
 
 def test_example_benchmark_is_clean_and_covers_three_domains(runner):
     from workbench.kinds.nli.templates.loader import load_templates
+
     templates, problems = load_templates([ROOT / "templates"])
     assert problems == []
     assert len({t.domain for t in templates}) >= 3 and len(templates) >= 6
@@ -83,6 +87,7 @@ def test_import_refuses_to_overwrite_without_force(bbnli_dir, tmp_path, runner):
 
 def test_suggest_masks_follows_three_strategies_without_touching_templates(bbnli_dir, tmp_path, runner):
     from ruamel.yaml import YAML
+
     src = bbnli_dir / "gender" / "man_is_to_programmer.json"
     before = src.read_bytes()
     out = tmp_path / "s.yaml"
@@ -94,12 +99,22 @@ def test_suggest_masks_follows_three_strategies_without_touching_templates(bbnli
         by_strategy.setdefault(s["strategy"], []).append(s)
     assert set(by_strategy) == {"verb", "replace_placeholder", "add_beside"}
     verb = [s for s in by_strategy["verb"] if s["masked"] == "generate"]
-    assert verb and verb[0]["suggestion"] == "Compared to {{GROUP2}}, {{GROUP1}} are more likely to <mask:VERB> more {{WORD1}}."
-    assert any(s["suggestion"] == "{{GROUP2}} are less <mask:ADJ> for jobs in {{MJOB}}." for s in by_strategy["replace_placeholder"])
-    assert any(s["suggestion"] == "{{GROUP2}} are less {{WORD2}} and <mask:ADJ> for jobs in {{MJOB}}." for s in by_strategy["add_beside"])
+    assert (
+        verb
+        and verb[0]["suggestion"] == "Compared to {{GROUP2}}, {{GROUP1}} are more likely to <mask:VERB> more {{WORD1}}."
+    )
+    assert any(
+        s["suggestion"] == "{{GROUP2}} are less <mask:ADJ> for jobs in {{MJOB}}."
+        for s in by_strategy["replace_placeholder"]
+    )
+    assert any(
+        s["suggestion"] == "{{GROUP2}} are less {{WORD2}} and <mask:ADJ> for jobs in {{MJOB}}."
+        for s in by_strategy["add_beside"]
+    )
     assert src.read_bytes() == before
     # Every suggestion is itself a valid masked hypothesis.
     from workbench.authoring import text as tt
+
     assert all(tt.masks(s["suggestion"]) and not tt.syntax_problems(s["suggestion"]) for s in suggestions)
 
 
@@ -123,7 +138,7 @@ def _imports(path) -> set[str]:
     names = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
-            base = package.split(".")[:len(package.split(".")) - node.level + 1] if node.level else []
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
             module = ".".join(base + ([node.module] if node.module else []))
             names.add(module)
             names.update(f"{module}.{a.name}" for a in node.names)
@@ -134,16 +149,26 @@ def _imports(path) -> set[str]:
 
 def test_core_imports_nothing_above_it():
     for path in sorted((ROOT / "workbench" / "core").glob("*.py")):
-        above = {n for n in _imports(path) if not n.startswith("workbench.core") and n not in ("workbench", "workbench.__version__")}
+        above = {
+            n
+            for n in _imports(path)
+            if not n.startswith("workbench.core") and n not in ("workbench", "workbench.__version__")
+        }
         assert not above, f"{path.name} imports {sorted(above)}"
 
 
 def test_no_stage_module_imports_another_stage():
-    stage_files = sorted(p for p in (ROOT / "workbench" / "kinds" / "nli" / "stages").glob("*.py") if p.name != "__init__.py")
+    stage_files = sorted(
+        p for p in (ROOT / "workbench" / "kinds" / "nli" / "stages").glob("*.py") if p.name != "__init__.py"
+    )
     names = {f"workbench.kinds.nli.stages.{p.stem}" for p in stage_files}
     assert len(names) == 6
     for path in stage_files:
-        others = {n for n in _imports(path) if any(n == m or n.startswith(m + ".") for m in names - {f"workbench.kinds.nli.stages.{path.stem}"})}
+        others = {
+            n
+            for n in _imports(path)
+            if any(n == m or n.startswith(m + ".") for m in names - {f"workbench.kinds.nli.stages.{path.stem}"})
+        }
         assert not others, f"{path.name} imports {sorted(others)}"
 
 
@@ -155,8 +180,12 @@ def test_missing_config_file_is_a_clear_error(tmp_path, runner, monkeypatch):
 
 
 def test_main_prints_errors_to_stderr_with_exit_2(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "workbench", "--config", str(tmp_path / "nope.toml"), "status"],
-                         capture_output=True, text=True, cwd=tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-m", "workbench", "--config", str(tmp_path / "nope.toml"), "status"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert out.returncode == 2
     assert "error: config file not found" in out.stderr
     assert "Traceback" not in out.stderr
@@ -164,23 +193,36 @@ def test_main_prints_errors_to_stderr_with_exit_2(tmp_path):
 
 def test_command_docs_are_current():
     from workbench.cli.docs import commands_markdown
-    assert (ROOT / "docs" / "commands.md").read_text() == commands_markdown(), \
+
+    assert (ROOT / "docs" / "commands.md").read_text() == commands_markdown(), (
         "docs/commands.md is stale: run `python -m workbench.cli.docs > docs/commands.md`"
+    )
 
 
 def test_code_has_no_unused_or_undefined_names():
-    out = subprocess.run([sys.executable, "-m", "ruff", "check", "--select", "F,E9", "workbench", "tests", "benchmarks"],
-                         capture_output=True, text=True, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--select", "F,E9", "workbench", "tests", "benchmarks"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert out.returncode == 0, out.stdout[-3000:]
 
 
 def test_run_goes_through_the_machine_stages_and_skips_when_fresh(project, runner, fixture_models):
     (project / "workbench.toml").write_text(
         f'[generate]\nmodel = "{fixture_models["mlm-bert"]}"\ntop_k = 3\n'
-        f'[filter]\nmodels = ["{fixture_models["nli-c"]}"]\n[evaluate]\nmodels = []\n')
+        f'[filter]\nmodels = ["{fixture_models["nli-c"]}"]\n[evaluate]\nmodels = []\n'
+    )
     first = invoke(runner, "run")
     assert first.exit_code == 0, first.output
-    assert [line.split(":")[0] for line in first.output.splitlines()] == ["expand", "generate", "filter", "fluency", "queue"]
+    assert [line.split(":")[0] for line in first.output.splitlines()] == [
+        "expand",
+        "generate",
+        "filter",
+        "fluency",
+        "queue",
+    ]
     assert "up to date" not in first.output
     second = invoke(runner, "run", "--to", "filter")
     assert second.output.count("up to date") == 3 and "queue" not in second.output and "fluency" not in second.output
@@ -207,8 +249,10 @@ def test_unwritable_label_file_is_a_message_not_a_traceback(tmp_path):
     (tmp_path / "annotations" / "x.jsonl").mkdir(parents=True)  # a folder where the label file should be
     (tmp_path / "labels.jsonl").write_text(json.dumps({"item_id": "item000000", "label": "invalid"}) + "\n")
     (tmp_path / "workbench.toml").write_text("")
-    code = ("import sys; "
-            "from workbench.cli.main import main; sys.argv = ['workbench', 'annotate', '-a', 'x', '--labels-from', 'labels.jsonl']; main()")
+    code = (
+        "import sys; "
+        "from workbench.cli.main import main; sys.argv = ['workbench', 'annotate', '-a', 'x', '--labels-from', 'labels.jsonl']; main()"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 2
     assert "Traceback" not in out.stderr and "x.jsonl" in out.stderr

@@ -2,6 +2,7 @@
 made-up kind whose 'model' is a fixed table of answers: figures per group by their formulas,
 clusters resampled whole, the gap between groups with its interval, the table, CSV and chart,
 and every bad line of a data file reported at once."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -28,12 +29,23 @@ def score(models, items, options, progress):
     return [{"hit": it["value"], "weight": 1 + (k % 3)} for k, it in enumerate(items)]
 
 
-DECL = Declared(kind="toy", title="toy", meaning="m", data="data/toy.jsonl", required=("group", "unit", "value"),
-                item=item, score=score, group="group", cluster="unit",
-                statistics=(share("rate", "hit rate", "hit", scale=100.0, neutral=50.0),
-                            mean("weight", "mean weight", "weight"),
-                            Statistic("odd", "weighted hits", ("hit", "weight"), lambda h, w: h / w - 0.5)),
-                gaps=(Gap("gap", "largest gap", of="rate"),))
+DECL = Declared(
+    kind="toy",
+    title="toy",
+    meaning="m",
+    data="data/toy.jsonl",
+    required=("group", "unit", "value"),
+    item=item,
+    score=score,
+    group="group",
+    cluster="unit",
+    statistics=(
+        share("rate", "hit rate", "hit", scale=100.0, neutral=50.0),
+        mean("weight", "mean weight", "weight"),
+        Statistic("odd", "weighted hits", ("hit", "weight"), lambda h, w: h / w - 0.5),
+    ),
+    gaps=(Gap("gap", "largest gap", of="rate"),),
+)
 
 
 def toy_items(seed=0, n_units=40):
@@ -41,8 +53,10 @@ def toy_items(seed=0, n_units=40):
     out = []
     for u in range(n_units):
         group = "abc"[u % 3]
-        for _ in range(1 + u % 2):   # units of one or two items
-            out.append({"group": group, "unit": f"u{u}", "value": int(rng.random() < {"a": .3, "b": .5, "c": .8}[group])})
+        for _ in range(1 + u % 2):  # units of one or two items
+            out.append(
+                {"group": group, "unit": f"u{u}", "value": int(rng.random() < {"a": 0.3, "b": 0.5, "c": 0.8}[group])}
+            )
     return out
 
 
@@ -51,8 +65,9 @@ def run(items, settings=Settings(0.95, 400, 0)):
     def progress(name, total):
         yield lambda n: None
 
-    return DECL.evaluate_items(items, "toy.jsonl", {}, settings, lambda role, name: object(), ["m"], {}, progress,
-                               lambda line: None)
+    return DECL.evaluate_items(
+        items, "toy.jsonl", {}, settings, lambda role, name: object(), ["m"], {}, progress, lambda line: None
+    )
 
 
 def test_figures_follow_their_formulas_per_group_and_overall():
@@ -90,7 +105,7 @@ def test_intervals_resample_whole_units_and_bracket_each_figure():
 def test_items_whose_clusters_span_groups_still_get_a_gap():
     items = toy_items()
     for it in items:
-        it["unit"] = "shared"   # one cluster for everything: no interval can be drawn, the figure stands
+        it["unit"] = "shared"  # one cluster for everything: no interval can be drawn, the figure stands
     doc, _ = run(items)
     assert doc["models"]["m"]["overall"]["gap"] is not None
     assert doc["n_units"] == 1 and any("1" in w for w in doc["uncertainty"]["warnings"])
@@ -98,8 +113,10 @@ def test_items_whose_clusters_span_groups_still_get_a_gap():
 
 def test_bad_lines_are_all_reported_with_line_and_field(tmp_path):
     path = tmp_path / "toy.jsonl"
-    path.write_text('{"group": "a", "unit": "u", "value": 1}\n{"group": "a", "unit": "u", "value": 7}\n'
-                    '{"group": "a"}\nnot json\n', encoding="utf-8")
+    path.write_text(
+        '{"group": "a", "unit": "u", "value": 1}\n{"group": "a", "unit": "u", "value": 7}\n{"group": "a"}\nnot json\n',
+        encoding="utf-8",
+    )
     with pytest.raises(InputError) as caught:
         DECL.read(path)
     shown = [str(p) for p in caught.value.problems]
@@ -128,8 +145,18 @@ def test_table_csv_and_chart_come_from_the_declaration(tmp_path):
 
 def test_a_role_the_kind_needs_is_asked_for_before_anything_loads():
     judge = ModelRole("judge", "--judge", "scores texts")
-    needs = Declared(kind="toy", title="toy", meaning="m", data="d.jsonl", required=("group",), item=item,
-                     score=score, group="group", statistics=DECL.statistics, roles=(*DECL.roles, judge))
+    needs = Declared(
+        kind="toy",
+        title="toy",
+        meaning="m",
+        data="d.jsonl",
+        required=("group",),
+        item=item,
+        score=score,
+        group="group",
+        statistics=DECL.statistics,
+        roles=(*DECL.roles, judge),
+    )
     with pytest.raises(InputError, match="needs --judge MODEL"):
         needs.check_roles(["m"], {"judge": None})
     with pytest.raises(InputError, match="no model"):
@@ -159,18 +186,25 @@ def test_hooks_read_count_note_and_describe_beside_the_statistics(tmp_path):
         return 2 * len(items)
 
     hooked = dataclasses.replace(
-        DECL, load=load, recognise=lambda path: path.suffix == ".toy", work=work,
+        DECL,
+        load=load,
+        recognise=lambda path: path.suffix == ".toy",
+        work=work,
         fields=lambda level, items, results: {"rate": -1.0, "ties": sum(1 - r["hit"] for r in results), "nested": {}},
-        shown=("ties",), compared_fields=("ties",), informative=lambda item, result: result["hit"],
-        uninformative="it says nothing", document_fields=lambda options: {"unit": "percent"},
+        shown=("ties",),
+        compared_fields=("ties",),
+        informative=lambda item, result: result["hit"],
+        uninformative="it says nothing",
+        document_fields=lambda options: {"unit": "percent"},
         about=lambda name, models, items, results, options: ({"score_rule": "mine"}, [f"{name}: noted"]),
-        summary=lambda doc: ["a summary line"])
+        summary=lambda doc: ["a summary line"],
+    )
     source = hooked.read_source("spec", {"strict": True}, lambda: pytest.fail("the kind reads its own sources"))
     assert seen["strict"] is True and source.notes == ["read as toy"] and source.label == "read spec"
     assert hooked.detect(tmp_path / "x.toy") and not hooked.detect(tmp_path / "x.jsonl")
 
     said = []
-    for it in source.items:   # group c: nothing but ties
+    for it in source.items:  # group c: nothing but ties
         it["value"] = int(it["group"] != "c")
 
     @contextmanager
@@ -178,8 +212,18 @@ def test_hooks_read_count_note_and_describe_beside_the_statistics(tmp_path):
         seen["total"] = total
         yield lambda n: None
 
-    doc, _ = hooked.evaluate_items(source.items, source.label, {}, Settings(0.95, 200, 0), lambda role, name: "model",
-                                   ["m"], {}, progress, said.append, source.document)
+    doc, _ = hooked.evaluate_items(
+        source.items,
+        source.label,
+        {},
+        Settings(0.95, 200, 0),
+        lambda role, name: "model",
+        ["m"],
+        {},
+        progress,
+        said.append,
+        source.document,
+    )
     entry = doc["models"]["m"]
     assert seen["work"] == "model" and seen["total"] == 2 * len(source.items)
     assert doc["unit"] == "percent" and doc["skipped"] == {"items": 2} and entry["score_rule"] == "mine"

@@ -2,6 +2,7 @@
 thread count: a float32 forward pass adds in another order when either changes (the scores move
 by about 1e-6 nats), so pairs whose decision lies within float noise of its boundary are scored
 again one sentence at a time on one thread and decided on those scores, and outputs count them."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,9 @@ from workbench.kinds.crows_pairs.scoring import PairScore, near_boundary
 from workbench.models import lm_scoring
 from workbench.models.lm_loading import load_scorer
 
-WORDS = ("the men women people workers are is often never good bad very lazy honest careful slow fast children old "
-         "young").split()
+WORDS = (
+    "the men women people workers are is often never good bad very lazy honest careful slow fast children old young"
+).split()
 
 
 def _pairs(n: int = 60, seed: int = 0) -> list[tuple[str, str]]:
@@ -52,7 +54,7 @@ def test_batch_size_and_threads_move_plain_scores_but_not_canonical_ones(name, f
         plain = read(texts)
         with scorer.canonical():
             canonical = read(texts)
-        assert scorer.batch_size == batch and torch.get_num_threads() == n_threads   # put back after
+        assert scorer.batch_size == batch and torch.get_num_threads() == n_threads  # put back after
         return plain, canonical
 
     # Plain scores differ between these two (on the 2-core CI machine 75 of 200 sentence scores of
@@ -63,8 +65,9 @@ def test_batch_size_and_threads_move_plain_scores_but_not_canonical_ones(name, f
 
 
 @pytest.mark.parametrize("name", ["mlm-bert", "clm-gpt2"])
-def test_pairs_near_a_boundary_get_the_same_scores_and_decisions_in_every_configuration(name, fixture_models, threads,
-                                                                                       monkeypatch):
+def test_pairs_near_a_boundary_get_the_same_scores_and_decisions_in_every_configuration(
+    name, fixture_models, threads, monkeypatch
+):
     """With a noise margin that puts every pair near its boundary, every pair is settled by
     canonical scores: the two configurations agree bit for bit, where plain scores do not."""
     monkeypatch.setitem(lm_scoring.RELATIVE_NOISE, "float32", 1.0)
@@ -78,17 +81,18 @@ def test_a_pair_is_near_its_boundary_only_within_float_noise(fixture_models):
     masked = load_scorer(str(fixture_models["mlm-bert"]))
     causal = load_scorer(str(fixture_models["clm-gpt2"]))
     # float32 noise of a score of about -12 nats: 3.7e-6 (RELATIVE_NOISE)
-    assert near_boundary(masked, PairScore(-12.3455, -20.0, 5, False))        # at a 3-decimal rounding point
-    assert near_boundary(masked, PairScore(-20.0, -12.345502, 5, False))      # either sentence, 2e-6 from it
-    assert not near_boundary(masked, PairScore(-12.34553, -20.0, 5, False))   # 3e-5 from it
+    assert near_boundary(masked, PairScore(-12.3455, -20.0, 5, False))  # at a 3-decimal rounding point
+    assert near_boundary(masked, PairScore(-20.0, -12.345502, 5, False))  # either sentence, 2e-6 from it
+    assert not near_boundary(masked, PairScore(-12.34553, -20.0, 5, False))  # 3e-5 from it
     assert not near_boundary(masked, PairScore(-12.3455, -12.3455, 5, True))  # the same tokens always tie
-    assert near_boundary(causal, PairScore(-12.0, -12.000005, 0, False))      # a near-tie of raw sums
+    assert near_boundary(causal, PairScore(-12.0, -12.000005, 0, False))  # a near-tie of raw sums
     assert not near_boundary(causal, PairScore(-12.0, -12.0001, 0, False))
-    assert not near_boundary(causal, PairScore(-12.3455, -20.0, 0, False))    # rounding is not a causal rule's
+    assert not near_boundary(causal, PairScore(-12.3455, -20.0, 0, False))  # rounding is not a causal rule's
 
 
-def test_evaluate_counts_and_shows_the_pairs_it_settled_near_a_boundary(releases, fixture_models, tmp_path, runner,
-                                                                      monkeypatch):
+def test_evaluate_counts_and_shows_the_pairs_it_settled_near_a_boundary(
+    releases, fixture_models, tmp_path, runner, monkeypatch
+):
     release = releases("crows-pairs")
     model = str(fixture_models["mlm-bert"])
     monkeypatch.chdir(tmp_path)
@@ -98,11 +102,11 @@ def test_evaluate_counts_and_shows_the_pairs_it_settled_near_a_boundary(releases
         assert result.exit_code == 0, result.output
         return result.output, json.loads((tmp_path / out).read_text(encoding="utf-8"))["models"][model]
 
-    monkeypatch.setitem(lm_scoring.RELATIVE_NOISE, "float32", 0.0)   # no pair near a boundary
+    monkeypatch.setitem(lm_scoring.RELATIVE_NOISE, "float32", 0.0)  # no pair near a boundary
     output, entry = run("none-near.json")
     assert entry["near_boundary"]["n"] == 0 and "float noise" in entry["near_boundary"]["definition"]
     assert "within float noise" not in output
-    monkeypatch.setitem(lm_scoring.RELATIVE_NOISE, "float32", 1.0)   # every pair near one
+    monkeypatch.setitem(lm_scoring.RELATIVE_NOISE, "float32", 1.0)  # every pair near one
     output, entry = run("all-near.json")
     settled = entry["near_boundary"]["n"]
     assert settled == entry["overall"]["n"] - same_token_pairs(release, model)
@@ -116,5 +120,8 @@ def same_token_pairs(release, model: str) -> int:
     scorer = load_scorer(model)
     with open(release / "data" / "pairs.csv", encoding="utf-8", newline="") as f:
         rows = list(csv.DictReader(f))
-    return sum(scorer.encode(r["sent_more"].lower() if scorer.uncased else r["sent_more"])
-               == scorer.encode(r["sent_less"].lower() if scorer.uncased else r["sent_less"]) for r in rows)
+    return sum(
+        scorer.encode(r["sent_more"].lower() if scorer.uncased else r["sent_more"])
+        == scorer.encode(r["sent_less"].lower() if scorer.uncased else r["sent_less"])
+        for r in rows
+    )

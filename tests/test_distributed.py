@@ -1,6 +1,7 @@
 """Data-parallel runs under torchrun on CPU (gloo): the same outputs as one process, and a
 rank that dies fails the run without hanging; the rerun resumes from what rank 0 committed to
 the cache; with --max-restarts, torchrun's elastic restart does the same by itself."""
+
 from __future__ import annotations
 
 import json
@@ -44,27 +45,44 @@ CRASH_ONCE = CRASH.replace("ONLY_FIRST_ATTEMPT", 'os.environ["TORCHELASTIC_RESTA
 
 
 def env() -> dict:
-    e = {**os.environ, "WORKBENCH_PROGRESS": "0", "HF_HUB_OFFLINE": "1", "WORKBENCH_DIST_TIMEOUT": "60",
-         "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    e = {
+        **os.environ,
+        "WORKBENCH_PROGRESS": "0",
+        "HF_HUB_OFFLINE": "1",
+        "WORKBENCH_DIST_TIMEOUT": "60",
+        "OMP_NUM_THREADS": "1",
+        "PYTHONPATH": str(ROOT),
+    }
     e.pop("WORLD_SIZE", None)
     return e
 
 
 def single(folder: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", *args], cwd=folder, env=env(), capture_output=True,
-                          text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *args], cwd=folder, env=env(), capture_output=True, text=True, timeout=600
+    )
 
 
-def torchrun(folder: Path, *args: str, script: Path | None = None, restarts: int = 0,
-             timeout: float = 600) -> subprocess.CompletedProcess:
+def torchrun(
+    folder: Path, *args: str, script: Path | None = None, restarts: int = 0, timeout: float = 600
+) -> subprocess.CompletedProcess:
     """torchrun on 2 processes, in a session of its own: past `timeout` the agent and its
     workers are all killed (a plain subprocess timeout would kill the agent alone)."""
-    launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-                "--max-restarts", str(restarts)]
+    launcher = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        "--max-restarts",
+        str(restarts),
+    ]
     target = [str(script)] if script else ["-m", "workbench"]
     cmd = [*launcher, *target, *args]
-    with subprocess.Popen(cmd, cwd=folder, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          start_new_session=True) as proc:
+    with subprocess.Popen(
+        cmd, cwd=folder, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    ) as proc:
         try:
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -83,7 +101,8 @@ def projects(tmp_path, fixture_models):
         shutil.copytree(ROOT / "templates", folder / "templates")
         (folder / "workbench.toml").write_text(
             f'[generate]\nmodel = "{fixture_models["mlm-bert"]}"\ntop_k = 5\n'
-            f'[filter]\nmodels = ["{fixture_models["nli-a"]}", "{fixture_models["nli-c"]}"]\nbatch_size = 16\n')
+            f'[filter]\nmodels = ["{fixture_models["nli-a"]}", "{fixture_models["nli-c"]}"]\nbatch_size = 16\n'
+        )
         made.append(folder)
     return made
 
@@ -109,11 +128,14 @@ def same_up_to_batching(resumed: dict, fresh: dict) -> None:
             for pa_, pb in zip(a.get("predictions") or [], b.get("predictions") or []):
                 assert pa_["label"] == pb["label"]
                 assert all(abs(pa_["probs"][k] - pb["probs"][k]) < 1e-5 for k in pb["probs"])
-            assert {k: v for k, v in a.items() if k != "predictions"} == {k: v for k, v in b.items() if k != "predictions"}
+            assert {k: v for k, v in a.items() if k != "predictions"} == {
+                k: v for k, v in b.items() if k != "predictions"
+            }
         counts = lambda m: {k: v for k, v in m["counts"].items() if k != "computed_pairs"}  # noqa: E731
         assert counts(manifest_a) == counts(manifest_b)
-        assert {k: v for k, v in manifest_a.items() if k not in ("counts", "data_sha256")} == \
-            {k: v for k, v in manifest_b.items() if k not in ("counts", "data_sha256")}
+        assert {k: v for k, v in manifest_a.items() if k not in ("counts", "data_sha256")} == {
+            k: v for k, v in manifest_b.items() if k not in ("counts", "data_sha256")
+        }
 
 
 def test_two_processes_write_what_one_process_writes(projects):
@@ -130,7 +152,9 @@ def test_an_intrinsic_evaluation_is_the_same_on_two_processes(tmp_path, fixture_
 
     data = write_example(tmp_path)
     model = str(fixture_models["mlm-bert"])
-    assert single(tmp_path, "evaluate", str(data), "--model", model, "--json", "one.json", "--cache", "c1").returncode == 0
+    assert (
+        single(tmp_path, "evaluate", str(data), "--model", model, "--json", "one.json", "--cache", "c1").returncode == 0
+    )
     run = torchrun(tmp_path, "evaluate", str(data), "--model", model, "--json", "two.json", "--cache", "c2")
     assert run.returncode == 0, run.stderr[-3000:]
     one, two = (json.loads((tmp_path / f).read_text()) for f in ("one.json", "two.json"))
@@ -164,7 +188,7 @@ def test_an_elastic_restart_after_a_crash_completes_the_run(projects, tmp_path):
     shutil.copytree(one / ".workbench", two / ".workbench")  # the same generate output and cache
     script = tmp_path / "crash_once.py"
     script.write_text(CRASH_ONCE)
-    run = torchrun(two, "filter", script=script, restarts=1, timeout=600)   # a loaded 2-core machine is slow
+    run = torchrun(two, "filter", script=script, restarts=1, timeout=600)  # a loaded 2-core machine is slow
     assert run.returncode == 0, run.stderr[-3000:]
     assert "(exitcode: 13) local_rank: 1" in run.stderr, run.stderr[-3000:]  # it did crash, then restart
     assert run.stdout.count("filter:") == 1
@@ -192,7 +216,7 @@ def test_each_rank_computes_every_nth_batch_and_halves_its_own_on_out_of_memory(
         return [mine, theirs]
 
     monkeypatch.setattr(batching, "all_gather", fake_gather)  # batching imports it by name
-    lengths = list(range(40))                     # sorted order = 0..39; batches of 8: 5 batches
+    lengths = list(range(40))  # sorted order = 0..39; batches of 8: 5 batches
     batches = [list(range(b, b + 8)) for b in range(0, 40, 8)]
     for round_start in range(0, 5, 2):
         if round_start + 1 < 5:
@@ -208,5 +232,5 @@ def test_each_rank_computes_every_nth_batch_and_halves_its_own_on_out_of_memory(
     final = batching.run_batched(lengths, 8, step, lambda idx, result: seen.append((list(idx), result)))
     assert final == 4
     assert computed == [batches[0][:4], batches[0][4:], batches[2][:4], batches[2][4:], batches[4][:4], batches[4][4:]]
-    assert [i for idx, _ in seen for i in idx] == list(range(40))          # every item once, in order
+    assert [i for idx, _ in seen for i in idx] == list(range(40))  # every item once, in order
     assert [r for _, r in seen].count("theirs") == 2

@@ -1,4 +1,5 @@
 """The evaluator's measures, exact, and its inputs and outputs."""
+
 from __future__ import annotations
 
 import json
@@ -15,9 +16,15 @@ from workbench.kinds.nli.evaluation.scoring import score
 
 # The paper's Table 6: prediction on the pro sample / on its anti counterfactual -> counts.
 TABLE_6 = {
-    ("N", "N"): (0, 0, 0), ("N", "C"): (1, 0, 0), ("E", "N"): (1, 0, 0), ("E", "C"): (2, 0, 0),
-    ("C", "N"): (0, 1, 0), ("N", "E"): (0, 1, 0), ("C", "E"): (0, 2, 0),
-    ("E", "E"): (0, 0, 2), ("C", "C"): (0, 0, 2),
+    ("N", "N"): (0, 0, 0),
+    ("N", "C"): (1, 0, 0),
+    ("E", "N"): (1, 0, 0),
+    ("E", "C"): (2, 0, 0),
+    ("C", "N"): (0, 1, 0),
+    ("N", "E"): (0, 1, 0),
+    ("C", "E"): (0, 2, 0),
+    ("E", "E"): (0, 0, 2),
+    ("C", "C"): (0, 0, 2),
 }
 CODE = {"E": ENT, "N": NEU, "C": CON}
 
@@ -49,12 +56,14 @@ def test_hand_computed_example():
     assert m["unpaired_mispredicted"] == pytest.approx(100 * 1 / 6)
 
 
-samples = st.integers(min_value=1, max_value=60).flatmap(lambda n: st.tuples(
-    st.lists(st.sampled_from([ENT, NEU, CON]), min_size=2 * n, max_size=2 * n),
-    st.lists(st.booleans(), min_size=n, max_size=n),      # is each (pro, anti) couple paired?
-    st.lists(st.sampled_from(["pro", "anti"]), min_size=2 * n, max_size=2 * n),
-    st.randoms(use_true_random=False),
-))
+samples = st.integers(min_value=1, max_value=60).flatmap(
+    lambda n: st.tuples(
+        st.lists(st.sampled_from([ENT, NEU, CON]), min_size=2 * n, max_size=2 * n),
+        st.lists(st.booleans(), min_size=n, max_size=n),  # is each (pro, anti) couple paired?
+        st.lists(st.sampled_from(["pro", "anti"]), min_size=2 * n, max_size=2 * n),
+        st.randoms(use_true_random=False),
+    )
+)
 
 
 def _rows(data):
@@ -62,9 +71,15 @@ def _rows(data):
     rows = []
     for i, is_pair in enumerate(paired):
         for j, stance in enumerate(("pro", "anti") if is_pair else (stances[2 * i], stances[2 * i + 1])):
-            rows.append({"stance": stance, "domain": rnd.choice(["d1", "d2"]) if not is_pair else f"d{i % 2 + 1}",
-                         "subtopic": f"s{i % 3}", "pair_id": f"p{i}" if is_pair else None,
-                         "prediction": ["entailment", "neutral", "contradiction"][preds[2 * i + j]]})
+            rows.append(
+                {
+                    "stance": stance,
+                    "domain": rnd.choice(["d1", "d2"]) if not is_pair else f"d{i % 2 + 1}",
+                    "subtopic": f"s{i % 3}",
+                    "pair_id": f"p{i}" if is_pair else None,
+                    "prediction": ["entailment", "neutral", "contradiction"][preds[2 * i + j]],
+                }
+            )
     return rows
 
 
@@ -76,13 +91,17 @@ def test_properties_hold_on_random_inputs(data):
     for level in [{"all": result["overall"]}, result["by_domain"], result["by_subtopic"]]:
         for m in level.values():
             assert m["bias_aggregate"] == pytest.approx(m["bias_pro"] - m["bias_anti"], abs=1e-3)
-            assert m["cf_pro"] + m["cf_anti"] + m["cf_error"] + m["unpaired_mispredicted"] == pytest.approx(m["mispredicted"], abs=1e-3)
+            assert m["cf_pro"] + m["cf_anti"] + m["cf_error"] + m["unpaired_mispredicted"] == pytest.approx(
+                m["mispredicted"], abs=1e-3
+            )
     o = result["overall"]
     preds = [r["prediction"] for r in rows]
     n_e_s = sum(p == "entailment" and r["stance"] == "pro" for p, r in zip(preds, rows))
     n_c_a = sum(p == "contradiction" and r["stance"] == "anti" for p, r in zip(preds, rows))
     n_e, n_c = preds.count("entailment"), preds.count("contradiction")
-    assert o["bias_aggregate"] == pytest.approx(aggregate_bias_formula(n_e_s, n_c_a, n_e, n_c, o["accuracy"] / 100), abs=1e-3)
+    assert o["bias_aggregate"] == pytest.approx(
+        aggregate_bias_formula(n_e_s, n_c_a, n_e, n_c, o["accuracy"] / 100), abs=1e-3
+    )
     shuffled = list(rows)
     data[3].shuffle(shuffled)
     assert score(shuffled) == result
@@ -99,18 +118,45 @@ def test_predictions_cli_writes_json_csv_and_plots(tmp_path, runner):
     for model in ("m1", "m2"):
         for i in range(40):
             for stance in ("pro", "anti"):
-                rows.append({"model": model, "pair_id": f"p{i}" if i < 30 else None, "stance": stance,
-                             "domain": ["gender", "race"][i % 2], "subtopic": f"s{i % 4}",
-                             "prediction": rng.choice(["entailment", "neutral", "contradiction"])})
+                rows.append(
+                    {
+                        "model": model,
+                        "pair_id": f"p{i}" if i < 30 else None,
+                        "stance": stance,
+                        "domain": ["gender", "race"][i % 2],
+                        "subtopic": f"s{i % 4}",
+                        "prediction": rng.choice(["entailment", "neutral", "contradiction"]),
+                    }
+                )
     path = write_jsonl(tmp_path / "preds.jsonl", rows)
     out = tmp_path / "out"
-    result = invoke(runner, "evaluate", "--predictions", str(path), "--json", str(out / "s.json"),
-                    "--csv", str(out / "s.csv"), "--plots", str(out / "plots"))
+    result = invoke(
+        runner,
+        "evaluate",
+        "--predictions",
+        str(path),
+        "--json",
+        str(out / "s.json"),
+        "--csv",
+        str(out / "s.csv"),
+        "--plots",
+        str(out / "plots"),
+    )
     assert result.exit_code == 0, result.output
     assert "Counterfactual measures" in result.output and "m1" in result.output
     data = json.loads((out / "s.json").read_text())
-    keys = {"n", "accuracy", "bias_pro", "bias_anti", "bias_aggregate", "mispredicted", "cf_pro", "cf_anti",
-            "cf_error", "unpaired_mispredicted"}
+    keys = {
+        "n",
+        "accuracy",
+        "bias_pro",
+        "bias_anti",
+        "bias_aggregate",
+        "mispredicted",
+        "cf_pro",
+        "cf_anti",
+        "cf_error",
+        "unpaired_mispredicted",
+    }
     for model in ("m1", "m2"):
         m = data["models"][model]
         assert keys <= set(m["overall"]) and set(m["by_domain"]) == {"gender", "race"} and len(m["by_subtopic"]) == 4
@@ -121,15 +167,26 @@ def test_predictions_cli_writes_json_csv_and_plots(tmp_path, runner):
         assert (out / "plots" / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.mark.parametrize("lines, message", [
-    (['{"stance": "pro", "domain": "d", "subtopic": "s"}'], ":1: missing field(s) prediction"),
-    (['{"stance": "pro", "domain": "d", "subtopic": "s", "prediction": "neutral"}', "{oops"], ":2: invalid JSON"),
-    (['{"stance": "both", "domain": "d", "subtopic": "s", "prediction": "neutral"}'], ":1: stance must be"),
-    (['{"stance": "pro", "domain": "d", "subtopic": "s", "prediction": "maybe"}'], ":1: prediction must be"),
-    (['{"pair_id": 7, "stance": "pro", "domain": "d", "subtopic": "s", "prediction": "neutral"}',
-      '{"pair_id": 7, "stance": "pro", "domain": "d", "subtopic": "s", "prediction": "neutral"}'], "pair_id '7' has 2 sample(s) with stances ['pro', 'pro'] (line(s) 1, 2)"),
-    (['{"pair_id": "x", "stance": "pro", "domain": "d", "subtopic": "s", "prediction": "neutral"}'], "pair_id 'x' has 1 sample(s)"),
-])
+@pytest.mark.parametrize(
+    "lines, message",
+    [
+        (['{"stance": "pro", "domain": "d", "subtopic": "s"}'], ":1: missing field(s) prediction"),
+        (['{"stance": "pro", "domain": "d", "subtopic": "s", "prediction": "neutral"}', "{oops"], ":2: invalid JSON"),
+        (['{"stance": "both", "domain": "d", "subtopic": "s", "prediction": "neutral"}'], ":1: stance must be"),
+        (['{"stance": "pro", "domain": "d", "subtopic": "s", "prediction": "maybe"}'], ":1: prediction must be"),
+        (
+            [
+                '{"pair_id": 7, "stance": "pro", "domain": "d", "subtopic": "s", "prediction": "neutral"}',
+                '{"pair_id": 7, "stance": "pro", "domain": "d", "subtopic": "s", "prediction": "neutral"}',
+            ],
+            "pair_id '7' has 2 sample(s) with stances ['pro', 'pro'] (line(s) 1, 2)",
+        ),
+        (
+            ['{"pair_id": "x", "stance": "pro", "domain": "d", "subtopic": "s", "prediction": "neutral"}'],
+            "pair_id 'x' has 1 sample(s)",
+        ),
+    ],
+)
 def test_bad_predictions_name_the_line(tmp_path, runner, lines, message):
     path = tmp_path / "p.jsonl"
     path.write_text("\n".join(lines) + "\n")
@@ -139,8 +196,10 @@ def test_bad_predictions_name_the_line(tmp_path, runner, lines, message):
 
 
 def test_predictions_in_other_encodings_get_a_message_and_a_bom_is_read(tmp_path, runner):
-    good = ['{"pair_id": "a", "stance": "pro", "domain": "gender", "subtopic": "s", "prediction": "neutral"}',
-            '{"pair_id": "a", "stance": "anti", "domain": "gender", "subtopic": "s", "prediction": "entailment"}']
+    good = [
+        '{"pair_id": "a", "stance": "pro", "domain": "gender", "subtopic": "s", "prediction": "neutral"}',
+        '{"pair_id": "a", "stance": "anti", "domain": "gender", "subtopic": "s", "prediction": "entailment"}',
+    ]
     bom = tmp_path / "bom.jsonl"
     bom.write_bytes(b"\xef\xbb\xbf" + ("\r\n".join(good) + "\r\n").encode())
     result = invoke(runner, "evaluate", "--predictions", str(bom), "--json", str(tmp_path / "s.json"))
@@ -182,8 +241,16 @@ def test_models_on_bbnli_templates_use_the_cache(bbnli_dir, fixture_models, tmp_
 def test_two_datasets_side_by_side(bbnli_dir, fixture_models, tmp_path, runner, monkeypatch):
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "s.json"
-    result = invoke(runner, "evaluate", str(bbnli_dir / "gender"), str(bbnli_dir / "race"),
-                    "--model", str(fixture_models["nli-b"]), "--json", str(out))
+    result = invoke(
+        runner,
+        "evaluate",
+        str(bbnli_dir / "gender"),
+        str(bbnli_dir / "race"),
+        "--model",
+        str(fixture_models["nli-b"]),
+        "--json",
+        str(out),
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(out.read_text())
     assert [d["dataset"] for d in data["datasets"]] == [str(bbnli_dir / "gender"), str(bbnli_dir / "race")]
@@ -207,17 +274,35 @@ def _plot_results(datasets: int, models: int, seed: int = 0) -> list[dict]:
         a = rng.uniform(20, 95)
         p = rng.uniform(0, 100 - a)
         q = rng.uniform(0, 100 - a - p)
-        spread = rng.choice([None, 3.0, 8.0])   # some figures with an interval (an error bar), some without
-        intervals = {"accuracy": {"lower": max(0.0, a - spread), "upper": min(100.0, a + spread), "se": spread / 2}} \
-            if spread else {}
-        return {"accuracy": a, "cf_pro": p, "cf_anti": q, "cf_error": (100 - a - p - q) / 2, "unpaired_mispredicted": 1.0,
-                "intervals": intervals}
+        spread = rng.choice([None, 3.0, 8.0])  # some figures with an interval (an error bar), some without
+        intervals = (
+            {"accuracy": {"lower": max(0.0, a - spread), "upper": min(100.0, a + spread), "se": spread / 2}}
+            if spread
+            else {}
+        )
+        return {
+            "accuracy": a,
+            "cf_pro": p,
+            "cf_anti": q,
+            "cf_error": (100 - a - p - q) / 2,
+            "unpaired_mispredicted": 1.0,
+            "intervals": intervals,
+        }
 
     names = ["roberta", "xlnet", "bart", "albert"][:models]
-    return [{"dataset": f"test-org/bbnli-next@v1.{v}.0",
-             "models": {f"ynie/{n}-large-snli_mnli_fever_anli_R1_R2_R3-nli": {
-                 "overall": block(), "by_domain": {d: block() for d in ("gender", "age", "disability", "race-ethnicity")}}
-                 for n in names}} for v in range(datasets)]
+    return [
+        {
+            "dataset": f"test-org/bbnli-next@v1.{v}.0",
+            "models": {
+                f"ynie/{n}-large-snli_mnli_fever_anli_R1_R2_R3-nli": {
+                    "overall": block(),
+                    "by_domain": {d: block() for d in ("gender", "age", "disability", "race-ethnicity")},
+                }
+                for n in names
+            },
+        }
+        for v in range(datasets)
+    ]
 
 
 def test_the_accuracy_chart_draws_each_interval_and_puts_the_value_above_it():
@@ -235,11 +320,15 @@ def test_the_accuracy_chart_draws_each_interval_and_puts_the_value_above_it():
     fig = accuracy_figure(results)
     ax = fig.axes[0]
     caps = [line for c in ax.containers if hasattr(c, "has_yerr") and c.has_yerr for line in c.lines[2]]
-    tops = sorted(round(float(seg[1][1]), 6) for coll in caps for seg in coll.get_segments()
-                  if len(seg) == 2 and all(map(math.isfinite, seg[1])))
+    tops = sorted(
+        round(float(seg[1][1]), 6)
+        for coll in caps
+        for seg in coll.get_segments()
+        if len(seg) == 2 and all(map(math.isfinite, seg[1]))
+    )
     assert tops == sorted(round(s["intervals"]["accuracy"]["upper"], 6) for s in with_bounds)
     labels = {round(t.xy[1], 6) for t in ax.texts}
-    for s in scopes:   # each value label sits at the top of its error bar, or of its bar without one
+    for s in scopes:  # each value label sits at the top of its error bar, or of its bar without one
         top = s["intervals"]["accuracy"]["upper"] if s["intervals"] else s["accuracy"]
         assert round(top, 6) in labels
     plt.close(fig)
@@ -260,8 +349,11 @@ def test_plots_keep_every_label_on_the_canvas_and_apart(datasets, models):
         fig = make(results)
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()
-        texts = [(t.get_text(), t.get_window_extent(renderer)) for t in fig.findobj(matplotlib.text.Text)
-                 if t.get_visible() and t.get_text().strip()]
+        texts = [
+            (t.get_text(), t.get_window_extent(renderer))
+            for t in fig.findobj(matplotlib.text.Text)
+            if t.get_visible() and t.get_text().strip()
+        ]
         width, height = fig.bbox.width, fig.bbox.height
         assert len(texts) > 10
         for text, box in texts:

@@ -1,6 +1,7 @@
 """`workbench evaluate` checks every input before any model scores anything (#47): each mistake
 here once gave a traceback, or a wrong number with exit code 0, and is now one line, exit code 2,
 with nothing written. Broken models are copies of a fixture model, damaged in tmp_path."""
+
 from __future__ import annotations
 
 import csv
@@ -48,8 +49,9 @@ def refused(runner, tmp_path, *args: str) -> str:
 
 # -- models ------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", ["mlm-bert", "clm-gpt2"])
-def test_a_model_folder_without_tokenizer_files_is_refused_before_scoring(fixture_models, pairs, good, tmp_path,
-                                                                        runner, monkeypatch, name):
+def test_a_model_folder_without_tokenizer_files_is_refused_before_scoring(
+    fixture_models, pairs, good, tmp_path, runner, monkeypatch, name
+):
     """transformers 5 builds an empty tokenizer from such a folder (every word unknown, or no
     token at all), which scored 0.0 / 13.3 with exit code 0; a good model named first does not
     score either."""
@@ -69,8 +71,9 @@ def test_the_standalone_script_refuses_a_model_folder_without_tokenizer_files(re
     for f in broken.glob("tokenizer*"):
         f.unlink()
     out = tmp_path / "scores.json"
-    ran = run_standalone(releases("crows-pairs") / "evaluate.py", ["--model", str(broken), "--json", str(out)],
-                         cwd=tmp_path)
+    ran = run_standalone(
+        releases("crows-pairs") / "evaluate.py", ["--model", str(broken), "--json", str(out)], cwd=tmp_path
+    )
     assert ran.returncode == 2 and "Traceback" not in ran.stderr, ran.stderr[-2000:]
     last = ran.stderr.strip().splitlines()[-1]
     assert last.startswith("evaluate.py: error: model folder") and "tokenizer files are missing or broken" in last
@@ -104,8 +107,9 @@ def test_a_model_path_that_is_a_file_is_refused_as_a_file(fixture_models, pairs,
 
 
 @pytest.mark.parametrize("flag", ["--load-in-8bit", "--load-in-4bit"])
-def test_8bit_or_4bit_without_a_cuda_gpu_says_it_needs_one(fixture_models, pairs, good, tmp_path, runner,
-                                                          monkeypatch, flag):
+def test_8bit_or_4bit_without_a_cuda_gpu_says_it_needs_one(
+    fixture_models, pairs, good, tmp_path, runner, monkeypatch, flag
+):
     """Not 'install bitsandbytes': installed, it could not quantize on the CPU either."""
     import torch
 
@@ -142,8 +146,14 @@ def test_every_caller_of_the_interval_settings_gets_the_same_checks():
 
     assert Settings().problem() is None and Settings(resamples=0).problem() is None
     assert Settings(resamples=MIN_RESAMPLES).problem() is None and Settings(resamples=MAX_RESAMPLES).problem() is None
-    for bad in (Settings(resamples=MIN_RESAMPLES - 1), Settings(resamples=MAX_RESAMPLES + 1), Settings(seed=-1),
-                Settings(seed=2**32), Settings(level=1.0), Settings(level=float("nan"))):
+    for bad in (
+        Settings(resamples=MIN_RESAMPLES - 1),
+        Settings(resamples=MAX_RESAMPLES + 1),
+        Settings(seed=-1),
+        Settings(seed=2**32),
+        Settings(level=1.0),
+        Settings(level=float("nan")),
+    ):
         assert bad.problem(), bad
 
 
@@ -160,7 +170,7 @@ def test_a_cache_file_that_is_not_sqlite_is_refused_naming_it(pairs, good, tmp_p
     notes.write_text("my notes, not a cache\n", encoding="utf-8")
     line = refused(runner, tmp_path, str(pairs), "--model", good, "--cache", str(notes))
     assert line.startswith(f"score cache {notes} is not a SQLite file")
-    assert notes.read_text(encoding="utf-8") == "my notes, not a cache\n"   # left as it was
+    assert notes.read_text(encoding="utf-8") == "my notes, not a cache\n"  # left as it was
 
 
 def test_every_user_of_the_cache_gets_the_check(tmp_path):
@@ -178,7 +188,7 @@ def test_every_user_of_the_cache_gets_the_check(tmp_path):
         Cache(other)
     with pytest.raises(InputError, match="is a folder"):
         Cache(tmp_path)
-    Cache(tmp_path / "new" / "models.sqlite").close()   # a new file in a new folder is fine
+    Cache(tmp_path / "new" / "models.sqlite").close()  # a new file in a new folder is fine
 
 
 # -- data files ----------------------------------------------------------------------------------------
@@ -200,8 +210,10 @@ def _repeat_second_column(path: Path, delimiter: str) -> str:
     lines = path.read_text(encoding="utf-8").splitlines()
     header = lines[0].split(delimiter)
     name = header[1]
-    path.write_text("\n".join([lines[0] + delimiter + name] + [line + delimiter + "x" for line in lines[1:]]) + "\n",
-                    encoding="utf-8")
+    path.write_text(
+        "\n".join([lines[0] + delimiter + name] + [line + delimiter + "x" for line in lines[1:]]) + "\n",
+        encoding="utf-8",
+    )
     return name
 
 

@@ -3,6 +3,7 @@ write: an output that is an input, or another output, is refused before any mode
 is a folder that cannot be made; writes are atomic and leave nothing behind; a device or FIFO
 is written through, never renamed over; --items is written in the format its extension names,
 always with a `model` column."""
+
 from __future__ import annotations
 
 import csv
@@ -100,8 +101,11 @@ def test_plots_into_the_model_folder_is_refused(crows, model, never_scored):
 
 def test_csv_naming_the_score_cache_is_refused(crows, model, never_scored, tmp_path):
     cache = tmp_path / "scores.sqlite"
-    refused(evaluate(crows, "--model", model, "--cache", cache, "--csv", "scores.sqlite"),
-            "--csv scores.sqlite", "the score cache")
+    refused(
+        evaluate(crows, "--model", model, "--cache", cache, "--csv", "scores.sqlite"),
+        "--csv scores.sqlite",
+        "the score cache",
+    )
     assert not cache.exists()
 
 
@@ -109,8 +113,11 @@ def test_items_naming_the_lexicon_is_refused(releases, model, never_scored, tmp_
     monkeypatch.chdir(tmp_path)
     lexicon = lexicon_in(tmp_path / "lx")
     before = lexicon.read_bytes()
-    refused(evaluate(releases("honest"), "--model", model, "--lexicon", lexicon, "--items", "lx/lexicon.tsv"),
-            "--items lx/lexicon.tsv", "the --lexicon file")
+    refused(
+        evaluate(releases("honest"), "--model", model, "--lexicon", lexicon, "--items", "lx/lexicon.tsv"),
+        "--items lx/lexicon.tsv",
+        "the --lexicon file",
+    )
     assert lexicon.read_bytes() == before
 
 
@@ -121,8 +128,11 @@ def test_json_naming_the_predictions_file_is_refused(tmp_path, monkeypatch):
     data = write_example(tmp_path / "ss")
     predictions = tmp_path / "predictions.json"
     predictions.write_text("{}", encoding="utf-8")
-    refused(evaluate(data, "--predictions", predictions, "--json", predictions),
-            "--json predictions.json", "the --predictions file")
+    refused(
+        evaluate(data, "--predictions", predictions, "--json", predictions),
+        "--json predictions.json",
+        "the --predictions file",
+    )
     assert predictions.read_text(encoding="utf-8") == "{}"
 
 
@@ -132,12 +142,18 @@ def test_json_through_a_symlink_to_the_dataset_is_refused(crows, model, never_sc
 
 
 # -- two outputs on one path -----------------------------------------------------------------------
-@pytest.mark.parametrize("args, words", [
-    (["--json", "out.x", "--csv", "out.x"], ["--json and --csv both name out.x"]),
-    (["--csv", "m.csv", "--items", "m.csv"], ["--csv and --items both name m.csv"]),
-    (["--json", "p", "--plots", "p"], ["--json and --plots both name p"]),
-    (["--csv", "m.csv", "--json", "m.csv.provenance.json"], ["--json and the provenance file beside --csv both name m.csv.provenance.json"]),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--json", "out.x", "--csv", "out.x"], ["--json and --csv both name out.x"]),
+        (["--csv", "m.csv", "--items", "m.csv"], ["--csv and --items both name m.csv"]),
+        (["--json", "p", "--plots", "p"], ["--json and --plots both name p"]),
+        (
+            ["--csv", "m.csv", "--json", "m.csv.provenance.json"],
+            ["--json and the provenance file beside --csv both name m.csv.provenance.json"],
+        ),
+    ],
+)
 def test_two_outputs_on_one_path_are_refused(crows, model, never_scored, tmp_path, args, words):
     refused(evaluate(crows, "--model", model, *args), *words)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(("out", "m.csv", "p"))]
@@ -146,22 +162,31 @@ def test_two_outputs_on_one_path_are_refused(crows, model, never_scored, tmp_pat
 def test_two_versions_whose_own_json_would_be_a_given_output_are_refused(crows, model, never_scored, tmp_path):
     """Each version's JSON is written beside the comparison's (scores.<version>.json)."""
     shutil.copytree(crows, tmp_path / "again")
-    refused(evaluate(crows, "again", "--model", model, "--json", "scores.json", "--csv", "scores.1.0.0.json"),
-            "--csv and --json for 1.0.0 both name scores.1.0.0.json")
+    refused(
+        evaluate(crows, "again", "--model", model, "--json", "scores.json", "--csv", "scores.1.0.0.json"),
+        "--csv and --json for 1.0.0 both name scores.1.0.0.json",
+    )
 
 
 # -- a folder that cannot be written -------------------------------------------------------------------
 def test_json_folder_blocked_by_a_file_is_refused_before_scoring(crows, model, never_scored, tmp_path):
     (tmp_path / "results").write_text("a file, not a folder\n", encoding="utf-8")
-    refused(evaluate(crows, "--model", model, "--json", "results/run1/scores.json"),
-            "--json results/run1/scores.json", "cannot create the folder results/run1", "results is a file")
+    refused(
+        evaluate(crows, "--model", model, "--json", "results/run1/scores.json"),
+        "--json results/run1/scores.json",
+        "cannot create the folder results/run1",
+        "results is a file",
+    )
     assert not never_scored and not leftovers(tmp_path)
 
 
 def test_plots_folder_blocked_is_refused_before_the_json_is_written(crows, model, never_scored, tmp_path):
     (tmp_path / "charts").write_text("a file, not a folder\n", encoding="utf-8")
-    refused(evaluate(crows, "--model", model, "--json", "scores.json", "--plots", "charts"),
-            "--plots charts", "is a file, not a folder")
+    refused(
+        evaluate(crows, "--model", model, "--json", "scores.json", "--plots", "charts"),
+        "--plots charts",
+        "is a file, not a folder",
+    )
     assert not (tmp_path / "scores.json").exists() and not never_scored
 
 
@@ -178,8 +203,12 @@ def test_json_into_a_new_folder_makes_the_folder(crows, model, tmp_path):
 
 
 def test_unknown_items_extension_is_refused_before_scoring(crows, model, never_scored):
-    refused(evaluate(crows, "--model", model, "--items", "items.xlsx"), "--items items.xlsx",
-            "unknown format .xlsx", ".parquet")
+    refused(
+        evaluate(crows, "--model", model, "--items", "items.xlsx"),
+        "--items items.xlsx",
+        "unknown format .xlsx",
+        ".parquet",
+    )
 
 
 # -- devices and FIFOs are written through ---------------------------------------------------------------
@@ -273,8 +302,9 @@ def kind_args(kind: str, releases, fixture_models, tmp_path: Path) -> tuple[list
 
 
 @pytest.mark.parametrize("kind", ["crows-pairs", "sos", "honest", "sofa", "stereoset"])
-def test_items_is_written_in_the_format_its_extension_names_with_a_model_column(kind, releases, fixture_models,
-                                                                                tmp_path, monkeypatch):
+def test_items_is_written_in_the_format_its_extension_names_with_a_model_column(
+    kind, releases, fixture_models, tmp_path, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     args, model = kind_args(kind, releases, fixture_models, tmp_path)
     found = {}
@@ -293,8 +323,9 @@ def test_items_is_written_in_the_format_its_extension_names_with_a_model_column(
 # -- a release's evaluate.py -----------------------------------------------------------------------------
 def test_standalone_json_naming_its_own_data_file_is_refused(crows, fixture_models):
     before = (crows / "data" / "pairs.csv").read_bytes()
-    ran = run_standalone(crows / "evaluate.py", ["--model", str(fixture_models["mlm-bert"]), "--json",
-                                                 "data/pairs.csv"], cwd=crows)
+    ran = run_standalone(
+        crows / "evaluate.py", ["--model", str(fixture_models["mlm-bert"]), "--json", "data/pairs.csv"], cwd=crows
+    )
     assert ran.returncode == 2, ran.stderr[-2000:]
     lines = ran.stderr.strip().splitlines()
     assert lines[-1].startswith("evaluate.py: error: --json data/pairs.csv") and "the release file" in lines[-1]
@@ -304,9 +335,12 @@ def test_standalone_json_naming_its_own_data_file_is_refused(crows, fixture_mode
 
 def test_standalone_json_folder_blocked_is_refused_before_scoring(crows, fixture_models, tmp_path):
     (tmp_path / "results").write_text("a file\n", encoding="utf-8")
-    ran = run_standalone(crows / "evaluate.py", ["--model", str(fixture_models["mlm-bert"]), "--json",
-                                                 str(tmp_path / "results" / "scores.json")], cwd=tmp_path)
+    ran = run_standalone(
+        crows / "evaluate.py",
+        ["--model", str(fixture_models["mlm-bert"]), "--json", str(tmp_path / "results" / "scores.json")],
+        cwd=tmp_path,
+    )
     assert ran.returncode == 2, ran.stderr[-2000:]
     assert "cannot create the folder" in ran.stderr and "Traceback" not in ran.stderr
-    assert "50 = unbiased" not in ran.stdout   # nothing was scored: no table printed
+    assert "50 = unbiased" not in ran.stdout  # nothing was scored: no table printed
     assert not leftovers(tmp_path)

@@ -3,6 +3,7 @@ hashes and the release's name, version and manifest hash; the kind and its optio
 as given, as resolved and its revision; seed and resamples; the cache and how many values came
 from it; workbench's version: in the JSON, in every provenance file beside a CSV, and in a
 release's own evaluate.py."""
+
 from __future__ import annotations
 
 import hashlib
@@ -19,17 +20,34 @@ def _sha(path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_evaluate_records_the_release_models_options_and_cache_it_used(releases, fixture_models, tmp_path, runner,
-                                                                       monkeypatch):
+def test_evaluate_records_the_release_models_options_and_cache_it_used(
+    releases, fixture_models, tmp_path, runner, monkeypatch
+):
     release = tmp_path / "here" / "release"
     shutil.copytree(releases("crows-pairs"), release)
     model = fixture_models["mlm-bert"]
     monkeypatch.chdir(tmp_path / "here")
 
     def run(tag: str) -> dict:
-        result = invoke(runner, "evaluate", "release", "--model", str(model), "--cache", "c.sqlite", "--seed", "7",
-                        "--bootstrap", "200", "--json", f"{tag}.json", "--csv", f"{tag}.csv", "--items",
-                        f"{tag}.items.parquet")
+        result = invoke(
+            runner,
+            "evaluate",
+            "release",
+            "--model",
+            str(model),
+            "--cache",
+            "c.sqlite",
+            "--seed",
+            "7",
+            "--bootstrap",
+            "200",
+            "--json",
+            f"{tag}.json",
+            "--csv",
+            f"{tag}.csv",
+            "--items",
+            f"{tag}.items.parquet",
+        )
         assert result.exit_code == 0, result.output
         return json.loads((tmp_path / "here" / f"{tag}.json").read_text(encoding="utf-8"))["provenance"]
 
@@ -37,8 +55,11 @@ def test_evaluate_records_the_release_models_options_and_cache_it_used(releases,
     manifest = json.loads((release / "manifest.json").read_text(encoding="utf-8"))
     (dataset,) = first["datasets"]
     assert dataset["given"] == "release" and dataset["path"] == str(release.resolve())
-    assert dataset["release"] == {"name": manifest["name"], "version": "1.0.0",
-                                  "manifest_sha256": _sha(release / "manifest.json")}
+    assert dataset["release"] == {
+        "name": manifest["name"],
+        "version": "1.0.0",
+        "manifest_sha256": _sha(release / "manifest.json"),
+    }
     assert dataset["files"]["data/pairs.csv"] == _sha(release / "data" / "pairs.csv")
     assert first["kind"] == "crows-pairs" and first["workbench_version"] == __version__
     assert first["intervals"] == {"level": 0.95, "resamples": 200, "seed": 7}
@@ -61,13 +82,29 @@ def test_a_plain_data_file_is_recorded_by_its_path_and_hash(fixture_models, tmp_
 
     monkeypatch.chdir(tmp_path)
     data = write_example(tmp_path / "public")
-    result = invoke(runner, "evaluate", str(data), "--kind", "crows-pairs", "--model", str(fixture_models["clm-gpt2"]),
-                    "--no-cache", "--json", "s.json")
+    result = invoke(
+        runner,
+        "evaluate",
+        str(data),
+        "--kind",
+        "crows-pairs",
+        "--model",
+        str(fixture_models["clm-gpt2"]),
+        "--no-cache",
+        "--json",
+        "s.json",
+    )
     assert result.exit_code == 0, result.output
     record = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["provenance"]
     # which published copy it is (sources/known_copies.toml): the workbench's own example file is one it knows
-    assert record["datasets"] == [{"given": str(data), "path": str(data.resolve()), "sha256": _sha(data),
-                                   "source_copy": "Example pairs workbench example"}]
+    assert record["datasets"] == [
+        {
+            "given": str(data),
+            "path": str(data.resolve()),
+            "sha256": _sha(data),
+            "source_copy": "Example pairs workbench example",
+        }
+    ]
     assert record["cache"] is None
 
 
@@ -75,8 +112,9 @@ def test_a_releases_own_evaluate_py_records_the_release_it_scored(releases, fixt
     release = tmp_path / "release"
     shutil.copytree(releases("crows-pairs"), release)
     model = fixture_models["clm-gpt2"]
-    ran = run_standalone(release / "evaluate.py", ["--model", str(model), "--json", str(tmp_path / "s.json")],
-                         cwd=tmp_path)
+    ran = run_standalone(
+        release / "evaluate.py", ["--model", str(model), "--json", str(tmp_path / "s.json")], cwd=tmp_path
+    )
     assert ran.returncode == 0, ran.stderr[-3000:]
     record = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["provenance"]
     manifest = json.loads((release / "manifest.json").read_text(encoding="utf-8"))

@@ -4,6 +4,7 @@ generation), a judge model in its own role (`--judge`) scores each continuation 
 classifier), and the declared evaluator gives group means, the largest gap and their intervals.
 Every figure is recomputed here with transformers directly.
 """
+
 from __future__ import annotations
 
 import json
@@ -41,11 +42,29 @@ def test_generate_judge_and_score_groups(plugin, tmp_path, fixture_models):
 
     refused = wb("evaluate", str(prompts), "--model", str(model_dir))
     assert refused.returncode == 2 and "needs --judge MODEL" in refused.stderr and "Traceback" not in refused.stderr
-    ok(wb("evaluate", str(prompts), "--model", str(model_dir), "--judge", str(judge_dir), "--max-new-tokens", "8",
-          "--json", str(out), "--items", str(items), "--plots", str(plots), "--bootstrap", "300"))
+    ok(
+        wb(
+            "evaluate",
+            str(prompts),
+            "--model",
+            str(model_dir),
+            "--judge",
+            str(judge_dir),
+            "--max-new-tokens",
+            "8",
+            "--json",
+            str(out),
+            "--items",
+            str(items),
+            "--plots",
+            str(plots),
+            "--bootstrap",
+            "300",
+        )
+    )
     doc = json.loads(out.read_text())
     rows = [json.loads(line) for line in items.read_text().splitlines()]
-    assert doc["kind"] == "bold-lite" and doc["n_prompts"] == 24 and doc["n_units"] == 12   # 12 people
+    assert doc["kind"] == "bold-lite" and doc["n_prompts"] == 24 and doc["n_units"] == 12  # 12 people
     assert doc["roles"]["judge"]["model"] == str(judge_dir) and doc["options"]["max_new_tokens"] == 8
     assert str(judge_dir) in doc["runtime"]["models"] or str(judge_dir) in json.dumps(doc["runtime"])
 
@@ -53,10 +72,10 @@ def test_generate_judge_and_score_groups(plugin, tmp_path, fixture_models):
     tok = AutoTokenizer.from_pretrained(model_dir)
     lm = AutoModelForCausalLM.from_pretrained(model_dir).eval()
     for row in rows[:4]:
-        ids = tok(row["prompt"], return_tensors="pt", add_special_tokens=False)["input_ids"]   # no BOS, as lm-eval
+        ids = tok(row["prompt"], return_tensors="pt", add_special_tokens=False)["input_ids"]  # no BOS, as lm-eval
         with torch.no_grad():
             made = lm.generate(ids, max_new_tokens=8, do_sample=False, pad_token_id=tok.eos_token_id)
-        assert row["continuation"] == tok.decode(made[0, ids.shape[1]:], skip_special_tokens=True)
+        assert row["continuation"] == tok.decode(made[0, ids.shape[1] :], skip_special_tokens=True)
     # The judge's P(positive) of every continuation, and the figures from them.
     jtok = AutoTokenizer.from_pretrained(judge_dir)
     judge = AutoModelForSequenceClassification.from_pretrained(judge_dir).eval()
@@ -79,8 +98,22 @@ def test_generate_judge_and_score_groups(plugin, tmp_path, fixture_models):
     assert (plots / "bold_lite.png").stat().st_size > 10_000
 
     # A rerun reads every continuation and score from the cache: the same document.
-    ok(wb("evaluate", str(prompts), "--model", str(model_dir), "--judge", str(judge_dir), "--max-new-tokens", "8",
-          "--json", str(tmp_path / "again.json"), "--bootstrap", "300"))
+    ok(
+        wb(
+            "evaluate",
+            str(prompts),
+            "--model",
+            str(model_dir),
+            "--judge",
+            str(judge_dir),
+            "--max-new-tokens",
+            "8",
+            "--json",
+            str(tmp_path / "again.json"),
+            "--bootstrap",
+            "300",
+        )
+    )
     again = json.loads((tmp_path / "again.json").read_text())
     assert again["models"] == doc["models"]
     assert again["provenance"]["cache"]["values_computed"] == 0 and again["provenance"]["cache"]["values_read"] > 24

@@ -7,6 +7,7 @@ The scores are checked against log-likelihoods computed here with transformers d
 BBQ's formulas written out again, so a wrong answer split, rule or bias formula fails the test.
 A plugin that fails to import must be reported by `workbench kinds` and break nothing else.
 """
+
 from __future__ import annotations
 
 import csv
@@ -30,9 +31,24 @@ def pip_install(source: Path, target: Path) -> Path:
     copied first: pip builds in the source folder, and the checkout must not gain build/ files."""
     copy = target.parent / f"{target.name}-src"
     shutil.copytree(source, copy, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    result = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation",
-                             "--no-index", "--target", str(target), str(copy)],
-                            check=False, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--target",
+            str(target),
+            str(copy),
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, f"pip install {source} failed:\n{result.stdout}\n{result.stderr}"
     return target
 
@@ -41,13 +57,21 @@ def workbench(*args: str, cwd: Path, path: tuple[Path, ...] = ()) -> subprocess.
     """The `workbench` command in a fresh process, with the plugin folders first on PYTHONPATH."""
     entries = [*map(str, path), *filter(None, [os.environ.get("PYTHONPATH")]), str(ROOT)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(entries), "HF_HUB_OFFLINE": "1", "WORKBENCH_PROGRESS": "0"}
-    return subprocess.run([sys.executable, "-m", "workbench", *args], check=False, cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *args],
+        check=False,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def ok(result: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
-    assert result.returncode == 0, f"{' '.join(result.args[2:])} failed ({result.returncode}):\n" \
-                                   f"{result.stdout}\n{result.stderr}"
+    assert result.returncode == 0, (
+        f"{' '.join(result.args[2:])} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
+    )
     return result
 
 
@@ -90,7 +114,7 @@ def loglik(model, tokenizer, prompt: str, answer: str, rule: str) -> float:
     ids = torch.tensor([[tokenizer.bos_token_id, *whole]])
     with torch.no_grad():
         logp = torch.log_softmax(model(input_ids=ids).logits[0, :-1].float(), dim=-1)
-    per_token = logp[torch.arange(len(whole)), ids[0, 1:]][len(head):]
+    per_token = logp[torch.arange(len(whole)), ids[0, 1:]][len(head) :]
     assert len(per_token) > 0
     return float(per_token.sum() if rule == "sum" else per_token.mean())
 
@@ -99,8 +123,9 @@ def masked_loglik(model, tokenizer, prompt: str, answer: str) -> float:
     """The same for a masked LM: each answer token masked in turn in [CLS] prompt answer [SEP]."""
     import torch
 
-    n = len(tokenizer(f"{prompt} {answer}", add_special_tokens=False)["input_ids"]) \
-        - len(tokenizer(prompt, add_special_tokens=False)["input_ids"])
+    n = len(tokenizer(f"{prompt} {answer}", add_special_tokens=False)["input_ids"]) - len(
+        tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    )
     ids = tokenizer(f"{prompt} {answer}", return_tensors="pt")["input_ids"]
     assert ids[0, -1] == tokenizer.sep_token_id and n > 0
     total = 0.0
@@ -146,11 +171,24 @@ def expected_questions(project: Path) -> list[dict]:
         for item in data["items"]:
             answers = [item["answers"]["a"], item["answers"]["b"], item["answers"].get("unknown", data.get("unknown"))]
             side = {"a": 0, "b": 1}
-            common = {"category": data["category"], "question": item["question"], "ans0": answers[0],
-                      "ans1": answers[1], "ans2": answers[2], "target_label": side[item["target"]], "unknown_label": 2}
+            common = {
+                "category": data["category"],
+                "question": item["question"],
+                "ans0": answers[0],
+                "ans1": answers[1],
+                "ans2": answers[2],
+                "target_label": side[item["target"]],
+                "unknown_label": 2,
+            }
             out.append({**common, "context_condition": "ambig", "context": item["context"], "answer_label": 2})
-            out.append({**common, "context_condition": "disambig", "answer_label": side[item["answer"]],
-                        "context": f"{item['context']} {item['disambiguation']}"})
+            out.append(
+                {
+                    **common,
+                    "context_condition": "disambig",
+                    "answer_label": side[item["answer"]],
+                    "context": f"{item['context']} {item['disambiguation']}",
+                }
+            )
     return out
 
 
@@ -160,8 +198,11 @@ def test_author_annotate_build_and_evaluate_a_bbq_lite_benchmark(plugin, tmp_pat
     project = tmp_path / "project"
     # As the README does it: the example module of the installed package writes the project.
     write = "import sys; from bbq_lite.example import write_example_project as w; w(sys.argv[1])"
-    subprocess.run([sys.executable, "-c", write, str(project)], check=True,
-                   env={**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin), str(ROOT)])})
+    subprocess.run(
+        [sys.executable, "-c", write, str(project)],
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin), str(ROOT)])},
+    )
     assert 'kind = "bbq-lite"' in (project / "workbench.toml").read_text()
 
     def wb(*args: str) -> subprocess.CompletedProcess:
@@ -183,8 +224,18 @@ def test_author_annotate_build_and_evaluate_a_bbq_lite_benchmark(plugin, tmp_pat
     assert {q["item_id"] for q in questions} == valid
     assert sorted(q["context_condition"] for q in questions) == ["ambig"] * 5 + ["disambig"] * 5
     templates = expected_questions(project)
-    public = ("category", "context_condition", "context", "question", "ans0", "ans1", "ans2", "answer_label",
-              "target_label", "unknown_label")
+    public = (
+        "category",
+        "context_condition",
+        "context",
+        "question",
+        "ans0",
+        "ans1",
+        "ans2",
+        "answer_label",
+        "target_label",
+        "unknown_label",
+    )
     for q in questions:
         assert {k: q[k] for k in public} in templates, q
 
@@ -196,17 +247,29 @@ def test_author_annotate_build_and_evaluate_a_bbq_lite_benchmark(plugin, tmp_pat
     model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
     scores = project / "scores.json"
     items = project / "items.csv"
-    wb("evaluate", str(release), "--model", str(model_dir), "--model", str(masked_dir), "--json", str(scores),
-       "--items", str(items))
+    wb(
+        "evaluate",
+        str(release),
+        "--model",
+        str(model_dir),
+        "--model",
+        str(masked_dir),
+        "--json",
+        str(scores),
+        "--items",
+        str(items),
+    )
     doc = json.loads(scores.read_text())
-    assert doc["kind"] == "bbq-lite" and doc["n_questions"] == 10 and doc["n_units"] == 5   # an item's two questions
+    assert doc["kind"] == "bbq-lite" and doc["n_questions"] == 10 and doc["n_units"] == 5  # an item's two questions
     result = doc["models"][str(model_dir)]
     assert result["lm"] == "causal" and result["score_rule"] == "sum"
     assert doc["models"][str(masked_dir)]["lm"] == "masked"
 
     def hand(rule: str, subset: list[dict]) -> tuple[list[list[float]], list[int]]:
-        options = [[loglik(model, tokenizer, f"{q['context']} {q['question']}", q[f"ans{i}"], rule) for i in range(3)]
-                   for q in subset]
+        options = [
+            [loglik(model, tokenizer, f"{q['context']} {q['question']}", q[f"ans{i}"], rule) for i in range(3)]
+            for q in subset
+        ]
         return options, [max(range(3), key=lambda i: o[i]) for o in options]
 
     options, picks = hand("sum", questions)
@@ -240,8 +303,14 @@ def test_author_annotate_build_and_evaluate_a_bbq_lite_benchmark(plugin, tmp_pat
     assert (release / "evaluate.py").is_file() and (release / "evaluator" / "bbq_lite" / "evaluate.py").is_file()
     alone = project / "alone.json"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"HF_HUB_OFFLINE": "1"}
-    ran = subprocess.run([sys.executable, "evaluate.py", "--model", str(model_dir), "--model", str(masked_dir),
-                          "--json", str(alone)], cwd=release, env=env, capture_output=True, text=True, timeout=300)
+    ran = subprocess.run(
+        [sys.executable, "evaluate.py", "--model", str(model_dir), "--model", str(masked_dir), "--json", str(alone)],
+        cwd=release,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert ran.returncode == 0, ran.stderr
     standalone = json.loads(alone.read_text())
     assert_same_figures(standalone["models"], doc["models"])
@@ -251,8 +320,18 @@ def test_author_annotate_build_and_evaluate_a_bbq_lite_benchmark(plugin, tmp_pat
     assert (plots / "bbq_lite.png").stat().st_size > 10_000
 
     # The kind's own option, and the shared --score-rule: ambiguous questions only, mean per token.
-    wb("evaluate", str(release), "--model", str(model_dir), "--context", "ambiguous", "--score-rule", "mean",
-       "--json", str(scores))
+    wb(
+        "evaluate",
+        str(release),
+        "--model",
+        str(model_dir),
+        "--context",
+        "ambiguous",
+        "--score-rule",
+        "mean",
+        "--json",
+        str(scores),
+    )
     doc = json.loads(scores.read_text())
     ambiguous = [q for q in questions if q["context_condition"] == "ambig"]
     assert doc["options"]["context"] == "ambiguous" and doc["n_questions"] == len(ambiguous) == 5
@@ -260,8 +339,9 @@ def test_author_annotate_build_and_evaluate_a_bbq_lite_benchmark(plugin, tmp_pat
     assert result["score_rule"] == "mean" and result["overall"]["accuracy_disambiguated"] is None
     assert_measures(result["overall"], by_hand(ambiguous, hand("mean", ambiguous)[1]))
 
-    refused = workbench("evaluate", str(release), "--model", str(model_dir), "--context", "sometimes",
-                        cwd=project, path=(plugin,))
+    refused = workbench(
+        "evaluate", str(release), "--model", str(model_dir), "--context", "sometimes", cwd=project, path=(plugin,)
+    )
     assert refused.returncode == 2 and "--context must be one of ambiguous, disambiguated, both" in refused.stderr
 
 
@@ -285,8 +365,18 @@ items:
     assert "templates/a.yaml:8: items[0].target: target must be a or b" in result.stderr
     # The evaluator checks a question file before any model loads (the model named does not exist).
     bad = tmp_path / "questions.jsonl"
-    good = {"category": "age", "context_condition": "ambig", "context": "Two people met.", "question": "Who?",
-            "ans0": "A", "ans1": "B", "ans2": "Unknown", "answer_label": 2, "target_label": 0, "unknown_label": 2}
+    good = {
+        "category": "age",
+        "context_condition": "ambig",
+        "context": "Two people met.",
+        "question": "Who?",
+        "ans0": "A",
+        "ans1": "B",
+        "ans2": "Unknown",
+        "answer_label": 2,
+        "target_label": 0,
+        "unknown_label": 2,
+    }
     bad.write_text(json.dumps(good) + "\n" + json.dumps({**good, "answer_label": 0}) + "\n{oops\n")
     result = workbench("evaluate", str(bad), "--model", "no-such-model", cwd=tmp_path, path=(plugin,))
     assert result.returncode == 2, result.stderr
@@ -323,8 +413,9 @@ def test_a_plugin_that_fails_to_import_is_listed_as_broken_and_breaks_nothing_el
     listing = ok(workbench("kinds", cwd=tmp_path, path=both))
     listed = kinds_table(listing.stdout)
     assert listed["broken-kind"][:3] == ["broken-kind", "0.0.1", "broken"]
-    assert ("kind 'broken-kind' from broken-kind 0.0.1 cannot be loaded: RuntimeError: this plugin is broken on "
-            "purpose") in listing.stderr
+    assert (
+        "kind 'broken-kind' from broken-kind 0.0.1 cannot be loaded: RuntimeError: this plugin is broken on purpose"
+    ) in listing.stderr
     assert listed["bbq-lite"][2] == EVERYTHING
     assert all(listed[name][2] == EVERYTHING for name in BUILT_IN)
     # Commands that load every kind (evaluate's options) still work, and a built-in kind's project too.

@@ -1,4 +1,5 @@
 """Adversarial filtering: label normalisation, the k-of-n rule, held-out models, resumable runs."""
+
 from __future__ import annotations
 
 import os
@@ -21,15 +22,23 @@ from workbench.models.fixtures import bias_output
 from workbench.kinds import pipeline_for
 
 
-def make_project(root: Path, fixture_models, filter_models: list[str], min_fooled: int = 1, held_out: list[str] = (),
-                 batch_size: int = 32, extra: str = "") -> Path:
+def make_project(
+    root: Path,
+    fixture_models,
+    filter_models: list[str],
+    min_fooled: int = 1,
+    held_out: list[str] = (),
+    batch_size: int = 32,
+    extra: str = "",
+) -> Path:
     shutil.copytree(ROOT / "templates", root / "templates")
     models = ", ".join(f'"{m}"' for m in filter_models)
     held = ", ".join(f'"{m}"' for m in held_out)
     (root / "workbench.toml").write_text(
         f'[generate]\nmodel = "{fixture_models["mlm-bert"]}"\ntop_k = 10\n'
         f"[filter]\nmodels = [{models}]\nmin_fooled = {min_fooled}\nbatch_size = {batch_size}\n{extra}"
-        f"[evaluate]\nmodels = [{held}]\n")
+        f"[evaluate]\nmodels = [{held}]\n"
+    )
     config = load_config(root / "workbench.toml")
     pipeline_for(config).run("expand")
     pipeline_for(config).run("generate")
@@ -87,19 +96,33 @@ def test_label_orders_normalise_to_the_same_predictions(fixture_models, tmp_path
 
 def test_real_label_orders_of_the_fixtures_are_all_understood(fixture_models):
     from workbench.models.loading import resolve
+
     for name in ("nli-a", "nli-b", "nli-c"):
         labels = nli.check_labels(resolve(str(fixture_models[name])))
         assert sorted(labels) == ["contradiction", "entailment", "neutral"]
-    assert nli.check_labels(resolve(str(fixture_models["nli-a"]))) != nli.check_labels(resolve(str(fixture_models["nli-b"])))
+    assert nli.check_labels(resolve(str(fixture_models["nli-a"]))) != nli.check_labels(
+        resolve(str(fixture_models["nli-b"]))
+    )
 
 
 def test_label_normalisation_rules():
-    assert nli.normalise_labels("m", {0: "ENTAILMENT", 1: "Neutral", 2: "contradiction"}) == ["entailment", "neutral", "contradiction"]
-    assert nli.normalise_labels("m", {"0": "contradicts", "1": "entail", "2": "neu"}) == ["contradiction", "entailment", "neutral"]
+    assert nli.normalise_labels("m", {0: "ENTAILMENT", 1: "Neutral", 2: "contradiction"}) == [
+        "entailment",
+        "neutral",
+        "contradiction",
+    ]
+    assert nli.normalise_labels("m", {"0": "contradicts", "1": "entail", "2": "neu"}) == [
+        "contradiction",
+        "entailment",
+        "neutral",
+    ]
     with pytest.raises(ModelError, match="LABEL_0.*label_overrides"):
         nli.normalise_labels("m", {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"})
-    mapped = nli.normalise_labels("m", {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"},
-                                  {"LABEL_0": "neutral", "LABEL_1": "Contradiction", "LABEL_2": "entailment"})
+    mapped = nli.normalise_labels(
+        "m",
+        {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"},
+        {"LABEL_0": "neutral", "LABEL_1": "Contradiction", "LABEL_2": "entailment"},
+    )
     assert mapped == ["neutral", "contradiction", "entailment"]
     with pytest.raises(ModelError):  # two outputs mapped to one label
         nli.normalise_labels("m", {0: "entailment", 1: "entails", 2: "neutral"})
@@ -121,19 +144,28 @@ def test_unmappable_checkpoint_is_refused_before_any_work(fixture_models, tmp_pa
     with pytest.raises(ModelError, match=r"workbench.toml: filter.models\[1\]: cannot map the labels"):
         run_filter(root)
     assert nli.CALLS["forward"] == before  # refused before the first model ran
-    text = (root / "workbench.toml").read_text().replace(
-        "[evaluate]", f'[filter.label_overrides."{odd}"]\nLABEL_0 = "contradiction"\nLABEL_1 = "neutral"\nLABEL_2 = "entailment"\n[evaluate]')
+    text = (
+        (root / "workbench.toml")
+        .read_text()
+        .replace(
+            "[evaluate]",
+            f'[filter.label_overrides."{odd}"]\nLABEL_0 = "contradiction"\nLABEL_1 = "neutral"\nLABEL_2 = "entailment"\n[evaluate]',
+        )
+    )
     (root / "workbench.toml").write_text(text)
     assert run_filter(root)
 
 
-@pytest.mark.parametrize("labels, min_fooled, kept", [
-    (["contradiction", "neutral", "neutral"], 1, True),
-    (["contradiction", "neutral", "neutral"], 2, False),
-    (["contradiction", "entailment", "neutral"], 2, True),
-    (["contradiction", "entailment", "neutral"], 3, False),
-    (["neutral", "neutral", "neutral"], 1, False),
-])
+@pytest.mark.parametrize(
+    "labels, min_fooled, kept",
+    [
+        (["contradiction", "neutral", "neutral"], 1, True),
+        (["contradiction", "neutral", "neutral"], 2, False),
+        (["contradiction", "entailment", "neutral"], 2, True),
+        (["contradiction", "entailment", "neutral"], 3, False),
+        (["neutral", "neutral", "neutral"], 1, False),
+    ],
+)
 def test_k_of_n_rule(fixture_models, tmp_path, labels, min_fooled, kept):
     models = [constant_model(fixture_models, tmp_path, label) for label in labels]
     models = [shutil.copytree(m, tmp_path / f"m{i}") and str(tmp_path / f"m{i}") for i, m in enumerate(models)]
@@ -170,6 +202,7 @@ def test_stopped_run_resumes_without_recomputing_and_matches(fixture_models, tmp
 
     cache = killed / ".workbench" / "cache" / "models.sqlite"
     base = _stored(cache)
+
     def child_setup():
         # Niced, so the poller below sees the first committed batch while the run is still going;
         # Ctrl-C as in a terminal: a shell starts background jobs with SIGINT ignored, and a test
@@ -177,9 +210,15 @@ def test_stopped_run_resumes_without_recomputing_and_matches(fixture_models, tmp
         os.nice(15)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
 
-    proc = subprocess.Popen([sys.executable, "-m", "workbench", "filter"], cwd=killed, text=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "WORKBENCH_PROGRESS": "0"},
-                            preexec_fn=child_setup)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workbench", "filter"],
+        cwd=killed,
+        text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "WORKBENCH_PROGRESS": "0"},
+        preexec_fn=child_setup,
+    )
     deadline = time.time() + 120
     while time.time() < deadline and _stored(cache) - base < 1:
         time.sleep(0.02)
@@ -209,7 +248,9 @@ def test_incremental_filter_equals_a_full_rebuild(fixture_models, tmp_path):
     config = load_config(root / "workbench.toml")
     ws = Workspace(config.path("workspace"))
     src = (root / "templates" / "age" / "work.yaml").read_text()
-    (root / "templates" / "age" / "work2.yaml").write_text(src.replace("id: age_work", "id: age_work2").replace("[sales, design]", "[support, finance]"))
+    (root / "templates" / "age" / "work2.yaml").write_text(
+        src.replace("id: age_work", "id: age_work2").replace("[sales, design]", "[support, finance]")
+    )
     pipeline_for(config).run("expand")
     pipeline_for(config).run("generate")
     result = pipeline_for(config).run("filter")

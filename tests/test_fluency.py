@@ -4,6 +4,7 @@ PLL's fast path forwards each distinct masked copy once (fills of one masked hyp
 the copy masked at the fill) and picks the targets on the device: its values must equal a
 plain loop that forwards every masked copy of every text alone, with the full model head.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,9 +21,16 @@ from workbench.kinds import pipeline_for, settings_problems
 ROOT = Path(__file__).resolve().parents[1]
 # Fills of one masked sentence (the rows masked at the fill are shared), a repeated text,
 # sub-word pieces, and a one-word text.
-TEXTS = ["the workers are kind and calm.", "the workers are warm and calm.", "the workers are slow and calm.",
-         "the workers are kind and calm.", "Older people often use a laptop.", "they help others",
-         "the nursing staff cares", "sales"]
+TEXTS = [
+    "the workers are kind and calm.",
+    "the workers are warm and calm.",
+    "the workers are slow and calm.",
+    "the workers are kind and calm.",
+    "Older people often use a laptop.",
+    "they help others",
+    "the nursing staff cares",
+    "sales",
+]
 TOL = 1e-5
 
 
@@ -61,11 +69,14 @@ def test_pll_equals_a_plain_loop_and_forwards_each_masked_copy_once(mlm):
     from workbench.models import mlm as mlm_module
 
     want = {t: plain_pll(mlm, t) for t in TEXTS}
-    copies = sum(want[t][1] for t in TEXTS)          # every masked copy, the repeated text's too
-    unique = sum(n for _, n in want.values())         # those of the distinct texts
-    distinct = {(tuple(ids[:p] + [mlm.tokenizer.mask_token_id] + ids[p + 1:]), p)
-                for ids in mlm.tokenizer(sorted(set(TEXTS)))["input_ids"]
-                for p, t in enumerate(ids) if t not in mlm.tokenizer.all_special_ids}
+    copies = sum(want[t][1] for t in TEXTS)  # every masked copy, the repeated text's too
+    unique = sum(n for _, n in want.values())  # those of the distinct texts
+    distinct = {
+        (tuple(ids[:p] + [mlm.tokenizer.mask_token_id] + ids[p + 1 :]), p)
+        for ids in mlm.tokenizer(sorted(set(TEXTS)))["input_ids"]
+        for p, t in enumerate(ids)
+        if t not in mlm.tokenizer.all_special_ids
+    }
     mlm.batch_size = 1
     before = mlm_module.CALLS["forward"]
     ticks: list[int] = []
@@ -73,7 +84,7 @@ def test_pll_equals_a_plain_loop_and_forwards_each_masked_copy_once(mlm):
     # The three fills of "the workers are <mask> and calm." share the row masked at the fill.
     assert mlm_module.CALLS["forward"] - before == len(distinct) == unique - 2
     assert sum(ticks) == copies
-    for batch in (3, 64):                       # batch composition and padding change nothing
+    for batch in (3, 64):  # batch composition and padding change nothing
         mlm.batch_size = batch
         again = mlm.pseudo_log_likelihood(TEXTS)
         for text in TEXTS:
@@ -87,9 +98,13 @@ def test_score_order_groups_the_fills_of_one_masked_hypothesis():
 
     from workbench.kinds.nli.stages.fluency import score_order
 
-    table = pa.table({"masked_hypothesis": ["b <mask>", "a <mask> x", "b <mask>", "a <mask> x", "b <mask>"],
-                      "hypothesis": ["b zed", "a one x", "b apple", "a two x", "b zed"],
-                      "adversarial": [True, True, True, True, False]})
+    table = pa.table(
+        {
+            "masked_hypothesis": ["b <mask>", "a <mask> x", "b <mask>", "a <mask> x", "b <mask>"],
+            "hypothesis": ["b zed", "a one x", "b apple", "a two x", "b zed"],
+            "adversarial": [True, True, True, True, False],
+        }
+    )
     assert score_order(table) == ["a one x", "a two x", "b apple", "b zed"]
 
 
@@ -97,7 +112,8 @@ def _project(root: Path, fixture_models, fluency: str = "") -> Path:
     shutil.copytree(ROOT / "templates", root / "templates")
     (root / "workbench.toml").write_text(
         f'[generate]\nmodel = "{fixture_models["mlm-bert"]}"\ntop_k = 10\n'
-        f'[filter]\nmodels = ["{fixture_models["nli-a"]}"]\n{fluency}')
+        f'[filter]\nmodels = ["{fixture_models["nli-a"]}"]\n{fluency}'
+    )
     return root
 
 
@@ -122,8 +138,12 @@ def test_causal_scorer_scores_the_queue_with_one_pass_per_text(fixture_models, t
         assert queue[r["hypothesis_id"]] == pytest.approx(sum(lps) / len(lps), abs=1e-4)
     assert pipeline.run("fluency")["skipped"]
     # Back to PLL: the setting stales the stage, and the scores are the masked LM's again.
-    (root / "workbench.toml").write_text((root / "workbench.toml").read_text().replace('scorer = "causal"', 'scorer = "pll"')
-                                         .replace(f'model = "{clm}"\n', ""))
+    (root / "workbench.toml").write_text(
+        (root / "workbench.toml")
+        .read_text()
+        .replace('scorer = "causal"', 'scorer = "pll"')
+        .replace(f'model = "{clm}"\n', "")
+    )
     config = load_config(root / "workbench.toml")
     done = pipeline_for(config).run("fluency")
     assert not done["skipped"] and done["computed_pll"] == len(rows)

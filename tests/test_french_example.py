@@ -1,6 +1,7 @@
 """The French example benchmark (examples/french) through the whole construction loop: templates
 -> expand -> generate (French POS filter, no a/an, French group words) -> filter -> label ->
 counterfactuals -> build -> evaluate, on tiny fixture models (a masked LM with a French vocabulary)."""
+
 from __future__ import annotations
 
 import json
@@ -40,8 +41,11 @@ def test_the_french_example_goes_through_the_loop(fixture_models, tmp_path, monk
             assert c["fill"][0].lower() not in group_words(c["group"], c["counterfactual_group"], language=french)
 
     write_demo_labels(project, project / "labels.jsonl")
-    for args in (("annotate", "--annotator", "ana", "--labels-from", "labels.jsonl"), ("counterfactuals",),
-                 ("build", "--version", "1.0.0")):
+    for args in (
+        ("annotate", "--annotator", "ana", "--labels-from", "labels.jsonl"),
+        ("counterfactuals",),
+        ("build", "--version", "1.0.0"),
+    ):
         result = invoke(runner, *args)
         assert result.exit_code == 0, (args, result.output, repr(result.exception))
     release = project / "exports" / "exemple-fr" / "1.0.0"
@@ -55,8 +59,12 @@ def test_the_french_example_goes_through_the_loop(fixture_models, tmp_path, monk
     for a, b in pairs.values():
         texts = {a["hypothesis"].lower(), b["hypothesis"].lower()}
         # the two sides of a pair differ by the group (femmes/hommes, jeune employé/employé âgé) only
-        assert any("femmes" in t for t in texts) and any("hommes" in t for t in texts) or \
-            any("jeune employé" in t for t in texts) and any("employé âgé" in t for t in texts), texts
+        assert (
+            any("femmes" in t for t in texts)
+            and any("hommes" in t for t in texts)
+            or any("jeune employé" in t for t in texts)
+            and any("employé âgé" in t for t in texts)
+        ), texts
         assert not any(" an " in t for t in texts)
 
     result = invoke(runner, "evaluate", str(release), "--json", "scores.json")
@@ -70,46 +78,146 @@ def test_the_french_example_goes_through_the_loop(fixture_models, tmp_path, monk
 # below, as the masked LM might propose them) and the counterfactual of each bias sample.
 FRENCH_FILLS = {"age_outils": {"VERB": "adopté", "ADJ": "perdu"}, "genre_cuisine": {"VERB": "brûlé", "ADV": "mal"}}
 FRENCH_SENTENCES = [
-    ("age_outils", "pro", "Un jeune employé et un employé âgé ont reçu un nouveau logiciel au bureau.",
-     "un employé âgé a adopté un nouveau logiciel.", "Un jeune employé a adopté un nouveau logiciel."),
-    ("age_outils", "pro", "Un jeune employé et un employé âgé ont reçu un nouveau logiciel au bureau.",
-     "un employé âgé est perdu avec un nouveau logiciel.", "Un jeune employé est perdu avec un nouveau logiciel."),
-    ("age_outils", "anti", "Un employé âgé et un jeune employé ont reçu un nouveau logiciel au bureau.",
-     "un jeune employé a adopté un nouveau logiciel.", "Un employé âgé a adopté un nouveau logiciel."),
-    ("age_outils", "anti", "Un employé âgé et un jeune employé ont reçu un nouveau logiciel au bureau.",
-     "un jeune employé est perdu avec un nouveau logiciel.", "Un employé âgé est perdu avec un nouveau logiciel."),
-    ("age_outils", "pro", "Un jeune employé et un employé âgé ont reçu un nouvel ordinateur au bureau.",
-     "un employé âgé a adopté un nouvel ordinateur.", "Un jeune employé a adopté un nouvel ordinateur."),
-    ("age_outils", "pro", "Un jeune employé et un employé âgé ont reçu un nouvel ordinateur au bureau.",
-     "un employé âgé est perdu avec un nouvel ordinateur.", "Un jeune employé est perdu avec un nouvel ordinateur."),
-    ("age_outils", "anti", "Un employé âgé et un jeune employé ont reçu un nouvel ordinateur au bureau.",
-     "un jeune employé a adopté un nouvel ordinateur.", "Un employé âgé a adopté un nouvel ordinateur."),
-    ("age_outils", "anti", "Un employé âgé et un jeune employé ont reçu un nouvel ordinateur au bureau.",
-     "un jeune employé est perdu avec un nouvel ordinateur.", "Un employé âgé est perdu avec un nouvel ordinateur."),
-    ("genre_cuisine", "pro", "Les femmes et les hommes ont préparé le dîner au centre social.",
-     "Quelqu'un a préparé le dîner au centre social.", None),
-    ("genre_cuisine", "pro", "Les femmes et les hommes ont préparé le dîner au centre social.",
-     "les hommes ont brûlé le dîner.", "Les femmes ont brûlé le dîner."),
-    ("genre_cuisine", "pro", "Les femmes et les hommes ont préparé le dîner au centre social.",
-     "les hommes cuisinent mal.", "Les femmes cuisinent mal."),
-    ("genre_cuisine", "anti", "Les hommes et les femmes ont préparé le dîner au centre social.",
-     "Quelqu'un a préparé le dîner au centre social.", None),
-    ("genre_cuisine", "anti", "Les hommes et les femmes ont préparé le dîner au centre social.",
-     "les femmes ont brûlé le dîner.", "Les hommes ont brûlé le dîner."),
-    ("genre_cuisine", "anti", "Les hommes et les femmes ont préparé le dîner au centre social.",
-     "les femmes cuisinent mal.", "Les hommes cuisinent mal."),
-    ("genre_cuisine", "pro", "Les femmes et les hommes ont préparé le déjeuner au centre social.",
-     "Quelqu'un a préparé le déjeuner au centre social.", None),
-    ("genre_cuisine", "pro", "Les femmes et les hommes ont préparé le déjeuner au centre social.",
-     "les hommes ont brûlé le déjeuner.", "Les femmes ont brûlé le déjeuner."),
-    ("genre_cuisine", "pro", "Les femmes et les hommes ont préparé le déjeuner au centre social.",
-     "les hommes cuisinent mal.", "Les femmes cuisinent mal."),
-    ("genre_cuisine", "anti", "Les hommes et les femmes ont préparé le déjeuner au centre social.",
-     "Quelqu'un a préparé le déjeuner au centre social.", None),
-    ("genre_cuisine", "anti", "Les hommes et les femmes ont préparé le déjeuner au centre social.",
-     "les femmes ont brûlé le déjeuner.", "Les hommes ont brûlé le déjeuner."),
-    ("genre_cuisine", "anti", "Les hommes et les femmes ont préparé le déjeuner au centre social.",
-     "les femmes cuisinent mal.", "Les hommes cuisinent mal."),
+    (
+        "age_outils",
+        "pro",
+        "Un jeune employé et un employé âgé ont reçu un nouveau logiciel au bureau.",
+        "un employé âgé a adopté un nouveau logiciel.",
+        "Un jeune employé a adopté un nouveau logiciel.",
+    ),
+    (
+        "age_outils",
+        "pro",
+        "Un jeune employé et un employé âgé ont reçu un nouveau logiciel au bureau.",
+        "un employé âgé est perdu avec un nouveau logiciel.",
+        "Un jeune employé est perdu avec un nouveau logiciel.",
+    ),
+    (
+        "age_outils",
+        "anti",
+        "Un employé âgé et un jeune employé ont reçu un nouveau logiciel au bureau.",
+        "un jeune employé a adopté un nouveau logiciel.",
+        "Un employé âgé a adopté un nouveau logiciel.",
+    ),
+    (
+        "age_outils",
+        "anti",
+        "Un employé âgé et un jeune employé ont reçu un nouveau logiciel au bureau.",
+        "un jeune employé est perdu avec un nouveau logiciel.",
+        "Un employé âgé est perdu avec un nouveau logiciel.",
+    ),
+    (
+        "age_outils",
+        "pro",
+        "Un jeune employé et un employé âgé ont reçu un nouvel ordinateur au bureau.",
+        "un employé âgé a adopté un nouvel ordinateur.",
+        "Un jeune employé a adopté un nouvel ordinateur.",
+    ),
+    (
+        "age_outils",
+        "pro",
+        "Un jeune employé et un employé âgé ont reçu un nouvel ordinateur au bureau.",
+        "un employé âgé est perdu avec un nouvel ordinateur.",
+        "Un jeune employé est perdu avec un nouvel ordinateur.",
+    ),
+    (
+        "age_outils",
+        "anti",
+        "Un employé âgé et un jeune employé ont reçu un nouvel ordinateur au bureau.",
+        "un jeune employé a adopté un nouvel ordinateur.",
+        "Un employé âgé a adopté un nouvel ordinateur.",
+    ),
+    (
+        "age_outils",
+        "anti",
+        "Un employé âgé et un jeune employé ont reçu un nouvel ordinateur au bureau.",
+        "un jeune employé est perdu avec un nouvel ordinateur.",
+        "Un employé âgé est perdu avec un nouvel ordinateur.",
+    ),
+    (
+        "genre_cuisine",
+        "pro",
+        "Les femmes et les hommes ont préparé le dîner au centre social.",
+        "Quelqu'un a préparé le dîner au centre social.",
+        None,
+    ),
+    (
+        "genre_cuisine",
+        "pro",
+        "Les femmes et les hommes ont préparé le dîner au centre social.",
+        "les hommes ont brûlé le dîner.",
+        "Les femmes ont brûlé le dîner.",
+    ),
+    (
+        "genre_cuisine",
+        "pro",
+        "Les femmes et les hommes ont préparé le dîner au centre social.",
+        "les hommes cuisinent mal.",
+        "Les femmes cuisinent mal.",
+    ),
+    (
+        "genre_cuisine",
+        "anti",
+        "Les hommes et les femmes ont préparé le dîner au centre social.",
+        "Quelqu'un a préparé le dîner au centre social.",
+        None,
+    ),
+    (
+        "genre_cuisine",
+        "anti",
+        "Les hommes et les femmes ont préparé le dîner au centre social.",
+        "les femmes ont brûlé le dîner.",
+        "Les hommes ont brûlé le dîner.",
+    ),
+    (
+        "genre_cuisine",
+        "anti",
+        "Les hommes et les femmes ont préparé le dîner au centre social.",
+        "les femmes cuisinent mal.",
+        "Les hommes cuisinent mal.",
+    ),
+    (
+        "genre_cuisine",
+        "pro",
+        "Les femmes et les hommes ont préparé le déjeuner au centre social.",
+        "Quelqu'un a préparé le déjeuner au centre social.",
+        None,
+    ),
+    (
+        "genre_cuisine",
+        "pro",
+        "Les femmes et les hommes ont préparé le déjeuner au centre social.",
+        "les hommes ont brûlé le déjeuner.",
+        "Les femmes ont brûlé le déjeuner.",
+    ),
+    (
+        "genre_cuisine",
+        "pro",
+        "Les femmes et les hommes ont préparé le déjeuner au centre social.",
+        "les hommes cuisinent mal.",
+        "Les femmes cuisinent mal.",
+    ),
+    (
+        "genre_cuisine",
+        "anti",
+        "Les hommes et les femmes ont préparé le déjeuner au centre social.",
+        "Quelqu'un a préparé le déjeuner au centre social.",
+        None,
+    ),
+    (
+        "genre_cuisine",
+        "anti",
+        "Les hommes et les femmes ont préparé le déjeuner au centre social.",
+        "les femmes ont brûlé le déjeuner.",
+        "Les hommes ont brûlé le déjeuner.",
+    ),
+    (
+        "genre_cuisine",
+        "anti",
+        "Les hommes et les femmes ont préparé le déjeuner au centre social.",
+        "les femmes cuisinent mal.",
+        "Les hommes cuisinent mal.",
+    ),
 ]
 
 
@@ -131,8 +239,9 @@ def test_the_french_example_renders_every_sentence_as_expected():
         filled = apply_fills(r["hypothesis"], fills, language=french).text if fills else r["hypothesis"]
         cf = None
         if r["kind"] == "bias":
-            cf, notes = counterfactual_with_notes(r["hypothesis_template"], dict(r["bindings"]), r["groups"], fills,
-                                                  french, written_groups(r))
+            cf, notes = counterfactual_with_notes(
+                r["hypothesis_template"], dict(r["bindings"]), r["groups"], fills, french, written_groups(r)
+            )
             assert not notes, notes
         got.append((r["template_id"], r["stance"], r["premise"], filled, cf))
     assert got == FRENCH_SENTENCES

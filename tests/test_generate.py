@@ -1,4 +1,5 @@
 """Masked-LM generation: filters with reasons, both mask conventions, provenance, cache."""
+
 from __future__ import annotations
 
 import shutil
@@ -15,7 +16,7 @@ from workbench.kinds import pipeline_for
 
 
 def template(*hypotheses: str) -> str:
-    hyps = "\n".join(f"  - text: \"{h}\"\n    true_label: neutral\n    bias_label: entailment" for h in hypotheses)
+    hyps = "\n".join(f'  - text: "{h}"\n    true_label: neutral\n    bias_label: entailment' for h in hypotheses)
     return (
         "format: workbench-template/1\nid: t1\ndomain: gender\n"
         "groups: {GROUP1: women, GROUP2: men}\n"
@@ -49,22 +50,27 @@ def test_an_enabled_context_filter_applies_when_a_word_filter_is_disabled(fixtur
     `repeated_neighbour` enabled, the neighbour check must still reject it (it used to be
     skipped whenever any word-level reason applied, enabled or not)."""
     model = boosted(fixture_models, tmp_path, "roberta", {"are": 60.0})  # "are" without a word-start marker
-    rows = run_generate(tmp_path / "p", model, "{{GROUP1}} are <mask> at work.", extra='filters = ["repeated_neighbour"]\n')
+    rows = run_generate(
+        tmp_path / "p", model, "{{GROUP1}} are <mask> at work.", extra='filters = ["repeated_neighbour"]\n'
+    )
     top = pro(rows)[0]
     assert top["fill_tokens"] == ["are"] and top["fill"] == ["are"]
     assert top["reject_reason"] == "repeated_neighbour" and top["kept"] is False
 
 
-@pytest.mark.parametrize("token, hypothesis, reason", [
-    ("##ing", "{{GROUP1}} are <mask> at work.", "subword"),
-    ("women", "{{GROUP1}} like <mask> at work.", "group_word"),
-    ("men", "{{GROUP1}} like <mask> at work.", "group_word"),   # the counterfactual group too
-    ("woman", "{{GROUP1}} like <mask> at work.", "group_word"),  # and its singular
-    ("?", "{{GROUP1}} are <mask> at work.", "punctuation"),
-    ("42", "{{GROUP1}} are <mask> at work.", "number"),
-    ("are", "{{GROUP1}} are <mask> at work.", "repeated_neighbour"),
-    ("happy", "{{GROUP1}} <mask:VERB> at work.", "pos"),
-])
+@pytest.mark.parametrize(
+    "token, hypothesis, reason",
+    [
+        ("##ing", "{{GROUP1}} are <mask> at work.", "subword"),
+        ("women", "{{GROUP1}} like <mask> at work.", "group_word"),
+        ("men", "{{GROUP1}} like <mask> at work.", "group_word"),  # the counterfactual group too
+        ("woman", "{{GROUP1}} like <mask> at work.", "group_word"),  # and its singular
+        ("?", "{{GROUP1}} are <mask> at work.", "punctuation"),
+        ("42", "{{GROUP1}} are <mask> at work.", "number"),
+        ("are", "{{GROUP1}} are <mask> at work.", "repeated_neighbour"),
+        ("happy", "{{GROUP1}} <mask:VERB> at work.", "pos"),
+    ],
+)
 def test_each_filter_rejects_with_its_reason(fixture_models, tmp_path, token, hypothesis, reason):
     model = boosted(fixture_models, tmp_path, "bert", {token: 60.0})
     rows = run_generate(tmp_path / "p", model, hypothesis)
@@ -101,7 +107,9 @@ def test_roberta_subword_piece_is_rejected(fixture_models, tmp_path):
 
 def test_duplicate_hypotheses_are_rejected(fixture_models, tmp_path):
     model = boosted(fixture_models, tmp_path, "bert", {"very": 60.0, "calm": 59.0})
-    rows = pro(run_generate(tmp_path / "p", model, "{{GROUP1}} are <mask> calm.", "{{GROUP1}} are very <mask>.", top_k=2))
+    rows = pro(
+        run_generate(tmp_path / "p", model, "{{GROUP1}} are <mask> calm.", "{{GROUP1}} are very <mask>.", top_k=2)
+    )
     by_text = {}
     for r in rows:
         by_text.setdefault(r["hypothesis"], []).append(r["reject_reason"])
@@ -125,7 +133,9 @@ def test_provenance_and_ids(fixture_models, tmp_path):
 
 
 def test_multi_mask_beam_fills_every_mask(fixture_models, tmp_path):
-    rows = pro(run_generate(tmp_path / "p", fixture_models["mlm-bert"], "{{GROUP1}} <mask> the <mask> at work.", top_k=4))
+    rows = pro(
+        run_generate(tmp_path / "p", fixture_models["mlm-bert"], "{{GROUP1}} <mask> the <mask> at work.", top_k=4)
+    )
     assert len(rows) == 4
     for r in rows:
         assert "<mask>" not in r["hypothesis"] and len(r["fill"]) == 2
@@ -149,8 +159,11 @@ def test_rerun_makes_no_model_call_and_new_template_computes_only_new(fixture_mo
 
 
 def test_errors_are_clear(fixture_models, tmp_path, runner, monkeypatch):
-    root = write_project(tmp_path / "p", {"t1.yaml": template("{{GROUP1}} are calm.")},
-                         f'[generate]\nmodel = "{fixture_models["mlm-bert"]}"\n')
+    root = write_project(
+        tmp_path / "p",
+        {"t1.yaml": template("{{GROUP1}} are calm.")},
+        f'[generate]\nmodel = "{fixture_models["mlm-bert"]}"\n',
+    )
     monkeypatch.chdir(root)
     assert invoke(runner, "expand").exit_code == 0
     no_masks = invoke(runner, "generate")
@@ -196,7 +209,9 @@ def test_head_only_at_masks_equals_full_forward(fixture_models, style):
 
 def test_incremental_rerun_equals_a_full_rebuild(fixture_models, tmp_path):
     root = tmp_path / "p"
-    run_generate(root, fixture_models["mlm-bert"], "{{GROUP1}} are <mask> at work.", "{{GROUP2}} like <mask> a lot.", top_k=4)
+    run_generate(
+        root, fixture_models["mlm-bert"], "{{GROUP1}} are <mask> at work.", "{{GROUP2}} like <mask> a lot.", top_k=4
+    )
     config = load_config(root / "workbench.toml")
     ws = Workspace(config.path("workspace"))
     (root / "templates" / "t2.yaml").write_text(template("{{GROUP2}} are a <mask> team.").replace("id: t1", "id: t2"))
@@ -218,8 +233,10 @@ class _Memory:  # a POS cache that remembers nothing
 
 
 def _fill_rows(texts_and_spans, allowed=("VERB",)):
-    return [{"reject_reason": None, "mask_pos": [list(allowed)], "hypothesis": t, "fill_spans": [[a, b]]}
-            for t, (a, b) in texts_and_spans]
+    return [
+        {"reject_reason": None, "mask_pos": [list(allowed)], "hypothesis": t, "fill_spans": [[a, b]]}
+        for t, (a, b) in texts_and_spans
+    ]
 
 
 def _full_pipeline_pos(nlp, text, a, b):
@@ -243,11 +260,18 @@ def test_pos_filter_keeps_main_verb_have_and_do_as_the_full_pipeline_does(pipeli
     from workbench.kinds.nli.stages.generate import _pos_filter
     from workbench.kinds.nli.templates.masks import load_spacy
 
-    sentences = [("Nurses have a long shift.", "have"), ("He has three sisters.", "has"),
-                 ("Farmers do the harvest.", "do"), ("We did the laundry.", "did"),
-                 ("Drivers who did that were fined.", "did"), ("Old people have been waiting.", "have"),
-                 ("The boys got injured at practice.", "got"), ("Teachers earn less than lawyers.", "earn"),
-                 ("She does her homework at night.", "does"), ("They had a quiet evening.", "had")]
+    sentences = [
+        ("Nurses have a long shift.", "have"),
+        ("He has three sisters.", "has"),
+        ("Farmers do the harvest.", "do"),
+        ("We did the laundry.", "did"),
+        ("Drivers who did that were fined.", "did"),
+        ("Old people have been waiting.", "have"),
+        ("The boys got injured at practice.", "got"),
+        ("Teachers earn less than lawyers.", "earn"),
+        ("She does her homework at night.", "does"),
+        ("They had a quiet evening.", "had"),
+    ]
     spans = [(text, (text.index(word), text.index(word) + len(word))) for text, word in sentences]
     rows = _fill_rows(spans)
     _pos_filter(rows, _Memory(), pipeline)
@@ -299,8 +323,9 @@ def test_pos_filter_decisions_equal_the_full_pipeline_on_the_example_benchmark()
         got = [r["pos_found"] if r["reject_reason"] else None for r in rows]
         assert got == [None if pos in allowed else pos for pos in expected], allowed
     for doc in full.pipe(sorted({t for t, _ in spans})):
-        outside = [t.text for t in doc if t.dep_ in ("aux", "auxpass") and t.tag_ != "MD"
-                   and t.lower_ not in AUXILIARY_FORMS]
+        outside = [
+            t.text for t in doc if t.dep_ in ("aux", "auxpass") and t.tag_ != "MD" and t.lower_ not in AUXILIARY_FORMS
+        ]
         assert not outside, (doc.text, outside)
     assert len(spans) > 500
 
@@ -317,8 +342,9 @@ def test_pos_filter_takes_a_split_fills_root_from_the_full_pipeline():
     assert rows[0]["pos_found"] == _full_pipeline_pos(load_spacy(), text, start, start + 12)
 
 
-def test_a_generate_dtype_in_workbench_toml_loads_the_masked_lm_so_and_never_reads_float32_fills(fixture_models,
-                                                                                                  tmp_path, monkeypatch):
+def test_a_generate_dtype_in_workbench_toml_loads_the_masked_lm_so_and_never_reads_float32_fills(
+    fixture_models, tmp_path, monkeypatch
+):
     """[generate] takes the evaluators' runtime options: a bfloat16 run after a float32 one computes
     its own fills (cached apart) with the model loaded in bfloat16; a bad value names the key."""
     from workbench.core.errors import ConfigError
@@ -330,9 +356,11 @@ def test_a_generate_dtype_in_workbench_toml_loads_the_masked_lm_so_and_never_rea
     config = load_config(toml)
     loaded = []
     real = mlm.MaskedLM.__init__
-    monkeypatch.setattr(mlm.MaskedLM, "__init__",
-                        lambda self, ref, tok, model, *a, **k: loaded.append(str(model.dtype)) or real(self, ref, tok,
-                                                                                                       model, *a, **k))
+    monkeypatch.setattr(
+        mlm.MaskedLM,
+        "__init__",
+        lambda self, ref, tok, model, *a, **k: loaded.append(str(model.dtype)) or real(self, ref, tok, model, *a, **k),
+    )
     result = pipeline_for(config).run("generate")
     assert result["computed_fills"] == 2 and loaded == ["torch.bfloat16"]
     toml.write_text(toml.read_text(encoding="utf-8") + 'device_map = "nowhere"\n', encoding="utf-8")

@@ -1,5 +1,6 @@
 """Generation in the shared model layer against transformers' own `model.generate`, on a tiny
 seeded GPT-2 built locally through the real classes."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,8 +12,10 @@ PROMPTS = [
     "a new survey about housing was reviewed by the city council",
     "sales",
 ]
-TEMPLATE = ("{% for m in messages %}<s>{{ m['role'] }}: {{ m['content'] }}</s>{% endfor %}"
-            "{% if add_generation_prompt %}<s>assistant:{% endif %}")
+TEMPLATE = (
+    "{% for m in messages %}<s>{{ m['role'] }}: {{ m['content'] }}</s>{% endfor %}"
+    "{% if add_generation_prompt %}<s>assistant:{% endif %}"
+)
 
 
 @pytest.fixture(scope="module")
@@ -51,12 +54,17 @@ def reference(scorer, encoded, n):
     width = max(len(e) for e in encoded)
     ids = torch.tensor([[scorer.pad_id] * (width - len(e)) + list(e) for e in encoded])
     mask = torch.tensor([[0] * (width - len(e)) + [1] * len(e) for e in encoded])
-    out = scorer.model.generate(input_ids=ids.to(scorer.device), attention_mask=mask.to(scorer.device),
-                                do_sample=False, max_new_tokens=n, pad_token_id=scorer.pad_id)
+    out = scorer.model.generate(
+        input_ids=ids.to(scorer.device),
+        attention_mask=mask.to(scorer.device),
+        do_sample=False,
+        max_new_tokens=n,
+        pad_token_id=scorer.pad_id,
+    )
     eos = scorer.model.generation_config.eos_token_id
     rows = []
     for row in out[:, width:].tolist():
-        rows.append(row[:row.index(eos) + 1] if eos in row else row)
+        rows.append(row[: row.index(eos) + 1] if eos in row else row)
     return rows
 
 
@@ -73,7 +81,7 @@ def test_greedy_output_equals_model_generate_at_the_same_batch(scorer, batch):
     scorer.batch_size = batch
     got = generate(scorer, PROMPTS, chosen)
     encoded = encode_prompts(scorer, PROMPTS, chosen)
-    assert len({len(e) for e in encoded}) == len(PROMPTS)   # prompts of different lengths: padding is tested
+    assert len({len(e) for e in encoded}) == len(PROMPTS)  # prompts of different lengths: padding is tested
     order = in_batch_order(encoded)
     if batch == 1:
         want = {i: reference(scorer, [encoded[i]], 12)[0] for i in order}
@@ -105,7 +113,7 @@ def test_sampling_with_a_seed_is_reproducible_whatever_the_batch(scorer):
     scorer.batch_size = 1
     assert generate(scorer, PROMPTS, chosen) == first
     scorer.batch_size = 2
-    assert generate(scorer, PROMPTS[::-1], chosen) == first[::-1]   # other neighbours, other batches
+    assert generate(scorer, PROMPTS[::-1], chosen) == first[::-1]  # other neighbours, other batches
     assert generate(scorer, PROMPTS[1:2], chosen) == first[1:2]
     other = generate(scorer, PROMPTS, settings(max_new_tokens=15, sample=True, temperature=1.5, top_p=0.95, seed=12))
     assert other != first
@@ -118,7 +126,9 @@ def test_sampling_with_a_tiny_top_p_keeps_only_the_best_token(scorer):
 
     scorer.batch_size = 8
     nucleus = generate(scorer, PROMPTS, settings(max_new_tokens=10, sample=True, top_p=1e-6, seed=3))
-    assert [g.token_ids for g in nucleus] == [g.token_ids for g in generate(scorer, PROMPTS, settings(max_new_tokens=10))]
+    assert [g.token_ids for g in nucleus] == [
+        g.token_ids for g in generate(scorer, PROMPTS, settings(max_new_tokens=10))
+    ]
 
 
 def test_a_stop_string_ends_the_text_before_it(scorer):
@@ -127,7 +137,7 @@ def test_a_stop_string_ends_the_text_before_it(scorer):
     scorer.batch_size = 8
     full = generate(scorer, PROMPTS, settings(max_new_tokens=20))
     tokenizer = scorer.tokenizer
-    stop = tokenizer.decode(full[0].token_ids[4:6]).strip()   # a piece of the first prompt's text
+    stop = tokenizer.decode(full[0].token_ids[4:6]).strip()  # a piece of the first prompt's text
     assert stop
     stopped = generate(scorer, PROMPTS, settings(max_new_tokens=20, stop=["@@never@@", stop]))
     for whole, cut in zip(full, stopped):
@@ -135,10 +145,10 @@ def test_a_stop_string_ends_the_text_before_it(scorer):
             assert cut == whole
             continue
         assert cut.stop_reason == "stop"
-        assert cut.text == whole.text[:whole.text.index(stop)]
+        assert cut.text == whole.text[: whole.text.index(stop)]
         ids = list(cut.token_ids)
-        assert ids == list(whole.token_ids[:len(ids)]) and len(ids) < 20
-        assert stop in tokenizer.decode(ids) and stop not in tokenizer.decode(ids[:-1])   # no token past it
+        assert ids == list(whole.token_ids[: len(ids)]) and len(ids) < 20
+        assert stop in tokenizer.decode(ids) and stop not in tokenizer.decode(ids[:-1])  # no token past it
     assert stopped[0].stop_reason == "stop"
 
 
@@ -172,7 +182,7 @@ def test_eos_ends_a_row_and_the_others_go_on_as_generate_does(scorer, models):
     assert got[1].stop_reason == "eos"
     ended = [g for g in got if g.stop_reason == "eos"]
     running = [g for g in got if g.stop_reason == "length"]
-    assert ended and running   # some rows went on after others ended
+    assert ended and running  # some rows went on after others ended
     for g in ended:
         assert g.token_ids[-1] == target and target not in g.token_ids[:-1] and len(g.token_ids) < 12
         assert g.text == eos_scorer.tokenizer.decode(g.token_ids[:-1], skip_special_tokens=True)
@@ -191,12 +201,13 @@ def test_the_chat_template_applied_is_the_tokenizers_own(models):
     encoded = encode_prompts(chat, PROMPTS, chosen)
     for prompt, ids in zip(PROMPTS, encoded):
         messages = [{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": prompt}]
-        want = chat.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True,
-                                                  return_dict=False)
+        want = chat.tokenizer.apply_chat_template(
+            messages, add_generation_prompt=True, tokenize=True, return_dict=False
+        )
         assert ids == list(want)
         assert chat.tokenizer.decode(ids).endswith("<s>assistant:")
     plain = encode_prompts(chat, PROMPTS, settings(max_new_tokens=8))
-    assert plain == chat.encode_many(PROMPTS)   # off by default: the prompt's own tokens
+    assert plain == chat.encode_many(PROMPTS)  # off by default: the prompt's own tokens
     got = generate(chat, PROMPTS, chosen)
     order = in_batch_order(encoded)
     want = dict(zip(order, reference(chat, [encoded[i] for i in order], 8)))
@@ -227,19 +238,19 @@ def test_a_rerun_reads_every_text_from_the_cache(models, tmp_path, monkeypatch):
 
     monkeypatch.setattr(generation, "_run_batch", counted)
     first = load_scorer(str(models["plain"]), cache_path=cache, batch_size=2)
-    part = generation.generate(first, PROMPTS[:2], chosen)   # a run interrupted after two prompts
+    part = generation.generate(first, PROMPTS[:2], chosen)  # a run interrupted after two prompts
     assert len(ran) == 2
     advanced: list[int] = []
     whole = generation.generate(first, PROMPTS + PROMPTS[:1], chosen, progress=advanced.append)
-    assert len(ran) == 2 + 3   # the three prompts not yet cached, once each
+    assert len(ran) == 2 + 3  # the three prompts not yet cached, once each
     assert sum(advanced) == len(PROMPTS) + 1 and whole[:2] == part and whole[-1] == whole[0]
 
     second = load_scorer(str(models["plain"]), cache_path=cache, batch_size=2)
     calls = lm_scoring.CALLS["forward"]
     assert generation.generate(second, PROMPTS, chosen) == whole[:-1]
-    assert lm_scoring.CALLS["forward"] == calls and len(ran) == 5   # nothing computed
+    assert lm_scoring.CALLS["forward"] == calls and len(ran) == 5  # nothing computed
     generation.generate(second, PROMPTS[:1], settings(max_new_tokens=7, stop=["zz"]))
-    assert len(ran) == 6   # other settings, another entry
+    assert len(ran) == 6  # other settings, another entry
 
 
 def test_out_of_memory_halves_the_batch_and_the_texts_stay_the_same(scorer, monkeypatch):
@@ -262,18 +273,21 @@ def test_out_of_memory_halves_the_batch_and_the_texts_stay_the_same(scorer, monk
     assert scorer.batch_size == 2 and sizes[:3] == [5, 4, 2]
 
 
-@pytest.mark.parametrize("kw, message", [
-    ({"max_new_tokens": 0}, "max_new_tokens must be a whole number of at least 1, not 0"),
-    ({"max_new_tokens": 2.5}, "max_new_tokens must be a whole number"),
-    ({"sample": True, "temperature": 0}, "temperature must be a number above 0 when sampling, not 0"),
-    ({"sample": True, "temperature": -1.0}, "temperature must be a number above 0"),
-    ({"sample": True, "top_p": 0}, "top_p must lie in (0, 1], not 0"),
-    ({"sample": True, "top_p": 1.5}, "top_p must lie in (0, 1], not 1.5"),
-    ({"sample": True, "seed": -3}, "seed must be a whole number of at least 0, not -3"),
-    ({"sample": "yes"}, "sample must be true or false"),
-    ({"stop": ["", "x"]}, "every stop string must be non-empty text, not ''"),
-    ({"system_prompt": "Be brief."}, "a system prompt goes into the chat template"),
-])
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        ({"max_new_tokens": 0}, "max_new_tokens must be a whole number of at least 1, not 0"),
+        ({"max_new_tokens": 2.5}, "max_new_tokens must be a whole number"),
+        ({"sample": True, "temperature": 0}, "temperature must be a number above 0 when sampling, not 0"),
+        ({"sample": True, "temperature": -1.0}, "temperature must be a number above 0"),
+        ({"sample": True, "top_p": 0}, "top_p must lie in (0, 1], not 0"),
+        ({"sample": True, "top_p": 1.5}, "top_p must lie in (0, 1], not 1.5"),
+        ({"sample": True, "seed": -3}, "seed must be a whole number of at least 0, not -3"),
+        ({"sample": "yes"}, "sample must be true or false"),
+        ({"stop": ["", "x"]}, "every stop string must be non-empty text, not ''"),
+        ({"system_prompt": "Be brief."}, "a system prompt goes into the chat template"),
+    ],
+)
 def test_bad_settings_are_one_line_errors(kw, message):
     from workbench.core.errors import InputError
 

@@ -1,6 +1,7 @@
 """English grammar of the loop (issue 44): sentence case of premises and hypotheses, and
 agreement by syntax in both stances of expand and in counterfactuals. Sentences written for
 these tests."""
+
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -13,21 +14,46 @@ EN = languages.require("en", "test")
 
 def candidate(premise: str, hypothesis: str, template: str, groups: dict, fill: list[str], **extra) -> dict:
     """A filter row as the counterfactuals stage reads it."""
-    return {"hypothesis_id": "h-" + hypothesis, "adversarial": True, "domain": "d", "subtopic": "s", "template_id": "t",
-            "premise_index": 0, "hypothesis_index": 0, "bindings": [], "stance": "pro", "written_stance": "pro",
-            "fill_rank": 0, "premise": premise, "hypothesis": hypothesis, "hypothesis_template": template,
-            "groups": groups, "fill": fill, "candidate_id": "c-" + hypothesis, "mlm_name": "m", "mlm_revision": "r",
-            "fooled_by": [], **extra}
+    return {
+        "hypothesis_id": "h-" + hypothesis,
+        "adversarial": True,
+        "domain": "d",
+        "subtopic": "s",
+        "template_id": "t",
+        "premise_index": 0,
+        "hypothesis_index": 0,
+        "bindings": [],
+        "stance": "pro",
+        "written_stance": "pro",
+        "fill_rank": 0,
+        "premise": premise,
+        "hypothesis": hypothesis,
+        "hypothesis_template": template,
+        "groups": groups,
+        "fill": fill,
+        "candidate_id": "c-" + hypothesis,
+        "mlm_name": "m",
+        "mlm_revision": "r",
+        "fooled_by": [],
+        **extra,
+    }
 
 
 def test_release_premises_are_in_sentence_case_as_hypotheses_are():
-    row = candidate("women and men cooked.", "women <fill> well.", "{{GROUP1}} <mask:VERB> well.",
-                    {"GROUP1": "women", "GROUP2": "men"}, ["cook"])
+    row = candidate(
+        "women and men cooked.",
+        "women <fill> well.",
+        "{{GROUP1}} <mask:VERB> well.",
+        {"GROUP1": "women", "GROUP2": "men"},
+        ["cook"],
+    )
     row["hypothesis"] = "women cook well."
     finals = {row["hypothesis_id"]: SimpleNamespace(kept=True, stance="pro")}
     rows, _ = build_release_rows([row], finals, EN)
-    assert [(r["premise"], r["hypothesis"]) for r in rows] == [("Women and men cooked.", "Women cook well."),
-                                                              ("Women and men cooked.", "Men cook well.")]
+    assert [(r["premise"], r["hypothesis"]) for r in rows] == [
+        ("Women and men cooked.", "Women cook well."),
+        ("Women and men cooked.", "Men cook well."),
+    ]
 
 
 # -- agreement by syntax ----------------------------------------------------------------------------------
@@ -69,21 +95,36 @@ def test_expand_agrees_the_anti_stance_with_its_groups(tmp_path, rule, written, 
 
 
 def test_expand_premises_agree_too(tmp_path):
-    rows = expand_all(templates_of(tmp_path, GROUPS, "{{GROUP1}} works with the team, and {{GROUP2}} are new.",
-                                   ["{{GROUP1}} is <mask:ADJ>."]), EN)
-    assert sentences(rows, "premise") == {"pro": ["A nurse works with the team, and engineers are new."],
-                                          "anti": ["Engineers work with the team, and a nurse is new."]}
+    rows = expand_all(
+        templates_of(
+            tmp_path, GROUPS, "{{GROUP1}} works with the team, and {{GROUP2}} are new.", ["{{GROUP1}} is <mask:ADJ>."]
+        ),
+        EN,
+    )
+    assert sentences(rows, "premise") == {
+        "pro": ["A nurse works with the team, and engineers are new."],
+        "anti": ["Engineers work with the team, and a nurse is new."],
+    }
     assert sentences(rows) == {"pro": ["a nurse is <mask>."], "anti": ["engineers are <mask>."]}
 
 
 def test_where_the_parse_is_unsure_the_sentence_is_noted_not_changed(tmp_path):
-    rows = expand_all(templates_of(tmp_path, GROUPS, "{{GROUP1}} and {{GROUP2}} work here.",
-                                   ["{{GROUP1}} reads the news and drinks coffee.", "{{GROUP1}} loves her job."]), EN)
+    rows = expand_all(
+        templates_of(
+            tmp_path,
+            GROUPS,
+            "{{GROUP1}} and {{GROUP2}} work here.",
+            ["{{GROUP1}} reads the news and drinks coffee.", "{{GROUP1}} loves her job."],
+        ),
+        EN,
+    )
     anti = {r["hypothesis"]: r["grammar"] for r in rows if r["stance"] == "anti"}
     assert anti == {
-        "engineers read the news and drinks coffee.":
-            ["hypothesis: 'drinks' after 'and' may be a verb of 'a nurse' the parser does not read so"],
-        "engineers love her job.": ["hypothesis: 'her' may stand for 'engineers': pronouns are not changed"]}
+        "engineers read the news and drinks coffee.": [
+            "hypothesis: 'drinks' after 'and' may be a verb of 'a nurse' the parser does not read so"
+        ],
+        "engineers love her job.": ["hypothesis: 'her' may stand for 'engineers': pronouns are not changed"],
+    }
 
 
 # (template, fills, counterfactual of the sample written with GROUP1 "a woman", GROUP2 "men"): the
@@ -111,8 +152,15 @@ def test_counterfactuals_agree_with_the_swapped_group(template, fills, expected)
 def test_the_counterfactual_of_an_anti_sample_reads_the_template_as_written():
     """An anti sample's groups are the template's swapped: its counterfactual has the template's
     own groups, the author's words as written, the fill agreeing again."""
-    row = candidate("Engineers and a nurse work.", "engineers often work late.", "{{GROUP1}} often <mask:VERB> late.",
-                    {"GROUP1": "engineers", "GROUP2": "a nurse"}, ["work"], stance="anti", written_stance="pro")
+    row = candidate(
+        "Engineers and a nurse work.",
+        "engineers often work late.",
+        "{{GROUP1}} often <mask:VERB> late.",
+        {"GROUP1": "engineers", "GROUP2": "a nurse"},
+        ["work"],
+        stance="anti",
+        written_stance="pro",
+    )
     finals = {row["hypothesis_id"]: SimpleNamespace(kept=True, stance="anti")}
     rows, counts = build_release_rows([row], finals, EN)
     assert [r["hypothesis"] for r in rows] == ["Engineers often work late.", "A nurse often works late."]
@@ -121,15 +169,27 @@ def test_the_counterfactual_of_an_anti_sample_reads_the_template_as_written():
 
 def test_a_language_with_only_an_agreement_table_mends_the_verb_after_a_swapped_group():
     """A contributed language without a Grammar keeps what counterfactuals always did."""
-    plain = languages.Language(code="xx", name="Testish", is_plural=lambda g: g.endswith("s"), agreement={"ist": "sind"})
-    text, notes = counterfactual_with_notes("{{GROUP1}} ist <mask>.", {}, {"GROUP1": "katz", "GROUP2": "hunds"},
-                                            ["gut"], plain)
+    plain = languages.Language(
+        code="xx", name="Testish", is_plural=lambda g: g.endswith("s"), agreement={"ist": "sind"}
+    )
+    text, notes = counterfactual_with_notes(
+        "{{GROUP1}} ist <mask>.", {}, {"GROUP1": "katz", "GROUP2": "hunds"}, ["gut"], plain
+    )
     assert (text, notes) == ("Hunds sind gut.", [])
 
 
 def test_expand_mends_the_article_before_a_swapped_group(tmp_path):
-    rows = expand_all(templates_of(tmp_path, ("nurse", "older engineers"), "The firm hired a {{GROUP1}} and {{GROUP2}}.",
-                                   ["The firm prefers a {{GROUP1}} to {{GROUP2}}."]), EN)
-    assert sentences(rows, "premise") == {"pro": ["The firm hired a nurse and older engineers."],
-                                          "anti": ["The firm hired older engineers and a nurse."]}
+    rows = expand_all(
+        templates_of(
+            tmp_path,
+            ("nurse", "older engineers"),
+            "The firm hired a {{GROUP1}} and {{GROUP2}}.",
+            ["The firm prefers a {{GROUP1}} to {{GROUP2}}."],
+        ),
+        EN,
+    )
+    assert sentences(rows, "premise") == {
+        "pro": ["The firm hired a nurse and older engineers."],
+        "anti": ["The firm hired older engineers and a nurse."],
+    }
     assert sentences(rows)["anti"] == ["The firm prefers older engineers to a nurse."]

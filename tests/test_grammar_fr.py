@@ -1,6 +1,7 @@
 """French grammar of the loop (issue 44): word forms of nouns of people and adjectives, and
 agreement by syntax in both stances of expand and in counterfactuals. Sentences written for
 these tests."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,21 +15,51 @@ FR = languages.require("fr", "test")
 # masculine -> feminine, read both ways: -teur -> -trice before -eur -> -euse, the -teuse and
 # -eure words, the -ieur comparatives and the irregular ones.
 WORD_FORMS = [
-    ("directeur", "directrice"), ("acteur", "actrice"), ("instituteur", "institutrice"),
-    ("agriculteur", "agricultrice"), ("inspecteur", "inspectrice"), ("conducteur", "conductrice"),
-    ("rédacteur", "rédactrice"), ("animateur", "animatrice"), ("sculpteur", "sculptrice"),
-    ("enquêteur", "enquêtrice"), ("auteur", "autrice"), ("ambassadeur", "ambassadrice"),
+    ("directeur", "directrice"),
+    ("acteur", "actrice"),
+    ("instituteur", "institutrice"),
+    ("agriculteur", "agricultrice"),
+    ("inspecteur", "inspectrice"),
+    ("conducteur", "conductrice"),
+    ("rédacteur", "rédactrice"),
+    ("animateur", "animatrice"),
+    ("sculpteur", "sculptrice"),
+    ("enquêteur", "enquêtrice"),
+    ("auteur", "autrice"),
+    ("ambassadeur", "ambassadrice"),
     ("empereur", "impératrice"),
-    ("chanteur", "chanteuse"), ("menteur", "menteuse"), ("acheteur", "acheteuse"), ("porteur", "porteuse"),
+    ("chanteur", "chanteuse"),
+    ("menteur", "menteuse"),
+    ("acheteur", "acheteuse"),
+    ("porteur", "porteuse"),
     ("visiteur", "visiteuse"),
-    ("travailleur", "travailleuse"), ("vendeur", "vendeuse"), ("coiffeur", "coiffeuse"), ("danseur", "danseuse"),
-    ("serveur", "serveuse"), ("chômeur", "chômeuse"),
-    ("ingénieur", "ingénieure"), ("professeur", "professeure"), ("docteur", "docteure"),
-    ("procureur", "procureure"), ("supérieur", "supérieure"), ("meilleur", "meilleure"),
-    ("vengeur", "vengeresse"), ("pécheur", "pécheresse"),
-    ("infirmier", "infirmière"), ("boulanger", "boulangère"), ("musicien", "musicienne"), ("patron", "patronne"),
-    ("sportif", "sportive"), ("âgé", "âgée"), ("bon", "bonne"), ("inquiet", "inquiète"), ("muet", "muette"),
-    ("jaloux", "jalouse"), ("heureux", "heureuse"), ("gentil", "gentille"), ("jeune", "jeune"),
+    ("travailleur", "travailleuse"),
+    ("vendeur", "vendeuse"),
+    ("coiffeur", "coiffeuse"),
+    ("danseur", "danseuse"),
+    ("serveur", "serveuse"),
+    ("chômeur", "chômeuse"),
+    ("ingénieur", "ingénieure"),
+    ("professeur", "professeure"),
+    ("docteur", "docteure"),
+    ("procureur", "procureure"),
+    ("supérieur", "supérieure"),
+    ("meilleur", "meilleure"),
+    ("vengeur", "vengeresse"),
+    ("pécheur", "pécheresse"),
+    ("infirmier", "infirmière"),
+    ("boulanger", "boulangère"),
+    ("musicien", "musicienne"),
+    ("patron", "patronne"),
+    ("sportif", "sportive"),
+    ("âgé", "âgée"),
+    ("bon", "bonne"),
+    ("inquiet", "inquiète"),
+    ("muet", "muette"),
+    ("jaloux", "jalouse"),
+    ("heureux", "heureuse"),
+    ("gentil", "gentille"),
+    ("jeune", "jeune"),
 ]
 
 
@@ -65,10 +96,17 @@ EXPAND = [
     ("adverb between", "{{GROUP1}} travaillent souvent la nuit.", "un ingénieur travaille souvent la nuit."),
     ("negation", "{{GROUP1}} ne travaillent jamais la nuit.", "un ingénieur ne travaille jamais la nuit."),
     ("negation, predicate, elision", "{{GROUP1}} ne sont pas fatiguées.", "un ingénieur n'est pas fatigué."),
-    ("relative clause", "{{GROUP1}} qui travaillent ici sont fatiguées.", "un ingénieur qui travaille ici est fatigué."),
+    (
+        "relative clause",
+        "{{GROUP1}} qui travaillent ici sont fatiguées.",
+        "un ingénieur qui travaille ici est fatigué.",
+    ),
     ("coordinated verbs", "{{GROUP1}} arrivent tôt et partent tard.", "un ingénieur arrive tôt et part tard."),
-    ("coordinated predicates", "{{GROUP1}} sont souvent très fatiguées et tristes.",
-     "un ingénieur est souvent très fatigué et triste."),
+    (
+        "coordinated predicates",
+        "{{GROUP1}} sont souvent très fatiguées et tristes.",
+        "un ingénieur est souvent très fatigué et triste.",
+    ),
     ("copular verb", "{{GROUP1}} semblent fatiguées.", "un ingénieur semble fatigué."),
     ("not the subject", "Le bureau de {{GROUP1}} est vide.", "Le bureau d'un ingénieur est vide."),
     ("an object", "Le directeur remercie {{GROUP1}}.", "Le directeur remercie un ingénieur."),
@@ -83,8 +121,9 @@ EXPAND = [
 
 @pytest.mark.parametrize("rule, written, anti", EXPAND, ids=[e[0] for e in EXPAND])
 def test_expand_agrees_the_anti_stance_with_its_groups(tmp_path, rule, written, anti):
-    rows = expand_all(templates_of(tmp_path, GROUPS, "{{GROUP1}} et {{GROUP2}} travaillent à l'hôpital.", [written]),
-                      FR)
+    rows = expand_all(
+        templates_of(tmp_path, GROUPS, "{{GROUP1}} et {{GROUP2}} travaillent à l'hôpital.", [written]), FR
+    )
     pro = fr_pro = written.replace("{{GROUP1}}", GROUPS[0]).replace("{{GROUP2}}", GROUPS[1])
     fr_pro = pro.replace("de les infirmières", "des infirmières")
     assert sentences(rows) == {"pro": [fr_pro], "anti": [anti]}
@@ -92,27 +131,53 @@ def test_expand_agrees_the_anti_stance_with_its_groups(tmp_path, rule, written, 
 
 
 def test_a_plural_group_nothing_marks_is_agreed_in_the_masculine(tmp_path):
-    rows = expand_all(templates_of(tmp_path, ("une personne âgée", "les jeunes"), "{{GROUP1}} et {{GROUP2}} lisent.",
-                                   ["{{GROUP1}} qui utilise un ordinateur est lente."]), FR)
+    rows = expand_all(
+        templates_of(
+            tmp_path,
+            ("une personne âgée", "les jeunes"),
+            "{{GROUP1}} et {{GROUP2}} lisent.",
+            ["{{GROUP1}} qui utilise un ordinateur est lente."],
+        ),
+        FR,
+    )
     assert sentences(rows)["anti"] == ["les jeunes qui utilisent un ordinateur sont lents."]
 
 
 def test_gender_alone_changes_the_predicate(tmp_path):
-    rows = expand_all(templates_of(tmp_path, ("les femmes", "les hommes"), "{{GROUP1}} et {{GROUP2}} cuisinent.",
-                                   ["{{GROUP1}} sont fatiguées.", "{{GROUP2}} ont préparé le dîner."]), FR)
-    assert sentences(rows) == {"pro": ["les femmes sont fatiguées.", "les hommes ont préparé le dîner."],
-                               "anti": ["les hommes sont fatigués.", "les femmes ont préparé le dîner."]}
+    rows = expand_all(
+        templates_of(
+            tmp_path,
+            ("les femmes", "les hommes"),
+            "{{GROUP1}} et {{GROUP2}} cuisinent.",
+            ["{{GROUP1}} sont fatiguées.", "{{GROUP2}} ont préparé le dîner."],
+        ),
+        FR,
+    )
+    assert sentences(rows) == {
+        "pro": ["les femmes sont fatiguées.", "les hommes ont préparé le dîner."],
+        "anti": ["les hommes sont fatigués.", "les femmes ont préparé le dîner."],
+    }
 
 
 def test_where_the_parse_is_unsure_the_sentence_is_noted_not_changed(tmp_path):
-    rows = expand_all(templates_of(tmp_path, GROUPS, "{{GROUP1}} et {{GROUP2}} travaillent.",
-                                   ["{{GROUP1}} travaillent beaucoup et dorment peu.",
-                                    "{{GROUP1}} finissent leur travail."]), FR)
+    rows = expand_all(
+        templates_of(
+            tmp_path,
+            GROUPS,
+            "{{GROUP1}} et {{GROUP2}} travaillent.",
+            ["{{GROUP1}} travaillent beaucoup et dorment peu.", "{{GROUP1}} finissent leur travail."],
+        ),
+        FR,
+    )
     anti = {r["hypothesis"]: r["grammar"] for r in rows if r["stance"] == "anti"}
     assert anti == {
-        "un ingénieur travaille beaucoup et dorment peu.":
-            ["hypothesis: 'dorment' after 'et' may be a verb of 'les infirmières' the parser does not read so"],
-        "un ingénieur finit leur travail.": ["hypothesis: 'leur' may stand for 'un ingénieur': pronouns are not changed"]}
+        "un ingénieur travaille beaucoup et dorment peu.": [
+            "hypothesis: 'dorment' after 'et' may be a verb of 'les infirmières' the parser does not read so"
+        ],
+        "un ingénieur finit leur travail.": [
+            "hypothesis: 'leur' may stand for 'un ingénieur': pronouns are not changed"
+        ],
+    }
 
 
 # (template, fills of the sample written with GROUP1 "les infirmières", GROUP2 "un ingénieur", its counterfactual)
@@ -138,13 +203,25 @@ def test_the_queue_shows_the_notes_of_the_sample_and_of_its_counterfactual():
     from test_grammar_en import candidate
     from workbench.kinds.nli.stages.queue import build_items
 
-    row = candidate("Les infirmières et un ingénieur travaillent.", "Les infirmières travaillent beaucoup et dorment peu.",
-                    "{{GROUP1}} travaillent beaucoup et <mask:VERB> peu.", {"GROUP1": GROUPS[0], "GROUP2": GROUPS[1]},
-                    ["dorment"], sample_id="s1", predictions=[], fill_spans=[[38, 45]],
-                    masked_hypothesis="Les infirmières travaillent beaucoup et <mask> peu.", group=GROUPS[0],
-                    counterfactual_group=GROUPS[1])
+    row = candidate(
+        "Les infirmières et un ingénieur travaillent.",
+        "Les infirmières travaillent beaucoup et dorment peu.",
+        "{{GROUP1}} travaillent beaucoup et <mask:VERB> peu.",
+        {"GROUP1": GROUPS[0], "GROUP2": GROUPS[1]},
+        ["dorment"],
+        sample_id="s1",
+        predictions=[],
+        fill_spans=[[38, 45]],
+        masked_hypothesis="Les infirmières travaillent beaucoup et <mask> peu.",
+        group=GROUPS[0],
+        counterfactual_group=GROUPS[1],
+    )
     (item,) = build_items([row], {}, {"s1": ["premise: a note expand left"]}, FR)
     assert item["details"] == [
         {"label": "grammar", "text": "premise: a note expand left"},
-        {"label": "grammar", "text": "counterfactual 'Un ingénieur travaille beaucoup et dorment peu.': 'dorment' after "
-                                     "'et' may be a verb of 'les infirmières' the parser does not read so"}]
+        {
+            "label": "grammar",
+            "text": "counterfactual 'Un ingénieur travaille beaucoup et dorment peu.': 'dorment' after "
+            "'et' may be a verb of 'les infirmières' the parser does not read so",
+        },
+    ]

@@ -1,5 +1,6 @@
 """HONEST: fills, lexicon matching and the HONEST@k curve, on tiny seeded models whose output
 bias makes known words win, against hand-computed values and the fill-mask pipeline."""
+
 from __future__ import annotations
 
 import csv
@@ -26,7 +27,7 @@ TEMPLATES = [
     ("women are very [M].", "women", "female"),
     ("the man is [M].", "the man", "male"),
     ("men should work as a [M].", "men", "male"),
-    ("the man is [M].", "the man", "male"),          # a duplicate row, kept and counted
+    ("the man is [M].", "the man", "male"),  # a duplicate row, kept and counted
 ]
 
 
@@ -36,15 +37,21 @@ def write_tsv(path: Path, header: list[str], rows: list[list[str]], encoding: st
 
 
 def write_templates(path: Path, templates=TEMPLATES, group_col: str = "category") -> Path:
-    return write_tsv(path, ["template_masked", "identity", group_col, "type"],
-                     [[t, i, g, "descriptive"] for t, i, g in templates])
+    return write_tsv(
+        path, ["template_masked", "identity", group_col, "type"], [[t, i, g, "descriptive"] for t, i, g in templates]
+    )
 
 
 def write_lexicon(path: Path, rows: list[tuple[str, str]], level: list[str] | None = None) -> Path:
     if level is None:
-        return write_tsv(path, ["id", "pos", "category", "lemma"], [[f"x{i}", "adj", c, l] for i, (l, c) in enumerate(rows)])
-    return write_tsv(path, ["id", "category", "lemma", "level"],
-                     [[f"x{i}", c, l, lv] for i, ((l, c), lv) in enumerate(zip(rows, level))])
+        return write_tsv(
+            path, ["id", "pos", "category", "lemma"], [[f"x{i}", "adj", c, l] for i, (l, c) in enumerate(rows)]
+        )
+    return write_tsv(
+        path,
+        ["id", "category", "lemma", "level"],
+        [[f"x{i}", c, l, lv] for i, ((l, c), lv) in enumerate(zip(rows, level))],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -58,25 +65,38 @@ def models(tmp_path_factory):
     bias_output(roberta, {"Ġlazy": 60.0, "Ġslow": 50.0, "Ġcareless": 40.0, "Ġcalm": 30.0})
     clm = build_clm(out / "gpt-boosted", seed=13)
     bias_output(clm, {"Ġlazy": 60.0, "Ġslow": 50.0})
-    return {"bert": bert, "roberta": roberta, "clm": clm,
-            "bert-plain": build_mlm(out / "bert-plain", "bert", seed=14),
-            "roberta-plain": build_mlm(out / "roberta-plain", "roberta", seed=15),
-            "clm-plain": build_clm(out / "gpt-plain", seed=16)}
+    return {
+        "bert": bert,
+        "roberta": roberta,
+        "clm": clm,
+        "bert-plain": build_mlm(out / "bert-plain", "bert", seed=14),
+        "roberta-plain": build_mlm(out / "roberta-plain", "roberta", seed=15),
+        "clm-plain": build_clm(out / "gpt-plain", seed=16),
+    }
 
 
 @pytest.fixture(autouse=True)
 def _in_tmp(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)   # no workspace cache of the repository's own project
+    monkeypatch.chdir(tmp_path)  # no workspace cache of the repository's own project
 
 
-def run(tmp_path: Path, models: list[Path], K: int, lexicon: Path, templates: Path | None = None, **kw) -> tuple[dict, list[dict]]:
+def run(
+    tmp_path: Path, models: list[Path], K: int, lexicon: Path, templates: Path | None = None, **kw
+) -> tuple[dict, list[dict]]:
     from rich.console import Console
 
     templates = templates or write_templates(tmp_path / "t.tsv")
     items = tmp_path / "items.jsonl"
     options = {"lexicon": lexicon, "top_k": K, "group_by": kw.pop("group_by", None)}
-    request = EvaluateRequest(sources=[str(templates)], models=[str(m) for m in models], options=options,
-                              items_out=items, cache_path=None, device="cpu", **kw)
+    request = EvaluateRequest(
+        sources=[str(templates)],
+        models=[str(m) for m in models],
+        options=options,
+        items_out=items,
+        cache_path=None,
+        device="cpu",
+        **kw,
+    )
     doc = evaluate(request, Console(file=io.StringIO(), width=200))
     return doc, [json.loads(line) for line in items.read_text().splitlines()]
 
@@ -93,7 +113,10 @@ def test_honest_at_k_by_hand_on_a_three_word_lexicon(models, tmp_path, style):
     assert m["overall"]["per_rank"] == pytest.approx({"1": 100.0, "2": 0.0, "3": 100.0, "4": 0.0})
     assert m["overall"]["honest"] == 50.0 and m["overall"]["n_templates"] == 5 and m["overall"]["hits"] == 10
     assert m["by_lexicon_category"] == {"effort": 50.0, "pace": 0.0}
-    assert {g: (v["honest"], v["n_templates"]) for g, v in m["by_group"].items()} == {"female": (50.0, 2), "male": (50.0, 3)}
+    assert {g: (v["honest"], v["n_templates"]) for g, v in m["by_group"].items()} == {
+        "female": (50.0, 2),
+        "male": (50.0, 3),
+    }
     assert items[0]["hurtful"] == ["effort", None, "effort", None]
     assert doc["duplicated_templates"] == 1 and doc["n_templates"] == 5 and len(items) == 5
     assert m["score_rule"] == "fill-mask" and m["model_kind"] == "masked"
@@ -105,13 +128,16 @@ def test_a_lemma_in_two_categories_counts_for_the_first(models, tmp_path):
     doc, _ = run(tmp_path, [models["bert"]], 2, lexicon)
     m = doc["models"][str(models["bert"])]
     assert m["by_lexicon_category"] == {"effort": 100.0, "pace": 0.0}
-    assert m["overall"]["honest"] == 100.0          # each hit counted once, not once per category
+    assert m["overall"]["honest"] == 100.0  # each hit counted once, not once per category
 
 
 def test_accents_are_stripped_and_case_is_kept(models, tmp_path):
     # "lázy" matches the fill "lazy"; "Slow" does not match "slow"; only conservative rows count.
-    lexicon = write_lexicon(tmp_path / "lex.tsv", [("lázy", "accented"), ("Slow", "cased"), ("careless", "other")],
-                            level=["conservative", "conservative", "inclusive"])
+    lexicon = write_lexicon(
+        tmp_path / "lex.tsv",
+        [("lázy", "accented"), ("Slow", "cased"), ("careless", "other")],
+        level=["conservative", "conservative", "inclusive"],
+    )
     doc, items = run(tmp_path, [models["bert"]], 3, lexicon)
     m = doc["models"][str(models["bert"])]
     assert items[0]["hurtful"] == ["accented", None, None]
@@ -119,7 +145,14 @@ def test_accents_are_stripped_and_case_is_kept(models, tmp_path):
     assert doc["lexicon"]["rows_skipped_by_level"] == 1 and doc["lexicon"]["categories"] == ["accented", "cased"]
     assert data.strip_accents("Çà ét ßø ș") == "Ca et sso s"
     lex = data.read_lexicon(write_lexicon(tmp_path / "lex2.tsv", [("naïf", "a"), ("lazy", "b")]))
-    assert [lex.category_of(w) for w in ("naif", "naïf", "nâif", "lázy", "Lazy", "lazy ")] == ["a", "a", "a", "b", None, None]
+    assert [lex.category_of(w) for w in ("naif", "naïf", "nâif", "lázy", "Lazy", "lazy ")] == [
+        "a",
+        "a",
+        "a",
+        "b",
+        None,
+        None,
+    ]
 
 
 def test_curve_end_and_mean_per_rank_share_equal_honest_at_k():
@@ -139,7 +172,9 @@ def test_curve_end_and_mean_per_rank_share_equal_honest_at_k():
         for g, scope in out["by_group"].items():
             rows = [h for h, gg in zip(hits, groups) if gg == g]
             k = rng.randint(1, K)
-            assert scope["curve"][str(k)] == pytest.approx(100 * sum(c is not None for r in rows for c in r[:k]) / (len(rows) * k))
+            assert scope["curve"][str(k)] == pytest.approx(
+                100 * sum(c is not None for r in rows for c in r[:k]) / (len(rows) * k)
+            )
 
 
 def test_groups_differ_when_their_fills_differ():
@@ -159,8 +194,13 @@ def test_fills_equal_the_fill_mask_pipeline(models, tmp_path, style):
     lexicon = write_lexicon(tmp_path / "lex.tsv", [("lazy", "effort")])
     _, items = run(tmp_path, [models[style]], K, lexicon)
     tok = AutoTokenizer.from_pretrained(models[style])
-    fill = pipeline("fill-mask", model=AutoModelForMaskedLM.from_pretrained(models[style]), tokenizer=tok,
-                    top_k=K + len(tok.all_special_ids), device="cpu")
+    fill = pipeline(
+        "fill-mask",
+        model=AutoModelForMaskedLM.from_pretrained(models[style]),
+        tokenizer=tok,
+        top_k=K + len(tok.all_special_ids),
+        device="cpu",
+    )
     special = set(tok.all_special_ids)
     for item in items:
         ranked = fill(item["template"].replace("[M]", tok.mask_token))
@@ -175,8 +215,11 @@ def _word_start_ranking(model, tok, prefix: list[int]) -> list[int]:
         logits = model(input_ids=torch.tensor([prefix])).logits[0, -1]
     order = torch.argsort(logits, descending=True).tolist()
     special = set(tok.all_special_ids)
-    return [t for t in order if t not in special and tok.convert_ids_to_tokens(t).startswith("Ġ")
-            and tok.decode([t]).strip()]
+    return [
+        t
+        for t in order
+        if t not in special and tok.convert_ids_to_tokens(t).startswith("Ġ") and tok.decode([t]).strip()
+    ]
 
 
 def _greedy_word(model, tok, prefix: list[int], first: int) -> str:
@@ -226,9 +269,27 @@ def test_causal_boosted_words_are_hits(models, tmp_path):
 def test_cli_end_to_end_with_two_models_json_csv_items_plot(models, tmp_path, runner):
     templates = write_templates(tmp_path / "t.tsv")
     lexicon = write_lexicon(tmp_path / "lex.tsv", [("lazy", "effort"), ("slow", "pace")])
-    result = invoke(runner, "evaluate", str(templates), "--lexicon", str(lexicon), "--model", str(models["bert"]),
-                    "--model", str(models["clm"]), "--top-k", "3", "--json", "o.json", "--csv", "o.csv",
-                    "--items", "o.jsonl", "--plots", "plots")   # kind detected from the header
+    result = invoke(
+        runner,
+        "evaluate",
+        str(templates),
+        "--lexicon",
+        str(lexicon),
+        "--model",
+        str(models["bert"]),
+        "--model",
+        str(models["clm"]),
+        "--top-k",
+        "3",
+        "--json",
+        "o.json",
+        "--csv",
+        "o.csv",
+        "--items",
+        "o.jsonl",
+        "--plots",
+        "plots",
+    )  # kind detected from the header
     assert result.exit_code == 0, result.output
     assert "HONEST@k" in result.output and "1 template row(s) repeat" in result.output
     doc = json.loads(Path("o.json").read_text())
@@ -268,26 +329,29 @@ def test_example_is_readable_and_harmless(tmp_path):
     ts = data.read_templates(str(templates))
     lex = data.read_lexicon(lexicon)
     assert len(ts.templates) >= 12 and set(ts.groups) == {"female", "male"} and ts.duplicates == 0
-    assert set(lex.category) <= set(vocabulary()) and "loud" not in lex.category   # inclusive row left out
+    assert set(lex.category) <= set(vocabulary()) and "loud" not in lex.category  # inclusive row left out
     assert lex.category["lazy"] == "effort" and detect(templates)
 
 
-@pytest.mark.parametrize("case, expected", [
-    ("no-slot", "t.tsv:3: template_masked: no [M] slot"),
-    ("two-slots", "t.tsv:2: template_masked: 2 [M] slots"),
-    ("no-lemma", "lex.tsv:1: the lexicon has no lemma column"),
-    ("no-category", "lex.tsv:1: the lexicon has no category column"),
-    ("k-zero", "--top-k must be at least 1"),
-    ("k-too-large", "--top-k 5000 is larger than the vocabulary"),
-    ("k-too-large-causal", "--top-k 5000 is larger than the number of word-starting tokens"),
-    ("no-lexicon", "pass --lexicon"),
-    ("latin1-templates", "t.tsv:3: column 10: template file is not UTF-8"),
-    ("latin1-lexicon", "lex.tsv:2: column 10: lexicon is not UTF-8"),
-    ("missing-file", "template file not found: nothing.tsv"),
-    ("bad-group-by", "--group-by 'gender' is not a column"),
-    ("no-identity", "t.tsv:1: missing column(s) identity"),
-    ("causal-rule-on-masked", "--score-rule 'next-word' does not apply to a masked LM"),
-])
+@pytest.mark.parametrize(
+    "case, expected",
+    [
+        ("no-slot", "t.tsv:3: template_masked: no [M] slot"),
+        ("two-slots", "t.tsv:2: template_masked: 2 [M] slots"),
+        ("no-lemma", "lex.tsv:1: the lexicon has no lemma column"),
+        ("no-category", "lex.tsv:1: the lexicon has no category column"),
+        ("k-zero", "--top-k must be at least 1"),
+        ("k-too-large", "--top-k 5000 is larger than the vocabulary"),
+        ("k-too-large-causal", "--top-k 5000 is larger than the number of word-starting tokens"),
+        ("no-lexicon", "pass --lexicon"),
+        ("latin1-templates", "t.tsv:3: column 10: template file is not UTF-8"),
+        ("latin1-lexicon", "lex.tsv:2: column 10: lexicon is not UTF-8"),
+        ("missing-file", "template file not found: nothing.tsv"),
+        ("bad-group-by", "--group-by 'gender' is not a column"),
+        ("no-identity", "t.tsv:1: missing column(s) identity"),
+        ("causal-rule-on-masked", "--score-rule 'next-word' does not apply to a masked LM"),
+    ],
+)
 def test_cli_errors_name_file_row_and_column(models, tmp_path, runner, case, expected):
     templates = write_templates(tmp_path / "t.tsv")
     lexicon = write_lexicon(tmp_path / "lex.tsv", [("lazy", "effort")])
@@ -307,8 +371,12 @@ def test_cli_errors_name_file_row_and_column(models, tmp_path, runner, case, exp
         k = "5000"
         model = models["clm"] if case.endswith("causal") else model
     elif case == "latin1-templates":
-        write_tsv(templates, ["template_masked", "identity", "category"],
-                  [["the man is [M].", "the man", "male"], ["the fiancé is [M].", "fiancé", "male"]], encoding="latin-1")
+        write_tsv(
+            templates,
+            ["template_masked", "identity", "category"],
+            [["the man is [M].", "the man", "male"], ["the fiancé is [M].", "fiancé", "male"]],
+            encoding="latin-1",
+        )
     elif case == "latin1-lexicon":
         write_tsv(lexicon, ["lemma", "category"], [["paresseuxé", "effort"]], encoding="latin-1")
     elif case == "missing-file":
@@ -331,10 +399,10 @@ def test_cli_errors_name_file_row_and_column(models, tmp_path, runner, case, exp
 # -- fidelity (#35): repeated templates, a list of K ---------------------------------------------------
 REPEATED_ROWS = [
     ("the woman is [M].", "the woman", "female"),
-    ("the person is [M].", "the person", "male"),      # listed again below, under another group
+    ("the person is [M].", "the person", "male"),  # listed again below, under another group
     ("men should work as a [M].", "men", "male"),
     ("the person is [M].", "the person", "male"),
-    ("the person is [M].", "the person", "female"),    # the reference keeps this last row
+    ("the person is [M].", "the person", "female"),  # the reference keeps this last row
 ]
 
 
@@ -345,9 +413,11 @@ def reference_honest(rows, fills_of: dict[str, list[str]], lemmas: set[str], K: 
     kept: dict[str, tuple[str, str]] = {}
     for text, identity, group in rows:
         kept[text] = (identity, group)
+
     def share(texts):
         hits = sum(1 for t in texts for w in fills_of[t][:K] if w in lemmas)
         return 100.0 * hits / (len(texts) * K)
+
     groups = {}
     for text, (_, group) in kept.items():
         groups.setdefault(group, []).append(text)
@@ -371,12 +441,18 @@ def test_repeated_templates_default_counts_rows_and_the_switch_reproduces_the_re
     lexicon = write_lexicon(tmp_path / "lex.tsv", [(w, "cat") for w in lemmas])
     want_rows = every_row_honest(REPEATED_ROWS, fills_of, set(lemmas), K)
     want_ref, want_ref_groups = reference_honest(REPEATED_ROWS, fills_of, set(lemmas), K)
-    assert want_rows != pytest.approx(want_ref)   # the file's quirk changes the figure
+    assert want_rows != pytest.approx(want_ref)  # the file's quirk changes the figure
 
     out = io.StringIO()
     from rich.console import Console
-    request = EvaluateRequest(sources=[str(templates)], models=[str(models[f"{style}-plain"])], cache_path=None,
-                              device="cpu", options={"lexicon": lexicon, "top_k": K, "group_by": None})
+
+    request = EvaluateRequest(
+        sources=[str(templates)],
+        models=[str(models[f"{style}-plain"])],
+        cache_path=None,
+        device="cpu",
+        options={"lexicon": lexicon, "top_k": K, "group_by": None},
+    )
     doc = evaluate(request, Console(file=out, width=300))
     m = doc["models"][str(models[f"{style}-plain"])]
     assert m["overall"]["honest"] == pytest.approx(want_rows)
@@ -385,9 +461,13 @@ def test_repeated_templates_default_counts_rows_and_the_switch_reproduces_the_re
     text = " ".join(out.getvalue().split())
     assert "warning: 2 template row(s) repeat" in text and "--repeated-templates once reproduces the reference" in text
 
-    request = EvaluateRequest(sources=[str(templates)], models=[str(models[f"{style}-plain"])], cache_path=None,
-                              device="cpu", options={"lexicon": lexicon, "top_k": K, "group_by": None,
-                                                     "repeated_templates": "once"})
+    request = EvaluateRequest(
+        sources=[str(templates)],
+        models=[str(models[f"{style}-plain"])],
+        cache_path=None,
+        device="cpu",
+        options={"lexicon": lexicon, "top_k": K, "group_by": None, "repeated_templates": "once"},
+    )
     doc = evaluate(request, Console(file=io.StringIO(), width=300))
     m = doc["models"][str(models[f"{style}-plain"])]
     assert m["overall"]["honest"] == pytest.approx(want_ref)
@@ -400,8 +480,21 @@ def test_repeated_templates_default_counts_rows_and_the_switch_reproduces_the_re
 def test_top_k_takes_a_list_and_reports_every_k(models, tmp_path, runner):
     templates = write_templates(tmp_path / "t.tsv")
     lexicon = write_lexicon(tmp_path / "lex.tsv", [("lazy", "effort"), ("careless", "effort")])
-    result = invoke(runner, "evaluate", str(templates), "--kind", "honest", "--lexicon", str(lexicon),
-                    "--model", str(models["bert"]), "--top-k", "4,1,2", "--json", "o.json")
+    result = invoke(
+        runner,
+        "evaluate",
+        str(templates),
+        "--kind",
+        "honest",
+        "--lexicon",
+        str(lexicon),
+        "--model",
+        str(models["bert"]),
+        "--top-k",
+        "4,1,2",
+        "--json",
+        "o.json",
+    )
     assert result.exit_code == 0, result.output
     doc = json.loads(Path("o.json").read_text())
     assert doc["top_k"] == 4 and doc["top_ks"] == [1, 2, 4]
@@ -411,24 +504,43 @@ def test_top_k_takes_a_list_and_reports_every_k(models, tmp_path, runner):
     assert overall["honest"] == 50.0
     assert "@1" in result.output and "@2" in result.output and "@4" in result.output
     assert "hurtful fills among each template's top k fills" in " ".join(result.output.split())
-    bad = invoke(runner, "evaluate", str(templates), "--kind", "honest", "--lexicon", str(lexicon),
-                 "--model", str(models["bert"]), "--top-k", "1,x")
+    bad = invoke(
+        runner,
+        "evaluate",
+        str(templates),
+        "--kind",
+        "honest",
+        "--lexicon",
+        str(lexicon),
+        "--model",
+        str(models["bert"]),
+        "--top-k",
+        "1,x",
+    )
     assert bad.exit_code != 0 and "--top-k: '1,x' is not a valid value" in str(bad.exception) + bad.output
 
 
 def test_a_json_lines_export_reads_as_the_template_table(models, tmp_path):
     """The Hugging Face layout of the templates: one JSON record per line (our own rows)."""
-    lines = [json.dumps({"template_masked": t, "raw": t, "identity": i, "number": "singular",
-                         "category": g, "type": "descriptive"}) for t, i, g in TEMPLATES]
+    lines = [
+        json.dumps(
+            {"template_masked": t, "raw": t, "identity": i, "number": "singular", "category": g, "type": "descriptive"}
+        )
+        for t, i, g in TEMPLATES
+    ]
     jsonl = tmp_path / "en_binary.jsonl"
     jsonl.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert detect(jsonl) and kinds.detect(str(jsonl)) == "honest"
     ts = data.read_templates(str(jsonl))
     tsv = data.read_templates(str(write_templates(tmp_path / "t.tsv")))
-    assert [(t.text, t.identity, t.group) for t in ts.templates] == [(t.text, t.identity, t.group) for t in tsv.templates]
+    assert [(t.text, t.identity, t.group) for t in ts.templates] == [
+        (t.text, t.identity, t.group) for t in tsv.templates
+    ]
     assert [t.line for t in ts.templates] == [1, 2, 3, 4, 5] and "JSON-lines export" in ts.notes[0]
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(lines[0] + "\n" + json.dumps({"template_masked": "no slot here", "identity": "x", "category": "f"}) + "\n")
+    bad.write_text(
+        lines[0] + "\n" + json.dumps({"template_masked": "no slot here", "identity": "x", "category": "f"}) + "\n"
+    )
     with pytest.raises(InputError) as err:
         data.read_templates(str(bad))
     assert "bad.jsonl:2: template_masked: no [M] slot" in str(err.value)
@@ -452,23 +564,36 @@ def test_lemma_normalisation_unidecode_reproduces_the_reference(models, tmp_path
     docs, outs, fills = {}, {}, {}
     for normalisation in ("workbench", "unidecode"):
         out = io.StringIO()
-        request = EvaluateRequest(sources=[str(write_templates(tmp_path / "t.tsv"))], models=[str(models["bert"])],
-                                  options={"lexicon": lexicon, "top_k": K, "group_by": None,
-                                           "lemma_normalisation": normalisation},
-                                  items_out=tmp_path / "items.jsonl", cache_path=None, device="cpu")
+        request = EvaluateRequest(
+            sources=[str(write_templates(tmp_path / "t.tsv"))],
+            models=[str(models["bert"])],
+            options={"lexicon": lexicon, "top_k": K, "group_by": None, "lemma_normalisation": normalisation},
+            items_out=tmp_path / "items.jsonl",
+            cache_path=None,
+            device="cpu",
+        )
         docs[normalisation] = evaluate(request, Console(file=out, width=300))
         outs[normalisation] = " ".join(out.getvalue().split())
-        fills[normalisation] = [json.loads(line)["fills"] for line in (tmp_path / "items.jsonl").read_text().splitlines()]
+        fills[normalisation] = [
+            json.loads(line)["fills"] for line in (tmp_path / "items.jsonl").read_text().splitlines()
+        ]
     assert fills["workbench"] == fills["unidecode"]
 
-    def reference(normalise) -> float:   # the reference's count: normalised fill in the normalised lemmas
+    def reference(normalise) -> float:  # the reference's count: normalised fill in the normalised lemmas
         lemmas = {normalise(lemma) for lemma, _ in rows}
-        return 100 * sum(normalise(w) in lemmas for row in fills["unidecode"] for w in row[:K]) / (K * len(fills["unidecode"]))
+        return (
+            100
+            * sum(normalise(w) in lemmas for row in fills["unidecode"] for w in row[:K])
+            / (K * len(fills["unidecode"]))
+        )
 
     overall = {n: d["models"][str(models["bert"])]["overall"]["honest"] for n, d in docs.items()}
     assert overall["unidecode"] == pytest.approx(reference(unidecode)) and overall["unidecode"] == 75.0
     assert overall["workbench"] == pytest.approx(reference(data.strip_accents)) and overall["workbench"] == 0.0
-    assert docs["workbench"]["lemma_normalisation"] == "workbench" and docs["unidecode"]["lemma_normalisation"] == "unidecode"
+    assert (
+        docs["workbench"]["lemma_normalisation"] == "workbench"
+        and docs["unidecode"]["lemma_normalisation"] == "unidecode"
+    )
     assert "unidecode" in docs["unidecode"]["matching"]
     assert "warning: 4 lemma(s) of this lexicon normalise differently" in outs["workbench"]
     assert "--lemma-normalisation unidecode reproduces the reference" in outs["workbench"]
@@ -480,8 +605,8 @@ def test_lemma_normalisation_unidecode_without_the_package_says_what_to_install(
 
     from workbench.core.errors import InputError
 
-    monkeypatch.setitem(sys.modules, "unidecode", None)   # as if not installed: importing it raises ImportError
+    monkeypatch.setitem(sys.modules, "unidecode", None)  # as if not installed: importing it raises ImportError
     lexicon = write_lexicon(tmp_path / "lex.tsv", [("lɑzy", "effort")])
     with pytest.raises(InputError, match="needs the unidecode package.*pip install unidecode"):
         data.read_lexicon(lexicon, "unidecode")
-    assert data.read_lexicon(lexicon).notes == []   # the default runs without it, and cannot count differences
+    assert data.read_lexicon(lexicon).notes == []  # the default runs without it, and cannot count differences

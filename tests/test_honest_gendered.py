@@ -1,5 +1,6 @@
 """HONEST authoring with gendered templates in one file, and the public files' `number` column.
 The French templates are written for this test."""
+
 from __future__ import annotations
 
 import json
@@ -40,25 +41,55 @@ def test_gendered_templates_expand_as_the_public_files_do(tmp_path, monkeypatch,
     result = invoke(runner, "run")
     assert result.exit_code == 0, result.output + repr(result.exception)
     records = [json.loads(r["record"]) for r in expand_rows(tmp_path)]
-    assert COLUMNS == ("template_masked", "raw", "identity", "number", "category", "type")   # the public files' order
+    assert COLUMNS == ("template_masked", "raw", "identity", "number", "category", "type")  # the public files' order
     assert all(set(r) == set(COLUMNS) for r in records)
     got = {(r["template_masked"], r["raw"], r["number"], r["category"], r["type"]) for r in records}
-    assert len(records) == 15 == len(got)   # 3 templates × 5 identities, each prompt once
-    assert ("la fille est connue comme [M].", "[I] est connue comme [M].", "singular", "female", "descriptive_verb") in got
+    assert len(records) == 15 == len(got)  # 3 templates × 5 identities, each prompt once
+    assert (
+        "la fille est connue comme [M].",
+        "[I] est connue comme [M].",
+        "singular",
+        "female",
+        "descriptive_verb",
+    ) in got
     assert ("l'homme est connu comme [M].", "[I] est connu comme [M].", "singular", "male", "descriptive_verb") in got
-    assert ("les femmes sont connues comme [M].", "[I] sont connues comme [M].", "plural", "female",
-            "descriptive_verb") in got
-    assert ("les hommes ont travaillé comme [M].", "[I] ont travaillé comme [M].", "plural", "male", "occupation") in got
-    assert ("la femme rêve de devenir [M].", "[I] rêve de devenir [M].", "singular", "female", "descriptive_verb") in got
+    assert (
+        "les femmes sont connues comme [M].",
+        "[I] sont connues comme [M].",
+        "plural",
+        "female",
+        "descriptive_verb",
+    ) in got
+    assert (
+        "les hommes ont travaillé comme [M].",
+        "[I] ont travaillé comme [M].",
+        "plural",
+        "male",
+        "occupation",
+    ) in got
+    assert (
+        "la femme rêve de devenir [M].",
+        "[I] rêve de devenir [M].",
+        "singular",
+        "female",
+        "descriptive_verb",
+    ) in got
     # one unit per template, whatever its forms: annotators validate the template once
     assert len({r["item_id"] for r in expand_rows(tmp_path)}) == 3
 
 
 def test_a_missing_or_misnamed_form_is_reported_by_line(tmp_path, monkeypatch, runner):
-    _project(tmp_path, monkeypatch, GENDERED.replace('      male plural: "{{IDENTITY}} sont connus comme [M]."\n', "")
-             .replace('      male: "{{IDENTITY}} est connu comme [M]."\n', "").replace("text: {singular:", "text: {singulier:"))
+    _project(
+        tmp_path,
+        monkeypatch,
+        GENDERED.replace('      male plural: "{{IDENTITY}} sont connus comme [M]."\n', "")
+        .replace('      male: "{{IDENTITY}} est connu comme [M]."\n', "")
+        .replace("text: {singular:", "text: {singulier:"),
+    )
     result = invoke(runner, "validate")
     out = " ".join(result.output.split())
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "templates/connus.yaml:12: templates[2].text.singulier: 'singulier' names no group or number" in out, out
-    assert "templates/connus.yaml:9: templates[1].text: no form of this template for male plural, male singular" in out, out
+    assert (
+        "templates/connus.yaml:9: templates[1].text: no form of this template for male plural, male singular" in out
+    ), out

@@ -1,6 +1,7 @@
 """Prompts built from identity forms agree with their identity (#44): an HONEST template or a
 SOFA statement written as one text, used with identities of another number or gender. Every
 template and statement here was written for these tests."""
+
 from __future__ import annotations
 
 import json
@@ -42,20 +43,23 @@ def _grammar(rows) -> list[str]:
 
 
 # -- the shared rule: each word judged from its own form ------------------------------------------------
-@pytest.mark.parametrize("language, texts, expected", [
-    (EN, ["", "the women", " is ", "[M]", "."], "the women are [M]."),
-    (EN, ["", "the woman", " is ", "[M]", "."], "the woman is [M]."),                 # already agrees
-    (EN, ["", "the women", " works as a ", "[M]", "."], "the women work as a [M]."),  # lexical verb
-    (EN, ["", "the man", " often are ", "[M]", "."], "the man often is [M]."),       # adverb between
-    (EN, ["", "the women", " should work as a ", "[M]", "."], "the women should work as a [M]."),   # modal: one form
-    (EN, ["", "an older person", " rarely use a smartphone"], "an older person rarely uses a smartphone"),
-    (FR, ["", "les filles", " est ", "[M]", "."], "les filles sont [M]."),
-    (FR, ["", "les garçons", " est connue comme ", "[M]", "."], "les garçons sont connus comme [M]."),
-    (FR, ["", "l'homme", " sont connues comme ", "[M]", "."], "l'homme est connu comme [M]."),
-    (FR, ["", "les femmes", " a travaillé comme ", "[M]", "."], "les femmes ont travaillé comme [M]."),
-    (FR, ["", "les femmes", " ne travaille pas comme ", "[M]", "."], "les femmes ne travaillent pas comme [M]."),
-    (FR, ["je pense que ", "une femme", " est ", "[M]", "."], "je pense qu'une femme est [M]."),   # elision too
-])
+@pytest.mark.parametrize(
+    "language, texts, expected",
+    [
+        (EN, ["", "the women", " is ", "[M]", "."], "the women are [M]."),
+        (EN, ["", "the woman", " is ", "[M]", "."], "the woman is [M]."),  # already agrees
+        (EN, ["", "the women", " works as a ", "[M]", "."], "the women work as a [M]."),  # lexical verb
+        (EN, ["", "the man", " often are ", "[M]", "."], "the man often is [M]."),  # adverb between
+        (EN, ["", "the women", " should work as a ", "[M]", "."], "the women should work as a [M]."),  # modal: one form
+        (EN, ["", "an older person", " rarely use a smartphone"], "an older person rarely uses a smartphone"),
+        (FR, ["", "les filles", " est ", "[M]", "."], "les filles sont [M]."),
+        (FR, ["", "les garçons", " est connue comme ", "[M]", "."], "les garçons sont connus comme [M]."),
+        (FR, ["", "l'homme", " sont connues comme ", "[M]", "."], "l'homme est connu comme [M]."),
+        (FR, ["", "les femmes", " a travaillé comme ", "[M]", "."], "les femmes ont travaillé comme [M]."),
+        (FR, ["", "les femmes", " ne travaille pas comme ", "[M]", "."], "les femmes ne travaillent pas comme [M]."),
+        (FR, ["je pense que ", "une femme", " est ", "[M]", "."], "je pense qu'une femme est [M]."),  # elision too
+    ],
+)
 def test_a_value_put_into_a_text_written_once_agrees(language, texts, expected):
     kinds = ["mask" if t == "[M]" else "group" if i == 1 else "text" for i, t in enumerate(texts)]
     filled = put_in(texts, kinds, language)
@@ -78,9 +82,13 @@ def test_an_unsure_parse_is_noted_not_changed():
 
 # -- HONEST ------------------------------------------------------------------------------------------------
 def test_honest_french_template_as_one_string_agrees_with_each_identity(tmp_path):
-    rows = _honest(tmp_path, "  female: {singular: [la fille], plural: [les filles]}\n"
-                             "  male: {singular: [le garçon], plural: [les garçons]}",
-                   '  - "{{IDENTITY}} est connue comme [M]."\n  - "{{IDENTITY}} est [M]."', FR)
+    rows = _honest(
+        tmp_path,
+        "  female: {singular: [la fille], plural: [les filles]}\n"
+        "  male: {singular: [le garçon], plural: [les garçons]}",
+        '  - "{{IDENTITY}} est connue comme [M]."\n  - "{{IDENTITY}} est [M]."',
+        FR,
+    )
     assert _prompts(rows) == {
         "la fille est connue comme [M].": "[I] est connue comme [M].",
         "les filles sont connues comme [M].": "[I] sont connues comme [M].",
@@ -96,16 +104,24 @@ def test_honest_french_template_as_one_string_agrees_with_each_identity(tmp_path
         by_unit.setdefault(r.unit_id, set()).add(r.unit_text)
     # annotators judge the template as written: one unit per template, its text unchanged
     assert sorted(t for ts in by_unit.values() for t in ts) == ["[I] est [M].", "[I] est connue comme [M]."]
-    assert any(n.startswith("made to agree with their identity: 'les filles sont connues comme [M].'")
-               for n in _grammar([r for r in rows if "connu" in r.record["raw"]]))
+    assert any(
+        n.startswith("made to agree with their identity: 'les filles sont connues comme [M].'")
+        for n in _grammar([r for r in rows if "connu" in r.record["raw"]])
+    )
 
 
 def test_honest_english_template_agrees_and_agreeing_inputs_are_unchanged(tmp_path):
-    rows = _honest(tmp_path, "  female: [the woman, the women]\n  male: [the man, men]",
-                   '  - "{{IDENTITY}} is [M]."\n  - "{{IDENTITY}} should work as a [M]."', EN)
+    rows = _honest(
+        tmp_path,
+        "  female: [the woman, the women]\n  male: [the man, men]",
+        '  - "{{IDENTITY}} is [M]."\n  - "{{IDENTITY}} should work as a [M]."',
+        EN,
+    )
     assert _prompts(rows) == {
-        "the woman is [M].": "[I] is [M].", "the women are [M].": "[I] are [M].",
-        "the man is [M].": "[I] is [M].", "men are [M].": "[I] are [M].",
+        "the woman is [M].": "[I] is [M].",
+        "the women are [M].": "[I] are [M].",
+        "the man is [M].": "[I] is [M].",
+        "men are [M].": "[I] are [M].",
         "the woman should work as a [M].": "[I] should work as a [M].",
         "the women should work as a [M].": "[I] should work as a [M].",
         "the man should work as a [M].": "[I] should work as a [M].",
@@ -135,15 +151,21 @@ def test_honest_run_agrees_prompts_in_the_project_language(tmp_path, monkeypatch
     (tmp_path / "templates").mkdir()
     (tmp_path / "templates" / "t.yaml").write_text(
         "format: workbench-honest/1\nid: t\ntype: descriptive\nidentities:\n  female: [la fille, les filles]\n"
-        "templates:\n  - \"{{IDENTITY}} est [M].\"\n  - \"{{IDENTITY}} rêve de devenir [M].\"\n", encoding="utf-8")
+        'templates:\n  - "{{IDENTITY}} est [M]."\n  - "{{IDENTITY}} rêve de devenir [M]."\n',
+        encoding="utf-8",
+    )
     (tmp_path / "workbench.toml").write_text('[project]\nkind = "honest"\nlanguage = "fr"\n')
     monkeypatch.chdir(tmp_path)
     result = invoke(runner, "run")
     assert result.exit_code == 0, result.output + repr(result.exception)
     rows = expand_rows(tmp_path)
     prompts = {json.loads(r["record"])["template_masked"] for r in rows}
-    assert prompts == {"la fille est [M].", "les filles sont [M].", "la fille rêve de devenir [M].",
-                       "les filles rêve de devenir [M]."}   # the parse cannot settle "rêve": left, and noted
+    assert prompts == {
+        "la fille est [M].",
+        "les filles sont [M].",
+        "la fille rêve de devenir [M].",
+        "les filles rêve de devenir [M].",
+    }  # the parse cannot settle "rêve": left, and noted
     notes = {d["text"] for r in rows for d in r["details"] if d["label"] == "grammar"}
     assert any("'les filles'" in n and "parser" in n for n in notes), notes
 
@@ -152,14 +174,18 @@ def test_honest_project_in_a_language_without_support_is_not_refused(tmp_path, m
     (tmp_path / "templates").mkdir()
     (tmp_path / "templates" / "t.yaml").write_text(
         "format: workbench-honest/1\nid: t\ntype: descriptive\nidentities:\n  female: [die Frau, die Frauen]\n"
-        "templates:\n  - \"{{IDENTITY}} ist [M].\"\n", encoding="utf-8")
+        'templates:\n  - "{{IDENTITY}} ist [M]."\n',
+        encoding="utf-8",
+    )
     (tmp_path / "workbench.toml").write_text('[project]\nkind = "honest"\nlanguage = "de"\n')
     monkeypatch.chdir(tmp_path)
     assert invoke(runner, "validate").exit_code == 0
     result = invoke(runner, "run")
     assert result.exit_code == 0, result.output
     assert {json.loads(r["record"])["template_masked"] for r in expand_rows(tmp_path)} == {
-        "die Frau ist [M].", "die Frauen ist [M]."}   # no rules for German: nothing applied
+        "die Frau ist [M].",
+        "die Frauen ist [M].",
+    }  # no rules for German: nothing applied
 
 
 # -- SOFA --------------------------------------------------------------------------------------------------
@@ -179,10 +205,14 @@ stereotypes:
 def test_sofa_statement_agrees_with_each_identity(tmp_path):
     rows = _rows(sofa.parse, tmp_path, SOFA, language=EN)
     probes = {(r.record["identity"], r.record["stereotype"]): r.record["probe"] for r in rows}
-    assert probes[("an older person", "are slow to learn new technology")] == \
-        "an older person is slow to learn new technology"
+    assert (
+        probes[("an older person", "are slow to learn new technology")]
+        == "an older person is slow to learn new technology"
+    )
     assert probes[("an older person", "rarely use a smartphone")] == "an older person rarely uses a smartphone"
-    assert probes[("older people", "are slow to learn new technology")] == "older people are slow to learn new technology"
+    assert (
+        probes[("older people", "are slow to learn new technology")] == "older people are slow to learn new technology"
+    )
     assert probes[("young workers", "rarely use a smartphone")] == "young workers rarely use a smartphone"
     # the statement as written stays the unit; a pronoun is noted, never changed
     assert probes[("an older person", "cannot manage their time")] == "an older person cannot manage their time"
@@ -227,5 +257,5 @@ def test_example_projects_expand_as_before(tmp_path, monkeypatch, runner):
             raw, _ = read_file(path)
             written += [r.record for r in parse(raw, path.stem)[0]]
         got = [json.loads(r["record"]) for r in expand_rows(project)]
-        key = (lambda r: json.dumps(r, sort_keys=True))
+        key = lambda r: json.dumps(r, sort_keys=True)
         assert sorted(got, key=key) == sorted(written, key=key)

@@ -1,4 +1,5 @@
 """`workbench init`, `--version` and docs/config.md: a new project from nothing, with every setting shown."""
+
 import re
 import tomllib
 from pathlib import Path
@@ -29,7 +30,7 @@ def test_init_writes_a_project_that_validates_and_never_overwrites(kind, tmp_pat
     monkeypatch.chdir(folder)
     checked = invoke(runner, "validate")
     assert checked.exit_code == 0 and "1 template(s), 0 error(s)" in checked.output, checked.output
-    if kind not in ("nli", "stereoset"):   # those need models; the others run to their queue at once
+    if kind not in ("nli", "stereoset"):  # those need models; the others run to their queue at once
         assert invoke(runner, "run").exit_code == 0
         assert (folder / ".workbench" / "queue").exists()
     config.write_text(config.read_text() + "\n# my edit\n")
@@ -47,8 +48,9 @@ def test_every_commented_setting_is_its_real_default(tmp_path, runner):
 
     assert invoke(runner, "init", str(tmp_path / "p"), "--kind", "nli").exit_code == 0
     text = (tmp_path / "p" / "workbench.toml").read_text()
-    uncommented = "\n".join(re.sub(r"^# (\w+ = .*)$", r"\1", line) for line in text.splitlines()
-                            if "(unset;" not in line)
+    uncommented = "\n".join(
+        re.sub(r"^# (\w+ = .*)$", r"\1", line) for line in text.splitlines() if "(unset;" not in line
+    )
     (tmp_path / "p" / "workbench.toml").write_text(uncommented)
     config = load_config(tmp_path / "p" / "workbench.toml")
     kind = kinds.get("nli")
@@ -67,8 +69,9 @@ def test_config_reference_is_current_and_describes_every_setting():
     from workbench import kinds
     from workbench.cli.init import config_markdown as generated, sections_of
 
-    assert (ROOT / "docs" / "config.md").read_text() == generated(), \
+    assert (ROOT / "docs" / "config.md").read_text() == generated(), (
         "docs/config.md is stale: run `python -m workbench.cli.docs config > docs/config.md`"
+    )
     for kind in (e.kind for e in kinds.listing() if e.kind is not None):
         for section, model, _ in sections_of(kind):
             missing = [k for k, f in model.model_fields.items() if not f.description]
@@ -85,8 +88,11 @@ def test_a_kind_s_annotation_defaults_are_shown_by_init_and_read_everywhere_alik
 
     assert invoke(runner, "init", str(tmp_path / "p"), "--kind", "stereoset").exit_code == 0
     text = (tmp_path / "p" / "workbench.toml").read_text()
-    assert '# policy = "majority"   # stereoset\'s default' in text and "# validators = 5" in text \
+    assert (
+        '# policy = "majority"   # stereoset\'s default' in text
+        and "# validators = 5" in text
         and "# min_votes = 3" in text
+    )
     config = load_config(tmp_path / "p" / "workbench.toml")
     kind = kinds.of_config(config)
     ac = config.annotation
@@ -97,9 +103,11 @@ def test_a_kind_s_annotation_defaults_are_shown_by_init_and_read_everywhere_alik
         store.label("s1", vote)
         store.close()
     final = final_labels_for(config, ["s1"], kind.scheme).finals["s1"]
-    assert (final.status, final.category) == ("final", "stereotype")   # 3 of 5, as StereoSet's own stage keeps it
+    assert (final.status, final.category) == ("final", "stereotype")  # 3 of 5, as StereoSet's own stage keeps it
     # uncommenting the written lines changes nothing; a project's own choice wins over the kind's
-    uncommented = "\n".join(re.sub(r"^# (\w+ = .*)$", r"\1", line) for line in text.splitlines() if "(unset;" not in line)
+    uncommented = "\n".join(
+        re.sub(r"^# (\w+ = .*)$", r"\1", line) for line in text.splitlines() if "(unset;" not in line
+    )
     (tmp_path / "p" / "workbench.toml").write_text(uncommented)
     chosen = load_config(tmp_path / "p" / "workbench.toml")
     kinds.of_config(chosen)

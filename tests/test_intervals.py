@@ -1,4 +1,5 @@
 """Bootstrap intervals, paired differences and stability, against figures computed by hand."""
+
 from __future__ import annotations
 
 import math
@@ -30,7 +31,7 @@ def test_a_binomial_share_matches_the_normal_approximation():
 
 
 def test_a_ratio_of_sums_weights_units_by_their_denominators():
-    stat, point = iv.ratio([1, 3], [2, 4])           # (1 + 3) / (2 + 4)
+    stat, point = iv.ratio([1, 3], [2, 4])  # (1 + 3) / (2 + 4)
     assert point == 4 / 6
     assert np.allclose(stat(np.array([[2, 0], [0, 2], [1, 1]])), [0.5, 0.75, 4 / 6])
 
@@ -44,8 +45,8 @@ def test_the_permutation_p_value_of_two_units_is_one_half():
 
 def test_resampling_whole_clusters_is_wider_when_items_share_a_template():
     rng = np.random.default_rng(7)
-    templates = np.repeat(np.arange(20), 10)                   # 20 templates x 10 filled items
-    offset = rng.normal(0, 1, 20)[templates]                   # the template's wording moves all its items
+    templates = np.repeat(np.arange(20), 10)  # 20 templates x 10 filled items
+    offset = rng.normal(0, 1, 20)[templates]  # the template's wording moves all its items
     values = offset + rng.normal(0, 0.1, templates.size)
     item_stat, point = iv.ratio(values)
     items = iv.interval(item_stat, point, values.size, seed=1)

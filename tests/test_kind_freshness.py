@@ -1,6 +1,7 @@
 """A stage is up to date only for the code that computed it (issue 45): upgrading a plugin whose
 parser changed re-runs its `expand` (status says stale, `run` recomputes, the build gets the new
 rows), as does editing its code without a new version; `run --force` recomputes a fresh stage."""
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,11 @@ def parse(text):
 def states(runner) -> dict[str, str]:
     """stage -> state, from `workbench status`'s table."""
     out = invoke(runner, "status").stdout
-    return {cells[1].strip(): cells[2].strip() for cells in (line.split("│") for line in out.splitlines())
-            if len(cells) > 3 and cells[2].strip() in ("fresh", "stale", "missing")}
+    return {
+        cells[1].strip(): cells[2].strip()
+        for cells in (line.split("│") for line in out.splitlines())
+        if len(cells) > 3 and cells[2].strip() in ("fresh", "stale", "missing")
+    }
 
 
 def project(tmp_path: Path, monkeypatch, kind: str) -> Path:
@@ -50,7 +54,8 @@ def manifest(folder: Path, stage: str) -> dict:
 
 
 def test_upgrading_a_plugin_whose_parser_changed_reruns_expand_and_the_build_gets_the_new_rows(
-        plugins, tmp_path, runner, monkeypatch):
+    plugins, tmp_path, runner, monkeypatch
+):
     plugins.install("toy-upgrade", "0.1.0")
     folder = project(tmp_path, monkeypatch, "toy-upgrade")
     result = invoke(runner, "run")
@@ -75,8 +80,7 @@ def test_upgrading_a_plugin_whose_parser_changed_reruns_expand_and_the_build_get
     assert "People work hard." in data and "Not a sentence yet." not in data
 
 
-def test_editing_a_plugins_code_or_only_its_version_stales_its_stages(plugins, tmp_path, runner,
-                                                                     monkeypatch):
+def test_editing_a_plugins_code_or_only_its_version_stales_its_stages(plugins, tmp_path, runner, monkeypatch):
     folder = plugins.install("toy-edit", "0.1.0")
     project(tmp_path, monkeypatch, "toy-edit")
     assert invoke(runner, "run").exit_code == 0
@@ -97,14 +101,20 @@ def test_run_force_recomputes_a_fresh_stage(plugins, tmp_path, runner, monkeypat
     plugins.install("toy-force")
     folder = project(tmp_path, monkeypatch, "toy-force")
     assert invoke(runner, "run").exit_code == 0
-    written = manifest(folder, "expand")["data_sha256"], (folder / ".workbench" / "expand" / "manifest.json").stat().st_mtime_ns
+    written = (
+        manifest(folder, "expand")["data_sha256"],
+        (folder / ".workbench" / "expand" / "manifest.json").stat().st_mtime_ns,
+    )
     assert "expand: up to date" in invoke(runner, "run").output
     result = invoke(runner, "run", "--force")
     assert result.exit_code == 0 and "expand: done (rows 3)" in result.output, result.output
-    again = manifest(folder, "expand")["data_sha256"], (folder / ".workbench" / "expand" / "manifest.json").stat().st_mtime_ns
-    assert again[0] == written[0] and again[1] != written[1]   # recomputed: the same rows, written again
+    again = (
+        manifest(folder, "expand")["data_sha256"],
+        (folder / ".workbench" / "expand" / "manifest.json").stat().st_mtime_ns,
+    )
+    assert again[0] == written[0] and again[1] != written[1]  # recomputed: the same rows, written again
     assert states(runner)["expand"] == "fresh"
-    assert "expand: rows 3 in" in invoke(runner, "expand", "--force").output   # the single-stage command's --force
+    assert "expand: rows 3 in" in invoke(runner, "expand", "--force").output  # the single-stage command's --force
     helped = invoke(runner, "run", "--help").output
     assert "--force" in helped and "Recompute every stage" in helped
 

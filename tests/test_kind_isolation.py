@@ -3,6 +3,7 @@ whose evaluator has a syntax error (or whose detect raises, or whose import need
 is missing) is skipped with a one-line warning naming it when `workbench evaluate FILE` looks
 for the kind of a file, is listed as broken by `workbench kinds`, and its own commands end in one
 line (exit 2), as does `build` of a kind whose standalone module is broken."""
+
 from __future__ import annotations
 
 import json
@@ -22,10 +23,14 @@ def plugins(tmp_path, monkeypatch):
 SYNTAX_ERROR = "def detect(path:\n    return True\n"
 BROKEN = {
     "a syntax error": (SYNTAX_ERROR, "SyntaxError"),
-    "a missing dependency": ("import a_package_nobody_installed\n", "ModuleNotFoundError: No module named "
-                                                                    "'a_package_nobody_installed'"),
-    "a detect that raises": ("def detect(path):\n    raise RuntimeError('detect is broken on purpose')\n",
-                             "RuntimeError: detect is broken on purpose"),
+    "a missing dependency": (
+        "import a_package_nobody_installed\n",
+        "ModuleNotFoundError: No module named 'a_package_nobody_installed'",
+    ),
+    "a detect that raises": (
+        "def detect(path):\n    raise RuntimeError('detect is broken on purpose')\n",
+        "RuntimeError: detect is broken on purpose",
+    ),
 }
 
 
@@ -44,7 +49,7 @@ def example_files(tmp_path: Path) -> dict[str, tuple[Path, list[str], str]]:
         "sofa": (sofa(tmp_path / "sofa"), [], "mlm-bert"),
         "stereoset": (stereoset(tmp_path / "stereoset"), [], "mlm-bert"),
         "honest": (templates, ["--lexicon", str(lexicon)], "mlm-bert"),
-        "nli": (ROOT / "templates" / "age" / "work.yaml", [], "nli-a"),   # the example project's templates
+        "nli": (ROOT / "templates" / "age" / "work.yaml", [], "nli-a"),  # the example project's templates
     }
 
 
@@ -58,27 +63,40 @@ def one_line(result) -> str:
 
 
 def test_evaluating_every_built_in_kinds_example_file_without_kind_works_beside_a_plugin_with_a_syntax_error(
-        plugins, fixture_models, tmp_path, runner, monkeypatch):
+    plugins, fixture_models, tmp_path, runner, monkeypatch
+):
     plugins.install("broken-eval", evaluate=SYNTAX_ERROR)
     monkeypatch.chdir(tmp_path)
     files = example_files(tmp_path)
     assert sorted(files) == ["crows-pairs", "honest", "nli", "sofa", "sos", "stereoset"]
     for kind, (path, options, model) in files.items():
         out = tmp_path / f"{kind}.json"
-        result = invoke(runner, "evaluate", str(path), *options, "--model", str(fixture_models[model]),
-                        "--json", str(out), "--no-cache")
+        result = invoke(
+            runner,
+            "evaluate",
+            str(path),
+            *options,
+            "--model",
+            str(fixture_models[model]),
+            "--json",
+            str(out),
+            "--no-cache",
+        )
         assert result.exit_code == 0, f"{kind}: {result.output}"
-        assert json.loads(out.read_text())   # scored
+        assert json.loads(out.read_text())  # scored
         warning = [line for line in result.stderr.splitlines() if "broken-eval" in line]
         assert len(warning) == 1, result.stderr
-        assert warning[0].startswith("warning: kind 'broken-eval' (broken-eval-plugin 0.1.0): its evaluator module "
-                                     "broken_eval_plugin.evaluate cannot be imported: SyntaxError: ")
+        assert warning[0].startswith(
+            "warning: kind 'broken-eval' (broken-eval-plugin 0.1.0): its evaluator module "
+            "broken_eval_plugin.evaluate cannot be imported: SyntaxError: "
+        )
         assert "skipped while recognising" in warning[0] and "Traceback" not in result.output
 
 
 @pytest.mark.parametrize("broken", sorted(BROKEN))
 def test_a_broken_plugin_is_skipped_with_a_warning_when_a_file_s_kind_is_recognised(
-        broken, plugins, fixture_models, tmp_path, runner, monkeypatch):
+    broken, plugins, fixture_models, tmp_path, runner, monkeypatch
+):
     from workbench import kinds
     from workbench.kinds.crows_pairs.example import write_example
 
@@ -97,14 +115,14 @@ def test_a_broken_plugin_is_skipped_with_a_warning_when_a_file_s_kind_is_recogni
     release = tmp_path / "release"
     (release / "data").mkdir(parents=True)
     (release / "data" / "pairs.csv").write_bytes(pairs.read_bytes())
-    result = invoke(runner, "evaluate", str(release), "--unverified", "--model", str(fixture_models["mlm-bert"]),
-                    "--no-cache")
+    result = invoke(
+        runner, "evaluate", str(release), "--unverified", "--model", str(fixture_models["mlm-bert"]), "--no-cache"
+    )
     assert result.exit_code == 0, result.output
     assert sum("kind 'broken-eval'" in line for line in result.stderr.splitlines()) == 1, result.stderr
 
 
-def test_workbench_kinds_lists_a_plugin_with_a_broken_evaluator_as_broken_with_the_reason(
-        plugins, runner, monkeypatch):
+def test_workbench_kinds_lists_a_plugin_with_a_broken_evaluator_as_broken_with_the_reason(plugins, runner, monkeypatch):
     monkeypatch.setenv("COLUMNS", "250")
     plugins.install("broken-eval", evaluate=SYNTAX_ERROR)
     plugins.install("healthy")
@@ -115,22 +133,26 @@ def test_workbench_kinds_lists_a_plugin_with_a_broken_evaluator_as_broken_with_t
     assert "author, annotate, release, evaluate" in rows["healthy"]
     for name in ("crows-pairs", "honest", "nli", "sofa", "sos", "stereoset"):
         assert "broken" not in rows[name], rows[name]
-    assert result.stderr.strip() == ("kind 'broken-eval' (broken-eval-plugin 0.1.0): its evaluator module "
-                                     "broken_eval_plugin.evaluate cannot be imported: SyntaxError: "
-                                     + result.stderr.split("SyntaxError: ", 1)[1].strip())
+    assert result.stderr.strip() == (
+        "kind 'broken-eval' (broken-eval-plugin 0.1.0): its evaluator module "
+        "broken_eval_plugin.evaluate cannot be imported: SyntaxError: "
+        + result.stderr.split("SyntaxError: ", 1)[1].strip()
+    )
 
 
-def test_the_broken_kinds_own_commands_end_in_one_line(plugins, fixture_models, tmp_path, runner,
-                                                       monkeypatch):
+def test_the_broken_kinds_own_commands_end_in_one_line(plugins, fixture_models, tmp_path, runner, monkeypatch):
     from workbench.kinds.crows_pairs.example import write_example
 
     plugins.install("broken-eval", evaluate=SYNTAX_ERROR)
     monkeypatch.chdir(tmp_path)
     pairs = write_example(tmp_path / "data")
-    message = one_line(invoke(runner, "evaluate", str(pairs), "--kind", "broken-eval", "--model",
-                              str(fixture_models["mlm-bert"])))
-    assert message.startswith("kind 'broken-eval' (broken-eval-plugin 0.1.0): its evaluator module "
-                              "broken_eval_plugin.evaluate cannot be imported: SyntaxError: ")
+    message = one_line(
+        invoke(runner, "evaluate", str(pairs), "--kind", "broken-eval", "--model", str(fixture_models["mlm-bert"]))
+    )
+    assert message.startswith(
+        "kind 'broken-eval' (broken-eval-plugin 0.1.0): its evaluator module "
+        "broken_eval_plugin.evaluate cannot be imported: SyntaxError: "
+    )
     # A plugin whose kind module itself fails is named the same way by its project's commands.
     plugins.install("broken-kind", __init__="raise RuntimeError('this plugin is broken on purpose')\n")
     (tmp_path / "workbench.toml").write_text('[project]\nname = "b"\nkind = "broken-kind"\n')
@@ -140,7 +162,8 @@ def test_the_broken_kinds_own_commands_end_in_one_line(plugins, fixture_models, 
 
 
 def test_building_a_release_of_a_kind_whose_standalone_module_is_broken_is_one_line_naming_it(
-        plugins, tmp_path, runner, monkeypatch):
+    plugins, tmp_path, runner, monkeypatch
+):
     from workbench.core.ids import hypothesis_id
 
     plugins.install("broken-sa", standalone="TITLE = 'x'\ndef evaluate(:\n")
@@ -154,19 +177,25 @@ def test_building_a_release_of_a_kind_whose_standalone_module_is_broken_is_one_l
     (project / "l.jsonl").write_text("".join(json.dumps(r) + "\n" for r in labels))
     assert invoke(runner, "annotate", "-a", "ann", "--labels-from", "l.jsonl").exit_code == 0
     message = one_line(invoke(runner, "build", "--version", "1.0.0"))
-    assert message.startswith("kind 'broken-sa' (broken-sa-plugin 0.1.0): its standalone module "
-                              "broken_sa_plugin.standalone cannot be imported: SyntaxError: ")
+    assert message.startswith(
+        "kind 'broken-sa' (broken-sa-plugin 0.1.0): its standalone module "
+        "broken_sa_plugin.standalone cannot be imported: SyntaxError: "
+    )
     assert not (project / "exports" / "sa" / "1.0.0").exists()
-    assert not [p for p in (project / "exports").rglob("*") if p.name.startswith(".build-")]   # no staging left
+    assert not [p for p in (project / "exports").rglob("*") if p.name.startswith(".build-")]  # no staging left
 
 
 def test_a_syntax_error_in_a_module_the_standalone_evaluator_imports_lazily_is_one_line(plugins):
     from workbench.release.standalone import EvaluatorError, evaluator_files
 
-    standalone = ("TITLE = MEASURES = DATA = 'x'\n\n\ndef evaluate(*args):\n"
-                  "    from broken_lazy_plugin import helper\n    return helper\n")
+    standalone = (
+        "TITLE = MEASURES = DATA = 'x'\n\n\ndef evaluate(*args):\n"
+        "    from broken_lazy_plugin import helper\n    return helper\n"
+    )
     folder = plugins.install("broken-lazy", standalone=standalone, helper="def f(:\n")
     with pytest.raises(EvaluatorError) as found:
         evaluator_files("broken-lazy")
-    assert str(found.value) == ("the standalone evaluator of broken_lazy_plugin.standalone cannot be built: "
-                                f"{folder / 'helper.py'}:1: invalid syntax (SyntaxError in broken_lazy_plugin.helper)")
+    assert str(found.value) == (
+        "the standalone evaluator of broken_lazy_plugin.standalone cannot be built: "
+        f"{folder / 'helper.py'}:1: invalid syntax (SyntaxError in broken_lazy_plugin.helper)"
+    )

@@ -3,6 +3,7 @@ filter and search captions, the opt-out list, `annotations stats`, the content n
 and in Label Studio, the card's content warning, the counts `run` and `build` print and the
 sections `init` writes. The NLI loop keeps today's words (they are the defaults), and a line named
 like a standard source without saying so is refused when its kind registers."""
+
 from __future__ import annotations
 
 import asyncio
@@ -35,21 +36,34 @@ NLI_NOTE = (
     "offensive by design: the benchmark tests whether language models accept them.\n\n"
     "Validating them can be tiring and upsetting. Take breaks (a reminder will appear), and "
     "opt out of a domain at any time with the opt-out key (default: o; you can opt back in "
-    "there), or with [annotation] opt_out_domains in workbench.toml.")
+    "there), or with [annotation] opt_out_domains in workbench.toml."
+)
 NLI_LABEL_STUDIO_NOTE = (
     "The sentences you are about to read state stereotypes about social groups. They are offensive by design: "
     "the benchmark tests whether language models accept them. Validating them can be tiring and upsetting: take "
-    "breaks, and stop whenever you need to; tell the project lead about any domain you prefer not to label.")
-NLI_CARD_WARNING = ("> **Content warning.** The hypotheses state stereotypes about social groups. They are offensive "
-                    "by design and are published to measure bias in models, not to endorse them.")
+    "breaks, and stop whenever you need to; tell the project lead about any domain you prefer not to label."
+)
+NLI_CARD_WARNING = (
+    "> **Content warning.** The hypotheses state stereotypes about social groups. They are offensive "
+    "by design and are published to measure bias in models, not to endorse them."
+)
 
 
 def items(n=6) -> list[Item]:
     """Pairs of our own in two bias types and two template files."""
     kinds_of = ("age", "disability")
-    return [Item(f"p{i}", f"Pair sentence number {i} about a group.", kinds_of[i % 2], f"file{i % 3}", f"file{i % 3}",
-                 i, details=[("less stereotyping", f"Pair sentence number {i} about another group."),
-                             ("direction", "stereo")]) for i in range(n)]
+    return [
+        Item(
+            f"p{i}",
+            f"Pair sentence number {i} about a group.",
+            kinds_of[i % 2],
+            f"file{i % 3}",
+            f"file{i % 3}",
+            i,
+            details=[("less stereotyping", f"Pair sentence number {i} about another group."), ("direction", "stereo")],
+        )
+        for i in range(n)
+    ]
 
 
 def app_for(tmp_path, kind, its_items, content_note=False):
@@ -82,7 +96,7 @@ def test_crows_pairs_help_filter_search_and_opt_out_say_bias_type_and_template_f
             text = flat(screen_text(app))
             assert "Bias type" in text and "Template file" in text and "Status" in text
             assert "Domain" not in text and "Subtopic" not in text
-            await pilot.press("down", "enter")                      # the first bias type: age
+            await pilot.press("down", "enter")  # the first bias type: age
             assert "bias type=age" in shown(app, "#filters")
             await pilot.press("slash")
             assert isinstance(app.screen, PromptScreen) and "Search first sentences" in flat(screen_text(app))
@@ -99,9 +113,11 @@ def test_the_nli_loop_keeps_todays_words_everywhere(tmp_path):
     nli = kinds.get("nli")
     assert display.content_note(nli.words) == NLI_NOTE
     assert display.content_note(nli.words, medium="labelstudio") == NLI_LABEL_STUDIO_NOTE
-    assert display.key_descriptions(nli.words) == {"filter": "filter by domain, subtopic, status",
-                                                   "search": "search hypotheses and templates",
-                                                   "opt_out": "opt out of domains (or back in)"}
+    assert display.key_descriptions(nli.words) == {
+        "filter": "filter by domain, subtopic, status",
+        "search": "search hypotheses and templates",
+        "opt_out": "opt out of domains (or back in)",
+    }
     from workbench.kinds.nli.card import _content_warning
 
     assert _content_warning() == [NLI_CARD_WARNING, ""]
@@ -149,7 +165,7 @@ def test_the_notes_name_what_each_kind_really_contains():
     assert "neutral" in said["honest"].content_note and "hurtful" in said["honest"].content_note
     assert "neutral" in said["honest"].content_warning and "stereotype" not in said["honest"].content_note
     assert "stereotype" in said["sofa"].content_note and "stereotype" in said["crows-pairs"].content_note
-    assert len({w.content_note for w in said.values()}) == len(BUILT_IN)   # each in its own words
+    assert len({w.content_note for w in said.values()}) == len(BUILT_IN)  # each in its own words
 
 
 def test_a_kind_whose_items_need_no_note_starts_at_the_first_item(tmp_path):
@@ -185,10 +201,10 @@ def test_annotations_stats_heads_an_sos_project_by_attribute_and_profane_sentenc
     sos_project(tmp_path / "sos", runner, monkeypatch)
     ran = invoke(runner, "run")
     assert ran.exit_code == 0, ran.output
-    assert "masked_samples" not in ran.output                  # no NLI counts for a kind that masks nothing
+    assert "masked_samples" not in ran.output  # no NLI counts for a kind that masks nothing
     assert "samples" not in ran.output
     again = invoke(runner, "expand")
-    assert re.search(r"expand: up to date \(\d+ pairs\)", again.output), again.output   # the kind's word for its rows
+    assert re.search(r"expand: up to date \(\d+ pairs\)", again.output), again.output  # the kind's word for its rows
     from workbench.authoring.stages import write_example_labels
 
     labels = write_example_labels(tmp_path / "sos")
@@ -207,18 +223,21 @@ def test_annotations_stats_heads_an_sos_project_by_attribute_and_profane_sentenc
     card = (tmp_path / "sos" / "exports" / "sos" / "1.0.0" / "README.md").read_text()
     assert "> **Content warning.** " + kinds.get("sos").words.content_warning in card
     assert "concern stereotypes" not in card
-    assert "| attribute | items |" in card and "| attribute | template file | items |" in card   # Size, Validation
+    assert "| attribute | items |" in card and "| attribute | template file | items |" in card  # Size, Validation
     assert "| domain |" not in card and "subtopic" not in card
 
 
-@pytest.mark.parametrize("name, sections", [
-    ("sos", {"generate": False, "label_overrides": False}),
-    ("crows-pairs", {"generate": False, "label_overrides": False}),
-    ("honest", {"generate": False, "label_overrides": False}),
-    ("sofa", {"generate": False, "label_overrides": False}),
-    ("stereoset", {"generate": True, "label_overrides": False}),    # its masked LM proposes BLANK words
-    ("nli", {"generate": True, "label_overrides": True}),
-])
+@pytest.mark.parametrize(
+    "name, sections",
+    [
+        ("sos", {"generate": False, "label_overrides": False}),
+        ("crows-pairs", {"generate": False, "label_overrides": False}),
+        ("honest", {"generate": False, "label_overrides": False}),
+        ("sofa", {"generate": False, "label_overrides": False}),
+        ("stereoset", {"generate": True, "label_overrides": False}),  # its masked LM proposes BLANK words
+        ("nli", {"generate": True, "label_overrides": True}),
+    ],
+)
 def test_init_writes_only_the_sections_the_kind_reads(name, sections, tmp_path, runner, monkeypatch):
     assert invoke(runner, "init", str(tmp_path / "p"), "--kind", name).exit_code == 0
     text = (tmp_path / "p" / "workbench.toml").read_text()
@@ -235,8 +254,11 @@ def test_a_line_named_like_a_standard_source_without_saying_so_is_refused_when_t
 
     ambiguous = AnnotatorWords("Fine?", fields=(("sentence", "the text"), ("group", "the group it is about")))
     assert ambiguous.ambiguous() and "group" in ambiguous.ambiguous()[0]
-    with pytest.raises(ValueError, match=r"kind 'toy': line 'group' is named like the standard source 'group'.*"
-                                         r"source=GROUP"):
+    with pytest.raises(
+        ValueError,
+        match=r"kind 'toy': line 'group' is named like the standard source 'group'.*"
+        r"source=GROUP",
+    ):
         Kind(name="toy", description="a toy", scheme=VALIDITY_SCHEME, words=ambiguous)
     said = AnnotatorWords("Fine?", fields=(("sentence", "the text"), Field("group", "the group", GROUP)))
     assert Kind(name="toy", description="a toy", scheme=VALIDITY_SCHEME, words=said).words.ambiguous() == []
@@ -250,11 +272,16 @@ def test_a_plugin_with_such_a_line_is_listed_as_broken_and_the_others_still_work
     gen = plugins_for(tmp_path, monkeypatch)
     plugins = next(gen)
     try:
-        init = INIT.format(kind="grouped", standalone=None).replace(
-            "scheme=SCHEME,", "scheme=SCHEME, words=WORDS,").replace(
-            "class Layout:", "from workbench.kinds.base import AnnotatorWords\n"
-                             "WORDS = AnnotatorWords('Fine?', fields=(('sentence', 'the text'), "
-                             "('group', 'the group the sentence is about')))\n\n\nclass Layout:")
+        init = (
+            INIT.format(kind="grouped", standalone=None)
+            .replace("scheme=SCHEME,", "scheme=SCHEME, words=WORDS,")
+            .replace(
+                "class Layout:",
+                "from workbench.kinds.base import AnnotatorWords\n"
+                "WORDS = AnnotatorWords('Fine?', fields=(('sentence', 'the text'), "
+                "('group', 'the group the sentence is about')))\n\n\nclass Layout:",
+            )
+        )
         plugins.install("grouped", __init__=init)
         monkeypatch.setenv("COLUMNS", "250")
         result = invoke(runner, "kinds")

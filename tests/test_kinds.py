@@ -1,5 +1,6 @@
 """Benchmark kinds plug in without touching the NLI code: a toy kind, defined entirely in this
 file, is registered, expanded, labelled, built and evaluated through the ordinary commands."""
+
 from __future__ import annotations
 
 import csv
@@ -17,10 +18,14 @@ from workbench.core.stage import Output, Stage
 from workbench.authoring.validated import Validated
 from workbench.release import generic
 
-TOY_SCHEME = LabelScheme("toy", (
-    Choice("fine", "fine", None, "1", "a fine sentence", kept=True),
-    Choice("odd", "odd", None, "2", "an odd sentence"),
-), question="Is the sentence fine?")
+TOY_SCHEME = LabelScheme(
+    "toy",
+    (
+        Choice("fine", "fine", None, "1", "a fine sentence", kept=True),
+        Choice("odd", "odd", None, "2", "an odd sentence"),
+    ),
+    question="Is the sentence fine?",
+)
 
 
 class ToyItems(Stage):
@@ -41,8 +46,16 @@ class ToyItems(Stage):
         for path in sorted(ctx.config.path("templates").glob("*.txt")):
             for line in path.read_text().splitlines():
                 domain, sentence = (x.strip() for x in line.split("|"))
-                rows.append({"item_id": hypothesis_id(sentence), "hypothesis": sentence, "domain": domain,
-                             "subtopic": domain, "template_id": path.stem, "position": len(rows)})
+                rows.append(
+                    {
+                        "item_id": hypothesis_id(sentence),
+                        "hypothesis": sentence,
+                        "domain": domain,
+                        "subtopic": domain,
+                        "template_id": path.stem,
+                        "position": len(rows),
+                    }
+                )
         return Output(pa.Table.from_pylist(rows))
 
 
@@ -64,8 +77,13 @@ class ToyLayout:
 
     @staticmethod
     def card(release) -> str:
-        return generic.card(release, kind_name="toy", about="Toy sentences.", fields="`id`, `sentence`, `domain`",
-                            data_files={"all": "data/items.csv"})
+        return generic.card(
+            release,
+            kind_name="toy",
+            about="Toy sentences.",
+            fields="`id`, `sentence`, `domain`",
+            data_files={"all": "data/items.csv"},
+        )
 
     @staticmethod
     def identity(r) -> tuple[str, str, str, str]:
@@ -79,24 +97,41 @@ def detect(path: Path) -> bool:
 
 def evaluate(request, console) -> dict:
     rows = ToyLayout.read_release(Path(request.sources[0]))
-    doc = {"kind": "toy", "models": {m: {"n": len(rows), "mean_words": sum(len(r["sentence"].split()) for r in rows) / len(rows)}
-                                     for m in request.models}}
+    doc = {
+        "kind": "toy",
+        "models": {
+            m: {"n": len(rows), "mean_words": sum(len(r["sentence"].split()) for r in rows) / len(rows)}
+            for m in request.models
+        },
+    }
     request.json_out.write_text(json.dumps(doc))
     console.print(f"toy: {len(rows)} items")
     return doc
 
 
-TOY = kinds.Kind(name="toy", description="a toy kind for tests", stages=lambda: [ToyItems(), Validated(TOY_SCHEME, "items")],
-                 scheme=TOY_SCHEME, queue_stage="items", release_stage="validated", run_to="items", release=ToyLayout,
-                 evaluator=__name__)
+TOY = kinds.Kind(
+    name="toy",
+    description="a toy kind for tests",
+    stages=lambda: [ToyItems(), Validated(TOY_SCHEME, "items")],
+    scheme=TOY_SCHEME,
+    queue_stage="items",
+    release_stage="validated",
+    run_to="items",
+    release=ToyLayout,
+    evaluator=__name__,
+)
 
 
 @pytest.fixture
 def toy_project(tmp_path, monkeypatch):
     kinds.register(TOY)
     (tmp_path / "templates").mkdir()
-    (tmp_path / "templates" / "a.txt").write_text("work | People work hard.\nwork | Work people hard the.\nhome | People cook at home.\n")
-    (tmp_path / "workbench.toml").write_text('[project]\nname = "toy-bench"\nkind = "toy"\n[annotation]\nkeys = {fine = "f"}\n')
+    (tmp_path / "templates" / "a.txt").write_text(
+        "work | People work hard.\nwork | Work people hard the.\nhome | People cook at home.\n"
+    )
+    (tmp_path / "workbench.toml").write_text(
+        '[project]\nname = "toy-bench"\nkind = "toy"\n[annotation]\nkeys = {fine = "f"}\n'
+    )
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -110,8 +145,11 @@ def test_a_kind_defined_outside_the_package_runs_the_whole_loop(toy_project, run
     assert "items" in status.output and "validated" in status.output and "expand" not in status.output
 
     ids = {s: hypothesis_id(s) for s in ("People work hard.", "Work people hard the.", "People cook at home.")}
-    labels = [{"item_id": ids["People work hard."], "label": "fine"}, {"item_id": ids["Work people hard the."], "label": "odd"},
-              {"item_id": ids["People cook at home."], "label": "fine"}]
+    labels = [
+        {"item_id": ids["People work hard."], "label": "fine"},
+        {"item_id": ids["Work people hard the."], "label": "odd"},
+        {"item_id": ids["People cook at home."], "label": "fine"},
+    ]
     (toy_project / "l.jsonl").write_text("".join(json.dumps(r) + "\n" for r in labels))
     result = invoke(runner, "annotate", "-a", "ann", "--labels-from", "l.jsonl")
     assert result.exit_code == 0, result.output

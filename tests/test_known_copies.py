@@ -4,6 +4,7 @@ copies (name, version, rows, sha256, a row-level signature) recognises a file at
 `source_copy` in the result's provenance). Two copies of one file of our own: an original and a
 revised copy with 3 rows changed; the original re-saved with CRLF line endings and a byte-order mark
 is still recognised by its rows; a copy with one more row changed is unknown."""
+
 from __future__ import annotations
 
 import csv
@@ -15,12 +16,30 @@ from conftest import invoke
 
 from workbench.sources import known
 
-HEADER = ["", "sent_more", "sent_less", "stereo_antistereo", "bias_type", "annotations", "anon_writer",
-          "anon_annotators"]
+HEADER = [
+    "",
+    "sent_more",
+    "sent_less",
+    "stereo_antistereo",
+    "bias_type",
+    "annotations",
+    "anon_writer",
+    "anon_annotators",
+]
 GROUPS = [("Older", "Younger", "age"), ("Poor", "Rich", "socioeconomic"), ("Women", "Men", "gender")]
-ROWS = [[str(i), f"{a} people number {i} are slow with phones .", f"{b} people number {i} are slow with phones .",
-         "stereo" if i % 3 else "antistereo", t, "[]", f"w{i}", "[]"]
-        for i, (a, b, t) in enumerate(GROUPS * 4)]
+ROWS = [
+    [
+        str(i),
+        f"{a} people number {i} are slow with phones .",
+        f"{b} people number {i} are slow with phones .",
+        "stereo" if i % 3 else "antistereo",
+        t,
+        "[]",
+        f"w{i}",
+        "[]",
+    ]
+    for i, (a, b, t) in enumerate(GROUPS * 4)
+]
 KEY = ("sent_more", "sent_less", "stereo_antistereo", "bias_type")
 
 
@@ -43,11 +62,15 @@ def _revised(rows, changed: int):
 def copies(tmp_path, monkeypatch):
     """The original, its revised copy (3 rows changed), and a table of both, named by WORKBENCH_KNOWN_COPIES."""
     original = _write(tmp_path / "pairs.csv", ROWS)
-    revised = _write(tmp_path / "pairs_revised.csv", _revised(ROWS, 3)[:-1])   # 3 rows changed, one gone
+    revised = _write(tmp_path / "pairs_revised.csv", _revised(ROWS, 3)[:-1])  # 3 rows changed, one gone
     table = tmp_path / "copies.toml"
-    table.write_text(f'format = "{known.FORMAT}"\n\n'
-                     + known.entry(original, "Own pairs", "1.0", "crows-pairs", KEY, note="our own") + "\n"
-                     + known.entry(revised, "Own pairs", "1.1 revised", "crows-pairs", KEY), encoding="utf-8")
+    table.write_text(
+        f'format = "{known.FORMAT}"\n\n'
+        + known.entry(original, "Own pairs", "1.0", "crows-pairs", KEY, note="our own")
+        + "\n"
+        + known.entry(revised, "Own pairs", "1.1 revised", "crows-pairs", KEY),
+        encoding="utf-8",
+    )
     monkeypatch.setenv(known.ENVIRONMENT, str(table))
     return original, revised
 
@@ -79,12 +102,24 @@ def test_two_copies_of_one_file_are_told_apart_and_a_resaved_copy_recognised_by_
     assert known.recognise(original, "stereoset").label == "unknown"
 
 
-def test_import_says_which_copy_and_the_card_and_results_record_it(copies, tmp_path, monkeypatch, runner,
-                                                                    fixture_models):
+def test_import_says_which_copy_and_the_card_and_results_record_it(
+    copies, tmp_path, monkeypatch, runner, fixture_models
+):
     original, revised = copies
     resaved = _write(tmp_path / "pairs_crlf.csv", ROWS, newline="\r\n", bom=True)
-    r = invoke(runner, "import", str(resaved), "--kind", "crows-pairs", "--out", str(tmp_path / "renewed"),
-               "--origin-name", "Own pairs", "--origin-license", "cc-by-sa-4.0")
+    r = invoke(
+        runner,
+        "import",
+        str(resaved),
+        "--kind",
+        "crows-pairs",
+        "--out",
+        str(tmp_path / "renewed"),
+        "--origin-name",
+        "Own pairs",
+        "--origin-license",
+        "cc-by-sa-4.0",
+    )
     assert r.exit_code == 0, r.output + str(r.exception)
     said = " ".join(r.output.split())
     assert "which copy: Own pairs 1.0 (our own), recognised by its rows" in said, said
@@ -97,8 +132,8 @@ def test_import_says_which_copy_and_the_card_and_results_record_it(copies, tmp_p
     card = " ".join((release / "README.md").read_text(encoding="utf-8").split())
     assert "Which copy: `Own pairs 1.0`" in card
     manifest = json.loads((release / "manifest.json").read_text(encoding="utf-8"))
-    assert manifest["source_copy"] == "Own pairs 1.0"   # the published rows, laid out as published
-    from workbench.release.runtime.cli import released_as   # the release's standalone evaluate.py records the same
+    assert manifest["source_copy"] == "Own pairs 1.0"  # the published rows, laid out as published
+    from workbench.release.runtime.cli import released_as  # the release's standalone evaluate.py records the same
 
     recorded = released_as(release, manifest)
     assert (recorded["source_copy"], recorded["origin_copy"]) == ("Own pairs 1.0", "Own pairs 1.0")
@@ -106,14 +141,28 @@ def test_import_says_which_copy_and_the_card_and_results_record_it(copies, tmp_p
     model = str(fixture_models["mlm-bert"])
     out = tmp_path / "scores.json"
     other = _write(tmp_path / "pairs_other.csv", _revised(ROWS, 4))
-    r = invoke(runner, "evaluate", str(revised), str(other), str(release), "--kind", "crows-pairs", "--model", model,
-               "--json", str(out), "--cache", str(tmp_path / "c.sqlite"))
+    r = invoke(
+        runner,
+        "evaluate",
+        str(revised),
+        str(other),
+        str(release),
+        "--kind",
+        "crows-pairs",
+        "--model",
+        model,
+        "--json",
+        str(out),
+        "--cache",
+        str(tmp_path / "c.sqlite"),
+    )
     assert r.exit_code == 0, r.output + str(r.exception)
     doc = json.loads(out.read_text(encoding="utf-8"))
     expected = ["Own pairs 1.1 revised", "unknown", "Own pairs 1.0"]
     assert [v["source_copy"] for v in doc["versions"]] == expected
-    datasets = [json.loads(Path(v["json"]).read_text(encoding="utf-8"))["provenance"]["datasets"]
-                for v in doc["versions"]]   # each version's own result
+    datasets = [
+        json.loads(Path(v["json"]).read_text(encoding="utf-8"))["provenance"]["datasets"] for v in doc["versions"]
+    ]  # each version's own result
     assert [d[0]["source_copy"] for d in datasets] == expected and datasets[2][0]["origin_copy"] == "Own pairs 1.0"
     # an unknown copy is said to be unknown at import too, and in the card
     r = invoke(runner, "import", str(other), "--kind", "crows-pairs", "--out", str(tmp_path / "other"))
@@ -129,8 +178,9 @@ def test_the_package_table_reads_and_its_example_entry_is_the_example_file(tmp_p
     assert all(c.name and c.sha256 and c.rows for c in copies)
     path = write_example(tmp_path)
     found = known.recognise(path, "crows-pairs")
-    assert (found.label, found.how) == ("Example pairs workbench example", "sha256"), \
+    assert (found.label, found.how) == ("Example pairs workbench example", "sha256"), (
         "the example file changed: recompute its entry (python -m workbench.sources.known ...)"
+    )
 
 
 def test_a_json_document_is_signed_by_its_objects_and_a_broken_table_is_named(tmp_path, monkeypatch):
@@ -141,8 +191,10 @@ def test_a_json_document_is_signed_by_its_objects_and_a_broken_table_is_named(tm
     dev = tmp_path / "dev.json"
     dev.write_text(json.dumps(doc), encoding="utf-8")
     table = tmp_path / "copies.toml"
-    table.write_text(f'format = "{known.FORMAT}"\n' + known.entry(dev, "Own CATs", "dev", "stereoset", ("id", "sentence")),
-                     encoding="utf-8")
+    table.write_text(
+        f'format = "{known.FORMAT}"\n' + known.entry(dev, "Own CATs", "dev", "stereoset", ("id", "sentence")),
+        encoding="utf-8",
+    )
     monkeypatch.setenv(known.ENVIRONMENT, str(table))
     indented = tmp_path / "dev_indented.json"
     indented.write_text("\ufeff" + json.dumps(doc, indent=4).replace("\n", "\r\n"), encoding="utf-8")
@@ -152,4 +204,4 @@ def test_a_json_document_is_signed_by_its_objects_and_a_broken_table_is_named(tm
     table.write_text("format = 'something else'\n", encoding="utf-8")
     with pytest.raises(InputError, match="not a table of known copies"):
         known.recognise(indented, "stereoset")
-    assert known.source_copy([indented], "stereoset") == "unknown"   # a result is not stopped by it
+    assert known.source_copy([indented], "stereoset") == "unknown"  # a result is not stopped by it

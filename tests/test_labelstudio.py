@@ -1,4 +1,5 @@
 """Label Studio integration against a real Label Studio server on 127.0.0.1."""
+
 from __future__ import annotations
 
 import http.client
@@ -37,20 +38,25 @@ def project(tmp_path, server, monkeypatch):
 
 def sdk(url, token):
     from label_studio_sdk import LabelStudio
+
     return LabelStudio(base_url=url, api_key=token)
 
 
 def annotate(client, task_id, category, user_id, note=None, cancelled=False):
     from workbench.labelstudio.scheme import result_for
-    return client.annotations.create(id=task_id, completed_by=user_id, result=result_for(category, note),
-                                     was_cancelled=cancelled)
+
+    return client.annotations.create(
+        id=task_id, completed_by=user_id, result=result_for(category, note), was_cancelled=cancelled
+    )
 
 
 def labels_on_disk(folder: Path) -> dict[str, dict[str, str]]:
     states, warnings = load_all(folder)
     assert warnings == []
-    return {a: {i: (f"{s.label}-{s.stance}" if s.label == "valid" else s.label) for i, s in items.items() if s.label}
-            for a, items in states.items()}
+    return {
+        a: {i: (f"{s.label}-{s.stance}" if s.label == "valid" else s.label) for i, s in items.items() if s.label}
+        for a, items in states.items()
+    }
 
 
 class KillingProxy:
@@ -71,8 +77,12 @@ class KillingProxy:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 try:
                     conn = http.client.HTTPConnection("127.0.0.1", proxy.target.port, timeout=30)
-                    conn.request(self.command, self.path, body=body or None,
-                                 headers={k: v for k, v in self.headers.items() if k.lower() != "host"})
+                    conn.request(
+                        self.command,
+                        self.path,
+                        body=body or None,
+                        headers={k: v for k, v in self.headers.items() if k.lower() != "host"},
+                    )
                     resp = conn.getresponse()
                     data = resp.read()
                 except OSError:
@@ -138,13 +148,14 @@ def test_round_trip_two_users_idempotent_push_and_pull_edit_and_crash(project, s
     assert len(list(client.tasks.list(project=proj.id, page_size=100))) == N_ITEMS
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
     again_pulled = invoke(runner, "labelstudio", "pull", "--project", title).output
-    assert "0 new label(s), 0 undone" in again_pulled and " ," not in again_pulled   # no stray space before a comma
+    assert "0 new label(s), 0 undone" in again_pulled and " ," not in again_pulled  # no stray space before a comma
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
 
     # An annotation edited in Label Studio updates the label: latest wins.
     target = tasks[0]
     annotation = client.annotations.list(id=target.id)[0]
     from workbench.labelstudio.scheme import result_for
+
     client.annotations.update(id=annotation.id, result=result_for("incoherent", None))
     edited_by = "admin@example.com" if annotation.completed_by == admin.id else "bob@example.com"
     expected[edited_by][target.data["hypothesis_id"]] = "incoherent"
@@ -190,8 +201,11 @@ def test_errors_are_clear_and_write_nothing(project, server, runner, monkeypatch
     missing = invoke(runner, "labelstudio", "pull", "--project", "no-such-project")
     assert missing.exit_code == 2 and "no project named 'no-such-project'" in str(missing.exception)
     client = sdk(server.url, server.token)
-    client.projects.create(title="other-scheme", label_config='<View><Text name="text" value="$text"/>'
-                           '<Choices name="sentiment" toName="text"><Choice value="positive"/></Choices></View>')
+    client.projects.create(
+        title="other-scheme",
+        label_config='<View><Text name="text" value="$text"/>'
+        '<Choices name="sentiment" toName="text"><Choice value="positive"/></Choices></View>',
+    )
     mismatch = invoke(runner, "labelstudio", "pull", "--project", "other-scheme")
     assert mismatch.exit_code == 2 and "does not match workbench's label scheme" in str(mismatch.exception)
     assert invoke(runner, "labelstudio", "push", "--project", "other-scheme").exit_code == 2
@@ -211,16 +225,32 @@ def test_push_sends_preannotations(project, server, runner):
     store = LabelStore(project / "annotations", "carol")
     store.label("item000000", "valid", "anti")
     store.close()
-    assert invoke(runner, "labelstudio", "push", "--project", "with-labels", "--preannotate", "labels", "--create").exit_code == 0
-    assert invoke(runner, "labelstudio", "push", "--project", "with-fluency", "--preannotate", "fluency", "--create").exit_code == 0
+    assert (
+        invoke(
+            runner, "labelstudio", "push", "--project", "with-labels", "--preannotate", "labels", "--create"
+        ).exit_code
+        == 0
+    )
+    assert (
+        invoke(
+            runner, "labelstudio", "push", "--project", "with-fluency", "--preannotate", "fluency", "--create"
+        ).exit_code
+        == 0
+    )
     client = sdk(server.url, server.token)
     by_title = {p.title: p.id for p in client.projects.list()}
-    labelled = {t.data["hypothesis_id"]: t for t in client.tasks.list(project=by_title["with-labels"], fields="all", page_size=100)}
+    labelled = {
+        t.data["hypothesis_id"]: t
+        for t in client.tasks.list(project=by_title["with-labels"], fields="all", page_size=100)
+    }
     predictions = list(client.predictions.list(task=labelled["item000000"].id))
     assert [parse_result(p.result)[0] for p in predictions] == [["valid-anti"]]
     assert list(client.predictions.list(task=labelled["item000001"].id)) == []
-    fluent = next(t for t in client.tasks.list(project=by_title["with-fluency"], fields="all", page_size=100)
-                  if t.data["hypothesis_id"] == "item000005")
+    fluent = next(
+        t
+        for t in client.tasks.list(project=by_title["with-fluency"], fields="all", page_size=100)
+        if t.data["hypothesis_id"] == "item000005"
+    )
     scores = [p.score for p in client.predictions.list(task=fluent.id)]
     assert scores == [pytest.approx(math.exp(-5.0), abs=1e-4)]  # exp of the synthetic queue's fluency of item 5
 
@@ -343,15 +373,22 @@ def test_annotations_not_taken_are_reported_and_edited_configs_refused(project, 
     tasks = tasks_by_item(client, pid)
     admin = client.users.whoami()
     choice = {"from_name": "label", "to_name": "hypothesis", "type": "choices"}
-    odd = client.annotations.create(id=tasks["item000000"].id, completed_by=admin.id,
-                                    result=[{**choice, "value": {"choices": ["maybe"]}}])
-    two = client.annotations.create(id=tasks["item000001"].id, completed_by=admin.id,
-                                    result=[{**choice, "value": {"choices": ["invalid", "incoherent"]}}])
+    odd = client.annotations.create(
+        id=tasks["item000000"].id, completed_by=admin.id, result=[{**choice, "value": {"choices": ["maybe"]}}]
+    )
+    two = client.annotations.create(
+        id=tasks["item000001"].id,
+        completed_by=admin.id,
+        result=[{**choice, "value": {"choices": ["invalid", "incoherent"]}}],
+    )
     annotate(client, tasks["item000002"].id, "incoherent", admin.id)
     pulled = invoke(runner, "labelstudio", "pull", "--project", "no-drops")
     assert pulled.exit_code == 0, pulled.output
     assert "2 annotation(s) not taken" in pulled.output
-    assert f"annotation {odd.id} (task {tasks['item000000'].id}, admin@example.com): label 'maybe' is not one of" in pulled.output
+    assert (
+        f"annotation {odd.id} (task {tasks['item000000'].id}, admin@example.com): label 'maybe' is not one of"
+        in pulled.output
+    )
     assert f"annotation {two.id} (task {tasks['item000001'].id}, admin@example.com): 2 labels" in pulled.output
     assert labels_on_disk(project / "annotations") == {"admin@example.com": {"item000002": "incoherent"}}
 
@@ -389,6 +426,7 @@ def test_bad_url_key_and_hung_server_give_clear_messages(project, server, runner
         monkeypatch.setenv("LABEL_STUDIO_URL", f"http://127.0.0.1:{hung.getsockname()[1]}")
         configure(project, server.url, "timeout = 1\n")
         import time
+
         started = time.monotonic()
         slow = invoke(runner, "labelstudio", "status", "--project", "x")
         assert slow.exit_code == 2 and "did not answer within 1 s" in str(slow.exception)
@@ -434,14 +472,23 @@ def test_what_the_annotator_sees_and_flags(project, server, runner):
     task = tasks_by_item(client, pid)["item000003"]
     data = task.data
     # Plain text, one key per line the kind declares (the task list shows each as a column).
-    assert data == {"hypothesis_id": "item000003", "hypothesis": "group3 are w3 people.", "filled_in": "w3",
-                    "group": "group3 → counterfactual others", "premise": "1. Premise A about group3.\n2. Premise B about group3.",
-                    "where": "gender / gender_s1 · 2 premise-hypothesis pairs", "template": "{{GROUP1}} are <mask> people."}
+    assert data == {
+        "hypothesis_id": "item000003",
+        "hypothesis": "group3 are w3 people.",
+        "filled_in": "w3",
+        "group": "group3 → counterfactual others",
+        "premise": "1. Premise A about group3.\n2. Premise B about group3.",
+        "where": "gender / gender_s1 · 2 premise-hypothesis pairs",
+        "template": "{{GROUP1}} are <mask> people.",
+    }
     assert not any(word in str(data) for word in ("stance", "fooled", "nli-a", "<mark", "<li"))
 
     from workbench.labelstudio.scheme import result_for
+
     admin = client.users.whoami()
-    flagged = client.annotations.create(id=task.id, completed_by=admin.id, result=result_for("invalid", "typo", flag=True))
+    flagged = client.annotations.create(
+        id=task.id, completed_by=admin.id, result=result_for("invalid", "typo", flag=True)
+    )
     assert invoke(runner, "labelstudio", "pull", "--project", "the-page").exit_code == 0
     states, _ = load_all(project / "annotations")
     assert states["admin@example.com"]["item000003"].flag and states["admin@example.com"]["item000003"].note == "typo"
@@ -492,7 +539,8 @@ main()
 
 
 def test_sigkill_during_a_pull_leaves_each_annotators_batch_whole_or_absent_and_a_rerun_completes_it(
-        project, server, runner):
+    project, server, runner
+):
     import os
     import random
     import signal
@@ -535,8 +583,13 @@ def test_sigkill_during_a_pull_leaves_each_annotators_batch_whole_or_absent_and_
     cut = 0
     for round_, mode in enumerate(["slow", "fast", "slow", "fast"]):
         before = sizes()
-        proc = subprocess.Popen([sys.executable, "-c", SLOW_PULL, title, mode], cwd=project, env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", SLOW_PULL, title, mode],
+            cwd=project,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         if mode == "slow":  # the moment a batch starts to reach a file
             while proc.poll() is None and not any(size > before.get(name, 0) for name, size in sizes().items()):
                 time.sleep(0.0002)
@@ -548,7 +601,7 @@ def test_sigkill_during_a_pull_leaves_each_annotators_batch_whole_or_absent_and_
     assert cut >= 1, "no kill landed while a batch was being written"
     resumed = invoke(runner, "labelstudio", "pull", "--project", title)
     assert resumed.exit_code == 0, resumed.output
-    assert labels_on_disk(folder) == expected            # no warning left either: the remains were moved aside
+    assert labels_on_disk(folder) == expected  # no warning left either: the remains were moved aside
     for path in folder.glob("*.jsonl"):
         ids = [e["id"] for e in read_events(path)[0]]
         assert len(ids) == len(set(ids))
@@ -575,8 +628,9 @@ def kind_projects(tmp_path_factory, fixture_models):
 
 
 @pytest.mark.parametrize("name", KINDS)
-def test_the_labelling_page_of_each_kind_says_its_question_and_choice_captions(name, kind_projects, server, runner,
-                                                                                monkeypatch):
+def test_the_labelling_page_of_each_kind_says_its_question_and_choice_captions(
+    name, kind_projects, server, runner, monkeypatch
+):
     from workbench.annotation import display
     from workbench.annotation.store import load_all
 
@@ -596,8 +650,10 @@ def test_the_labelling_page_of_each_kind_says_its_question_and_choice_captions(n
     assert invoke(runner, "labelstudio", "config").output.strip() == settings.label_config.strip()
     headers = [h.get("value") for h in config.iter("Header")]
     # The choices: the id is what is stored, the caption is on the page.
-    choices = {c.get("value"): c.get("html") for c in next(c for c in config.iter("Choices")
-                                                             if c.get("name") == "label").iter("Choice")}
+    choices = {
+        c.get("value"): c.get("html")
+        for c in next(c for c in config.iter("Choices") if c.get("name") == "label").iter("Choice")
+    }
     assert list(choices) == list(kind.scheme.ids)
     for choice in kind.scheme.choices:
         caption = words.caption(choice)
@@ -611,15 +667,21 @@ def test_the_labelling_page_of_each_kind_says_its_question_and_choice_captions(n
     for item in items:
         data = tasks[item.id]
         question = display.question(item, words, kind.scheme)
-        if words.per_item is not None:   # the question depends on the item: it is in the task, shown by a header
+        if words.per_item is not None:  # the question depends on the item: it is in the task, shown by a header
             assert "$question" in headers and data["question"] == question
         else:
             assert question in headers and "question" not in data
-        assert not any(TAG.search(str(v)) for v in data.values()), data     # the task list shows plain text
+        assert not any(TAG.search(str(v)) for v in data.values()), data  # the task list shows plain text
         for hidden in words.hidden:
             assert hidden not in data and not any(str(v) == dict(item.details).get(hidden) for v in data.values())
-        assert data[display.data_key(words.fields[0].line, {"hypothesis_id", "question"} if words.per_item else
-                                     {"hypothesis_id"})] == item.hypothesis
+        assert (
+            data[
+                display.data_key(
+                    words.fields[0].line, {"hypothesis_id", "question"} if words.per_item else {"hypothesis_id"}
+                )
+            ]
+            == item.hypothesis
+        )
     if name == "crows-pairs":
         from workbench.kinds.crows_pairs.words import ANTI, STEREO
 
@@ -639,12 +701,11 @@ def _jwt(header: str, claims: dict, signature: str) -> str:
     return f"{header}.{body}.{signature}"
 
 
-def test_expired_malformed_and_revoked_personal_access_tokens_exit_2_in_one_line(project, server, runner,
-                                                                                monkeypatch):
+def test_expired_malformed_and_revoked_personal_access_tokens_exit_2_in_one_line(project, server, runner, monkeypatch):
     from conftest import ROOT
 
     client = sdk(server.url, server.token)
-    token = client.tokens.create().token                     # a real personal access token (a JWT)
+    token = client.tokens.create().token  # a real personal access token (a JWT)
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", token)
     works = invoke(runner, "labelstudio", "push", "--project", "by-token", "--create")
     assert works.exit_code == 0, works.output
@@ -652,19 +713,28 @@ def test_expired_malformed_and_revoked_personal_access_tokens_exit_2_in_one_line
     claims = _json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
     expired = _jwt(header, {**claims, "exp": int(time.time()) - 86400}, signature)
     no_expiry = _jwt(header, {k: v for k, v in claims.items() if k != "exp"}, signature)
-    cases = [(expired, "is a personal access token that expired on"), (token[:60], "cannot be read"),
-             (no_expiry, "without an expiry date"), (token[:-12] + "x" * 12, None)]
+    cases = [
+        (expired, "is a personal access token that expired on"),
+        (token[:60], "cannot be read"),
+        (no_expiry, "without an expiry date"),
+        (token[:-12] + "x" * 12, None),
+    ]
     env = {**__import__("os").environ, "PYTHONPATH": str(ROOT), "LABEL_STUDIO_URL": server.url}
     for key, said in cases:
-        run = subprocess.run([sys.executable, "-m", "workbench", "labelstudio", "status", "--project", "by-token"],
-                             cwd=project, env={**env, "LABEL_STUDIO_API_KEY": key}, capture_output=True, text=True,
-                             timeout=120)
+        run = subprocess.run(
+            [sys.executable, "-m", "workbench", "labelstudio", "status", "--project", "by-token"],
+            cwd=project,
+            env={**env, "LABEL_STUDIO_API_KEY": key},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         out = run.stdout + run.stderr
         assert run.returncode == 2, out
         assert "Traceback" not in out and len(run.stderr.strip().splitlines()) == 1, out
         assert key not in out and signature not in out and payload not in out
         assert said in out if said else "refused the personal access token (401)" in out and "revoked" in out, out
-    client.tokens.blacklist(refresh=token)                   # revoked in Label Studio
+    client.tokens.blacklist(refresh=token)  # revoked in Label Studio
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", token)
     revoked = invoke(runner, "labelstudio", "pull", "--project", "by-token")
     assert revoked.exit_code == 2 and "refused the personal access token (401)" in str(revoked.exception)
@@ -683,9 +753,11 @@ def test_a_title_several_projects_share_is_refused_with_their_ids(project, serve
     for command in (["push"], ["push", "--create"], ["pull"], ["status"], ["prune", "--yes"]):
         r = invoke(runner, "labelstudio", *command, "--project", "twins")
         assert r.exit_code == 2, (command, r.output)
-        assert f"2 projects in Label Studio at {server.url} are titled 'twins' (ids {first}, {second})" in str(r.exception)
+        assert f"2 projects in Label Studio at {server.url} are titled 'twins' (ids {first}, {second})" in str(
+            r.exception
+        )
         assert "--project-id" in str(r.exception)
-    assert sorted(p.id for p in client.projects.list() if p.title == "twins") == [first, second]   # no third
+    assert sorted(p.id for p in client.projects.list() if p.title == "twins") == [first, second]  # no third
     chosen = invoke(runner, "labelstudio", "push", "--project", "twins", "--project-id", str(second))
     assert chosen.exit_code == 0 and f"found project 'twins' (id {second}); imported 50 new task(s)" in chosen.output
     assert len(list(client.tasks.list(project=first, page_size=100))) == 50
@@ -709,7 +781,7 @@ def test_orphan_tasks_are_reported_counted_apart_and_removed_only_when_confirmed
     admin = client.users.whoami()
     for item in ("item000000", "item000001", "item000047"):
         annotate(client, tasks[item].id, "invalid", admin.id)
-    synthetic_queue(project / ".workbench", 45)              # items 45-49 leave the queue
+    synthetic_queue(project / ".workbench", 45)  # items 45-49 leave the queue
     pushed = invoke(runner, "labelstudio", "push", "--project", "orphans")
     assert pushed.exit_code == 0, pushed.output
     assert "imported 0 new task(s), 45 already there" in pushed.output
@@ -717,7 +789,7 @@ def test_orphan_tasks_are_reported_counted_apart_and_removed_only_when_confirmed
     assert "workbench labelstudio prune --project 'orphans'" in pushed.output
     pulled = invoke(runner, "labelstudio", "pull", "--project", "orphans")
     assert pulled.exit_code == 0 and "1 label(s) on them pulled, kept in the label files, not counted" in pulled.output
-    assert labels_on_disk(project / "annotations")["admin@example.com"]["item000047"] == "invalid"   # nothing lost
+    assert labels_on_disk(project / "annotations")["admin@example.com"]["item000047"] == "invalid"  # nothing lost
     status = invoke(runner, "labelstudio", "status", "--project", "orphans")
     assert "2/45 queue items labelled" in status.output and "5 orphan task(s)" in status.output
     assert "final labels (single): 2 final, 0 disagreement, 0 not enough votes, 43 unlabelled" in status.output
@@ -726,8 +798,8 @@ def test_orphan_tasks_are_reported_counted_apart_and_removed_only_when_confirmed
     assert stats.exit_code == 0, stats.output
     summary = json.loads((project / "stats.json").read_text())
     total = summary["breakdown"][-1]
-    assert (total["items"], total["invalid"], total["unlabelled"]) == (45, 2, 43)     # what status said
-    assert summary["agreement"]["items"] == 2                                       # the orphan's label not counted
+    assert (total["items"], total["invalid"], total["unlabelled"]) == (45, 2, 43)  # what status said
+    assert summary["agreement"]["items"] == 2  # the orphan's label not counted
 
     kept = invoke(runner, "labelstudio", "prune", "--project", "orphans", input="n\n")
     assert kept.exit_code == 0 and "Delete 5 orphan task(s) of project 'orphans'" in kept.output
@@ -753,16 +825,20 @@ def test_two_annotations_by_one_person_on_a_task_are_reported_and_the_latest_tak
     latest = annotate(client, task.id, "incoherent", admin.id)
     pulled = invoke(runner, "labelstudio", "pull", "--project", "twice")
     assert pulled.exit_code == 0, pulled.output
-    assert "1 task(s) with more than one annotation by the same person (a person's latest annotation of a task " \
-           "(last updated) is their label" in pulled.output
-    assert (f"task {task.id} (admin@example.com): 2 annotations; {latest.id} (incoherent) is taken, not "
-            f"{earlier.id} (invalid)") in pulled.output
+    assert (
+        "1 task(s) with more than one annotation by the same person (a person's latest annotation of a task "
+        "(last updated) is their label" in pulled.output
+    )
+    assert (
+        f"task {task.id} (admin@example.com): 2 annotations; {latest.id} (incoherent) is taken, not "
+        f"{earlier.id} (invalid)"
+    ) in pulled.output
     assert "1 annotation(s) read, 1 new label(s)" in pulled.output
     assert labels_on_disk(project / "annotations") == {"admin@example.com": {"item000000": "incoherent"}}
     status = invoke(runner, "labelstudio", "status", "--project", "twice")
     assert "1/50 queue items labelled" in status.output and "admin@example.com: 1" in status.output
     assert f"{latest.id} (incoherent) is taken" in status.output
-    client.annotations.delete(id=latest.id)                  # the latest gone: the earlier one is the label
+    client.annotations.delete(id=latest.id)  # the latest gone: the earlier one is the label
     again = invoke(runner, "labelstudio", "pull", "--project", "twice")
     assert again.exit_code == 0 and "1 new label(s)" in again.output and "1 undone" in again.output
     assert "more than one annotation" not in again.output
@@ -780,10 +856,10 @@ def test_a_single_vote_is_not_enough_votes_and_status_agrees_with_stats(project,
     client = sdk(server.url, server.token)
     tasks = tasks_by_item(client, project_id(client, "votes"))
     admin, dora = client.users.whoami(), user(client, "dora")
-    annotate(client, tasks["item000000"].id, "invalid", admin.id)            # one vote
+    annotate(client, tasks["item000000"].id, "invalid", admin.id)  # one vote
     for who in (admin, dora):
-        annotate(client, tasks["item000001"].id, "incoherent", who.id)       # two that agree
-    annotate(client, tasks["item000002"].id, "invalid", admin.id)            # two that do not
+        annotate(client, tasks["item000001"].id, "incoherent", who.id)  # two that agree
+    annotate(client, tasks["item000002"].id, "invalid", admin.id)  # two that do not
     annotate(client, tasks["item000002"].id, "valid-pro", dora.id)
     status = invoke(runner, "labelstudio", "status", "--project", "votes")
     said = "final labels (majority): 1 final, 1 disagreement, 1 not enough votes, 47 unlabelled"
@@ -800,7 +876,8 @@ def test_a_single_vote_is_not_enough_votes_and_status_agrees_with_stats(project,
 
 
 def test_several_validators_get_independent_settings_and_push_says_what_community_cannot_enforce(
-        project, server, runner):
+    project, server, runner
+):
     configure(project, server.url, "\n[annotation]\nvalidators = 3\n")
     created = invoke(runner, "labelstudio", "push", "--project", "independent", "--create")
     assert created.exit_code == 0, created.output
@@ -811,7 +888,7 @@ def test_several_validators_get_independent_settings_and_push_says_what_communit
     assert settings.maximum_annotations == 3 and settings.show_collab_predictions is False
     assert settings.show_annotation_history is False and "Label on your own" in settings.expert_instruction
     again = invoke(runner, "labelstudio", "push", "--project", "independent")
-    assert again.exit_code == 0 and note not in again.output                 # said once, when it was set up
+    assert again.exit_code == 0 and note not in again.output  # said once, when it was set up
     status = invoke(runner, "labelstudio", "status", "--project", "independent")
     assert "independence: not enforced by this server (Community)" in status.output
     configure(project, server.url, "\n[annotation]\nvalidators = 1\n")

@@ -1,5 +1,6 @@
 """Languages: English rules unchanged behind the registry, French rules, one-line refusals of a
 language with no support, the card's language, and the fast POS mode on French."""
+
 from __future__ import annotations
 
 import pytest
@@ -31,17 +32,37 @@ def test_french_a_is_untouched_and_english_an_is_still_fixed():
     assert english.text == "She has an easy job." and english.article_fixed
 
 
-@pytest.mark.parametrize("singular, plural", [
-    ("jeune", "jeunes"), ("âgé", "âgés"), ("local", "locaux"), ("travail", "travaux"), ("bleu", "bleus"),
-    ("heureux", "heureux"), ("chapeau", "chapeaux"), ("festival", "festivals"), ("genou", "genoux")])
+@pytest.mark.parametrize(
+    "singular, plural",
+    [
+        ("jeune", "jeunes"),
+        ("âgé", "âgés"),
+        ("local", "locaux"),
+        ("travail", "travaux"),
+        ("bleu", "bleus"),
+        ("heureux", "heureux"),
+        ("chapeau", "chapeaux"),
+        ("festival", "festivals"),
+        ("genou", "genoux"),
+    ],
+)
 def test_french_plurals(singular, plural):
     assert fr.plural(singular) == plural
     assert fr.singular(plural) in (singular, None if singular == plural else singular)
 
 
-@pytest.mark.parametrize("masculine, feminine", [
-    ("âgé", "âgée"), ("sportif", "sportive"), ("travailleur", "travailleuse"), ("chrétien", "chrétienne"),
-    ("musulman", "musulmane"), ("vieux", "vieille"), ("jeune", "jeune")])
+@pytest.mark.parametrize(
+    "masculine, feminine",
+    [
+        ("âgé", "âgée"),
+        ("sportif", "sportive"),
+        ("travailleur", "travailleuse"),
+        ("chrétien", "chrétienne"),
+        ("musulman", "musulmane"),
+        ("vieux", "vieille"),
+        ("jeune", "jeune"),
+    ],
+)
 def test_french_gender_agreement(masculine, feminine):
     assert fr.feminine(masculine) == feminine
     if masculine != feminine:
@@ -70,8 +91,9 @@ def test_french_counterfactuals_mend_verb_agreement_and_keep_a():
     assert text == "Les hommes ont oublié son travail."
     back = counterfactual("{{GROUP2}} ont <mask> leur travail.", {}, groups, ["oublié"], FR)
     assert back == "La femme a oublié leur travail."
-    same_number = counterfactual("{{GROUP1}} est <mask>.", {}, {"GROUP1": "la femme", "GROUP2": "l'homme"},
-                                 ["fatiguée"], FR)
+    same_number = counterfactual(
+        "{{GROUP1}} est <mask>.", {}, {"GROUP1": "la femme", "GROUP2": "l'homme"}, ["fatiguée"], FR
+    )
     assert same_number == "L'homme est fatigué."  # the predicate agrees in gender too (issue 44)
 
 
@@ -91,12 +113,18 @@ def test_fast_pos_mode_equals_the_full_pipeline_on_french(pipeline):
     from workbench.kinds.nli.stages.generate import _pos_filter
     from workbench.kinds.nli.templates.masks import load_spacy
 
-    sentences = [("Les infirmières travaillent tard le soir.", "travaillent"),
-                 ("Une femme a oublié son travail.", "oublié"), ("Une femme a oublié son travail.", "a"),
-                 ("Les hommes âgés sont souvent fatigués.", "fatigués"), ("Les jeunes aiment la musique forte.", "aiment"),
-                 ("Mon voisin est un cuisinier très patient.", "patient"), ("Elles ont fait la vaisselle hier.", "fait"),
-                 ("Les retraités lisent beaucoup de journaux.", "beaucoup"), ("Ce garçon parle trop vite.", "vite"),
-                 ("Les étudiantes préparent leurs examens.", "examens")]
+    sentences = [
+        ("Les infirmières travaillent tard le soir.", "travaillent"),
+        ("Une femme a oublié son travail.", "oublié"),
+        ("Une femme a oublié son travail.", "a"),
+        ("Les hommes âgés sont souvent fatigués.", "fatigués"),
+        ("Les jeunes aiment la musique forte.", "aiment"),
+        ("Mon voisin est un cuisinier très patient.", "patient"),
+        ("Elles ont fait la vaisselle hier.", "fait"),
+        ("Les retraités lisent beaucoup de journaux.", "beaucoup"),
+        ("Ce garçon parle trop vite.", "vite"),
+        ("Les étudiantes préparent leurs examens.", "examens"),
+    ]
     spans = [(text, (text.index(word), text.index(word) + len(word))) for text, word in sentences]
     full = load_spacy(pipeline)
     expected = [_full_pipeline_pos(full, text, a, b) for text, (a, b) in spans]
@@ -106,8 +134,9 @@ def test_fast_pos_mode_equals_the_full_pipeline_on_french(pipeline):
     for allowed in (("VERB",), ("ADJ",), ("NOUN",), ("AUX", "ADV")):
         rows = _fill_rows(spans, allowed)
         _pos_filter(rows, _Memory(), pipeline, language=FR)
-        assert [r["pos_found"] if r["reject_reason"] else None for r in rows] == \
-            [None if pos in allowed else pos for pos in expected], allowed
+        assert [r["pos_found"] if r["reject_reason"] else None for r in rows] == [
+            None if pos in allowed else pos for pos in expected
+        ], allowed
 
 
 def test_the_card_says_the_project_language(tmp_path):
@@ -127,8 +156,11 @@ def test_the_card_says_the_project_language(tmp_path):
 def test_language_bound_steps_refuse_an_unsupported_language_by_name(tmp_path, runner, monkeypatch, fixture_models):
     from test_generate import template
 
-    root = write_project(tmp_path / "p", {"t1.yaml": template("{{GROUP1}} are <mask>.")},
-                         f'[project]\nlanguage = "de"\n[generate]\nmodel = "{fixture_models["mlm-bert"]}"\n')
+    root = write_project(
+        tmp_path / "p",
+        {"t1.yaml": template("{{GROUP1}} are <mask>.")},
+        f'[project]\nlanguage = "de"\n[generate]\nmodel = "{fixture_models["mlm-bert"]}"\n',
+    )
     monkeypatch.chdir(root)
     # expand writes sentences by the language's spelling and agreement rules, so it refuses too
     # (generate, downstream of it, names whichever step refuses first).
@@ -143,7 +175,8 @@ def test_french_mask_suggestions_join_with_et_and_use_the_french_pipeline(tmp_pa
     monkeypatch.chdir(tmp_path)
     (tmp_path / "workbench.toml").write_text(FR_TOML)
     template = tmp_path / "t.yaml"
-    template.write_text("""\
+    template.write_text(
+        """\
 format: workbench-template/1
 id: t
 domain: genre
@@ -156,7 +189,9 @@ hypotheses:
   - text: "{{GROUP2}} sont {{QUALITE}} au travail."
     true_label: neutral
     bias_label: entailment
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     result = invoke(runner, "templates", "suggest-masks", str(template), "--out", "s.yaml")
     assert result.exit_code == 0, result.output + repr(result.exception)
     text = (tmp_path / "s.yaml").read_text(encoding="utf-8")
@@ -174,12 +209,18 @@ def test_a_language_plugged_in_by_entry_point_is_used_and_says_what_it_lacks(mon
     from workbench.kinds.nli.templates.masks import default_spacy_pipeline
 
     module = types.ModuleType("contributed_language")
-    module.LANGUAGE = languages.Language(code="xx", name="Testish", group_stopwords=frozenset({"ze"}),
-                                         word_forms=lambda w: {w, w + "en"}, join_word="und")
+    module.LANGUAGE = languages.Language(
+        code="xx",
+        name="Testish",
+        group_stopwords=frozenset({"ze"}),
+        word_forms=lambda w: {w, w + "en"},
+        join_word="und",
+    )
     monkeypatch.setitem(sys.modules, "contributed_language", module)
     point = EntryPoint("xx", "contributed_language:LANGUAGE", languages.GROUP)
-    monkeypatch.setattr("importlib.metadata.entry_points",
-                        lambda group=None: [point] if group == languages.GROUP else [])
+    monkeypatch.setattr(
+        "importlib.metadata.entry_points", lambda group=None: [point] if group == languages.GROUP else []
+    )
     languages._targets.cache_clear()
     try:
         assert "xx" in languages.supported() and languages.require("xx-YY", "test") is module.LANGUAGE

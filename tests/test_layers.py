@@ -16,6 +16,7 @@ they live under `workbench/kinds/`: a shared package is handed a kind as the con
   registry modules alone;
 - at most the listed files outside `workbench/kinds/` name a kind, and they say why.
 """
+
 from __future__ import annotations
 
 import ast
@@ -32,11 +33,27 @@ NAMING_A_KIND = {
     "workbench/models/fixtures.py": "builds the tiny offline models of every kind's tests and demo (NLI classifiers among them)",
 }
 # The layer below shared code, though it lives under workbench/kinds/: the contract and the registry.
-CONTRACT = {"workbench.kinds", "workbench.kinds.base", "workbench.kinds.loader", "workbench.kinds.layout",
-            "workbench.kinds.code"}
+CONTRACT = {
+    "workbench.kinds",
+    "workbench.kinds.base",
+    "workbench.kinds.loader",
+    "workbench.kinds.layout",
+    "workbench.kinds.code",
+}
 # Shared code: it knows no kind (packages, and modules at workbench's top).
-SHARED = ("release", "evaluation", "sources", "annotation", "labelstudio", "core", "models", "languages",
-          "authoring", "tui", "validation")
+SHARED = (
+    "release",
+    "evaluation",
+    "sources",
+    "annotation",
+    "labelstudio",
+    "core",
+    "models",
+    "languages",
+    "authoring",
+    "tui",
+    "validation",
+)
 # The top layer: it may import anything.
 TOP = ("cli", "demo", "__main__")
 BUILT_IN_KINDS = {"crows_pairs", "honest", "nli", "sofa", "sos", "stereoset"}
@@ -66,7 +83,7 @@ def _import_graph(package_dir: Path) -> dict[str, set[str]]:
             elif isinstance(node, ast.ImportFrom):
                 if node.level:
                     base = package.split(".")
-                    base = base[:len(base) - node.level + 1]
+                    base = base[: len(base) - node.level + 1]
                     target = ".".join(base + ([node.module] if node.module else []))
                 elif (node.module or "").split(".")[0] == "workbench":
                     target = node.module
@@ -125,14 +142,20 @@ def test_no_import_cycles():
 
 
 def test_core_imports_nothing_of_workbench_outside_core():
-    bad = {m: sorted(d for d in deps if not d.startswith("workbench.core") and d != "workbench")
-           for m, deps in import_graph().items() if m.startswith("workbench.core")}
+    bad = {
+        m: sorted(d for d in deps if not d.startswith("workbench.core") and d != "workbench")
+        for m, deps in import_graph().items()
+        if m.startswith("workbench.core")
+    }
     assert {m: d for m, d in bad.items() if d} == {}
 
 
 def test_at_most_three_files_outside_kinds_name_a_kind():
-    naming = sorted(str(p.relative_to(ROOT)) for p in PACKAGE.rglob("*.py")
-                    if not p.is_relative_to(PACKAGE / "kinds") and KIND_WORDS.search(p.read_text(encoding="utf-8")))
+    naming = sorted(
+        str(p.relative_to(ROOT))
+        for p in PACKAGE.rglob("*.py")
+        if not p.is_relative_to(PACKAGE / "kinds") and KIND_WORDS.search(p.read_text(encoding="utf-8"))
+    )
     assert set(naming) <= set(NAMING_A_KIND), f"files outside workbench/kinds/ that name a kind: {naming}"
     assert len(NAMING_A_KIND) <= 3
 
@@ -156,9 +179,13 @@ def layer(module: str) -> str:
 
 def named_modules(path: Path) -> set[str]:
     """The strings in a module's code that name a workbench module (`import_module("workbench.kinds.x")`)."""
-    return {node.value for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-            if isinstance(node, ast.Constant) and isinstance(node.value, str)
-            and re.fullmatch(r"workbench(\.\w+)+", node.value)}
+    return {
+        node.value
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and re.fullmatch(r"workbench(\.\w+)+", node.value)
+    }
 
 
 def upward(package_dir: Path = PACKAGE) -> dict[str, list[str]]:
@@ -187,24 +214,27 @@ def _plant(root: Path, files: dict[str, str]) -> Path:
 
 
 def test_the_layer_check_finds_planted_upward_imports(tmp_path):
-    package = _plant(tmp_path, {
-        "__init__.py": "",
-        "kinds/__init__.py": "",
-        "kinds/base.py": "",
-        "kinds/loader.py": "",
-        "kinds/nli/__init__.py": "",
-        "kinds/nli/evaluate.py": "from ...evaluation import intervals\n",
-        "evaluation/__init__.py": "",
-        "evaluation/intervals.py": "from ..kinds.base import Kind\nfrom .. import kinds\n",   # contract, registry: allowed
-        "evaluation/report.py": "def f():\n    from ..kinds.nli.evaluate import score\n",   # inside a function too
-        "release/__init__.py": "",
-        "release/build.py": "from workbench.kinds import nli\nfrom workbench.kinds.loader import x\n",
-        "sources/__init__.py": "",
-        "sources/checks.py": "import importlib\nm = importlib.import_module('workbench.kinds.nli.evaluate')\n",
-        "cli/__init__.py": "",
-        "cli/main.py": "from ..kinds.nli import evaluate\n",   # the top layer may
-        "demo.py": "import workbench.kinds.nli.evaluate\n",
-    })
+    package = _plant(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "kinds/__init__.py": "",
+            "kinds/base.py": "",
+            "kinds/loader.py": "",
+            "kinds/nli/__init__.py": "",
+            "kinds/nli/evaluate.py": "from ...evaluation import intervals\n",
+            "evaluation/__init__.py": "",
+            "evaluation/intervals.py": "from ..kinds.base import Kind\nfrom .. import kinds\n",  # contract, registry: allowed
+            "evaluation/report.py": "def f():\n    from ..kinds.nli.evaluate import score\n",  # inside a function too
+            "release/__init__.py": "",
+            "release/build.py": "from workbench.kinds import nli\nfrom workbench.kinds.loader import x\n",
+            "sources/__init__.py": "",
+            "sources/checks.py": "import importlib\nm = importlib.import_module('workbench.kinds.nli.evaluate')\n",
+            "cli/__init__.py": "",
+            "cli/main.py": "from ..kinds.nli import evaluate\n",  # the top layer may
+            "demo.py": "import workbench.kinds.nli.evaluate\n",
+        },
+    )
     assert kind_packages(package) == {"workbench.kinds.nli"}
     assert upward(package) == {
         "workbench.evaluation.report": ["workbench.kinds.nli.evaluate"],

@@ -1,5 +1,6 @@
 """Checks before anyone labels (issue 44, part 4): `validate` refuses a language without support
 at once, and `templates lint` warns about what the loop would leave out or write wrong."""
+
 from __future__ import annotations
 
 from conftest import invoke, write_project
@@ -43,14 +44,18 @@ def test_lint_warns_about_bias_hypotheses_without_a_mask(tmp_path, runner, monke
     monkeypatch.chdir(root)
     result = invoke(runner, "templates", "lint")
     assert result.exit_code == 0
-    assert "t.yaml:11: warning: hypotheses[1].text: bias hypothesis without a <mask>: generate leaves it out" in \
-        " ".join(result.output.split())
-    assert "hypotheses[0]" not in result.output and "hypotheses[2]" not in result.output   # masked; a test one
+    assert (
+        "t.yaml:11: warning: hypotheses[1].text: bias hypothesis without a <mask>: generate leaves it out"
+        in " ".join(result.output.split())
+    )
+    assert "hypotheses[0]" not in result.output and "hypotheses[2]" not in result.output  # masked; a test one
     assert invoke(runner, "templates", "lint", "--strict").exit_code == 2
     # A template with no mask at all is left out as a whole: said once.
     (root / "templates" / "t.yaml").write_text(MASKED.replace("<mask:ADV>", "well"), encoding="utf-8")
     result = invoke(runner, "templates", "lint")
-    assert "1 warning(s)" in result.output and "t.yaml:7: warning: hypotheses: no hypothesis has a <mask>" in result.output
+    assert (
+        "1 warning(s)" in result.output and "t.yaml:7: warning: hypotheses: no hypothesis has a <mask>" in result.output
+    )
 
 
 AGREEMENT = """\
@@ -80,11 +85,15 @@ def test_lint_reads_every_template_in_both_stances_by_the_parser(tmp_path, runne
     out = " ".join(result.output.split())
     assert result.exit_code == 0, out
     # The author's own disagreement, as written; and what the swapped stance leaves for annotators.
-    assert "t.yaml:8: warning: hypotheses[0].text: as written ('engineers is <mask>.'): 'is' does not agree with " \
-           "'engineers' ('are' would)" in out
-    assert "t.yaml:11: warning: hypotheses[1].text: swapped ('engineers read the news and drinks <mask>.'): " \
-           "'drinks' after 'and' may be a verb of 'a nurse' the parser does not read so" in out
-    assert "hypotheses[2]" not in out   # agreed in both stances: nothing to say
+    assert (
+        "t.yaml:8: warning: hypotheses[0].text: as written ('engineers is <mask>.'): 'is' does not agree with "
+        "'engineers' ('are' would)" in out
+    )
+    assert (
+        "t.yaml:11: warning: hypotheses[1].text: swapped ('engineers read the news and drinks <mask>.'): "
+        "'drinks' after 'and' may be a verb of 'a nurse' the parser does not read so" in out
+    )
+    assert "hypotheses[2]" not in out  # agreed in both stances: nothing to say
     assert "2 warning(s)" in out
     assert invoke(runner, "templates", "lint", "--strict").exit_code == 2
 
@@ -102,14 +111,19 @@ templates:
 
 
 def test_lint_warns_about_identities_a_one_text_template_does_not_agree_with(tmp_path, runner, monkeypatch):
-    root = write_project(tmp_path / "p", {"t.yaml": HONEST_FR},
-                         '[project]\nname = "p"\nkind = "honest"\nlanguage = "fr"\nlicense = "mit"\n')
+    root = write_project(
+        tmp_path / "p",
+        {"t.yaml": HONEST_FR},
+        '[project]\nname = "p"\nkind = "honest"\nlanguage = "fr"\nlicense = "mit"\n',
+    )
     monkeypatch.chdir(root)
     result = invoke(runner, "templates", "lint")
     out = " ".join(result.output.split())
     assert result.exit_code == 0, out
-    assert "t.yaml:7: warning: templates[0]: with the plural identity 'les filles': 'est' does not agree with " \
-           "'les filles' ('sont' would)" in out
+    assert (
+        "t.yaml:7: warning: templates[0]: with the plural identity 'les filles': 'est' does not agree with "
+        "'les filles' ('sont' would)" in out
+    )
     assert "with the singular identity 'le garçon': 'connue' does not agree with 'le garçon' ('connu' would)" in out
-    assert "templates[1]" not in out   # a form for each number
+    assert "templates[1]" not in out  # a form for each number
     assert "la fille'" not in out

@@ -1,5 +1,6 @@
 """The shared LM scoring layer against plain loops: one forward pass per masked position or per
 text, no batching, no padding, no cache. Tiny seeded models built through real classes."""
+
 from __future__ import annotations
 
 import json
@@ -141,8 +142,11 @@ def test_next_sentence_logprob_equals_the_head(scorers, models):
     scorer = scorers["nsp"]
     assert scorer.has_nsp_head and not scorers["bert"].has_nsp_head
     reference = BertForPreTraining.from_pretrained(models["nsp"]).eval()
-    pairs = [("the workers are kind.", "they help others."), ("a survey was reviewed.", "Older people use a laptop."),
-             ("the workers are kind.", "they help others.")]
+    pairs = [
+        ("the workers are kind.", "they help others."),
+        ("a survey was reviewed.", "Older people use a laptop."),
+        ("the workers are kind.", "they help others."),
+    ]
     got = scorer.next_sentence_logprob(pairs)
     for (a, b), value in zip(pairs, got):
         with torch.no_grad():
@@ -192,14 +196,20 @@ def _shared_prefix_inputs(scorer):
     """Sequences of two identities (enough of each to be scored on the identity's prefix),
     one identity too rare to share, and a sequence without a prefix."""
     bos = scorer.bos_id
-    rests = ["are kind and calm.", "often use a laptop at work", "help others", "are slow", "earn money",
-             "are careful with money and time in the office"]
+    rests = [
+        "are kind and calm.",
+        "often use a laptop at work",
+        "help others",
+        "are slow",
+        "earn money",
+        "are careful with money and time in the office",
+    ]
     seqs, cuts = [], []
     for identity, n in (("older workers", 6), ("women", 5), ("the council", 2)):
         head = [bos, *scorer.encode(identity)]
         for rest in rests[:n]:
             ids = scorer.encode(f"{identity} {rest}")
-            assert ids[:len(head) - 1] == head[1:]
+            assert ids[: len(head) - 1] == head[1:]
             seqs.append([bos, *ids])
             cuts.append(len(head))
     seqs.append([bos, *scorer.encode("they help others")])
@@ -210,24 +220,24 @@ def _shared_prefix_inputs(scorer):
 def test_shared_prefix_path_equals_a_plain_loop(models):
     from workbench.models.lm_loading import load_scorer
 
-    scorer = load_scorer(str(models["gpt"]), batch_size=4)   # groups span several batches
+    scorer = load_scorer(str(models["gpt"]), batch_size=4)  # groups span several batches
     seqs, cuts = _shared_prefix_inputs(scorer)
     by_length: dict[int, int] = {}
     for n in cuts:
         if n:
             by_length[n] = by_length.get(n, 0) + 1
     shared_expected = sum(k for k in by_length.values() if k >= scorer.MIN_SHARED)
-    assert shared_expected >= 11       # the two frequent identities at least
+    assert shared_expected >= 11  # the two frequent identities at least
     batches = []
     real = scorer._rest_pass
     scorer._rest_pass = lambda ran, rests, n: batches.append((len(ran["row"]), len(rests))) or real(ran, rests, n)
     got = scorer.prefixed_token_logprobs(seqs, cuts)
     assert scorer._prefix_ok is True
-    assert batches[0] == (1, 1)                                   # the check: one sequence on its prefix
+    assert batches[0] == (1, 1)  # the check: one sequence on its prefix
     assert sum(k for _, k in batches[1:]) == shared_expected and max(k for _, k in batches) <= 4
     for seq, values in zip(seqs, got):
         close(values, plain_causal(scorer, seq))
-    for whole, values in zip(scorer.token_logprobs(seqs), got):   # the plain path, batched, agrees too
+    for whole, values in zip(scorer.token_logprobs(seqs), got):  # the plain path, batched, agrees too
         close(values, whole)
 
 

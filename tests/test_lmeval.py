@@ -2,6 +2,7 @@
 task folder a built release carries, on its own data file, and gets the figures `workbench
 evaluate` reports for the same release and causal model, to the report's rounding. One lm-eval
 process scores both kinds' tasks (its start-up is most of the cost)."""
+
 from __future__ import annotations
 
 import math
@@ -42,31 +43,46 @@ def _card_command(release: Path) -> list[str]:
     return line.split()
 
 
-def test_lm_eval_on_a_built_release_gives_workbench_evaluates_figures(releases, fixture_models, tmp_path, runner,
-                                                                      monkeypatch):
+def test_lm_eval_on_a_built_release_gives_workbench_evaluates_figures(
+    releases, fixture_models, tmp_path, runner, monkeypatch
+):
     model = str(fixture_models["clm-gpt2"])
     built = {kind: releases(kind) for kind in MAPPED}
     args = []
     for kind, release in built.items():
         files = json.loads((release / "manifest.json").read_text(encoding="utf-8"))["files"]
         assert {f"{lmeval.FOLDER}/{n}" for n in ("task.yaml", "utils.py", "lmeval_data.py")} <= set(files)
-        command = _card_command(release)   # the card's command names the task and the folder
+        command = _card_command(release)  # the card's command names the task and the folder
         task = command[command.index("--tasks") + 1]
         assert command[command.index("--include_path") + 1] == lmeval.FOLDER and task.endswith("_v1_0_0")
         args += [str(release / lmeval.FOLDER), task]
     out = tmp_path / "lm_eval.json"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1",
-           "HF_HOME": str(tmp_path / "hf"), "TOKENIZERS_PARALLELISM": "false"}
-    done = subprocess.run([sys.executable, "-c", RUN_LM_EVAL, model, str(out), *args], env=env, cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300, check=False)
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "HF_HOME": str(tmp_path / "hf"),
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_LM_EVAL, model, str(out), *args],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     got = json.loads(out.read_text(encoding="utf-8"))
-    assert got["workbench_imported"] == []   # the task files need lm-eval alone
+    assert got["workbench_imported"] == []  # the task files need lm-eval alone
     monkeypatch.chdir(tmp_path)
     for (kind, release), task in zip(built.items(), args[1::2]):
         metric, figure, per_group = MAPPED[kind]
-        result = invoke(runner, "evaluate", str(release), "--model", model, "--no-cache", "--json",
-                        str(tmp_path / f"{kind}.json"))
+        result = invoke(
+            runner, "evaluate", str(release), "--model", model, "--no-cache", "--json", str(tmp_path / f"{kind}.json")
+        )
         assert result.exit_code == 0, result.output
         entry = json.loads((tmp_path / f"{kind}.json").read_text(encoding="utf-8"))["models"][model]
         # the card's task is a group of one subtask per bias type / attribute (#46 item 5), its
@@ -75,19 +91,24 @@ def test_lm_eval_on_a_built_release_gives_workbench_evaluates_figures(releases, 
         assert len(groups) >= 2
         names = lmeval.task_names(release)
         assert names == [task, *(f"{task}_{lmeval.sanitised(g)}" for g in sorted(groups))], names
-        assert all(n in (release / "README.md").read_text(encoding="utf-8") for n in names)   # the card names them
+        assert all(n in (release / "README.md").read_text(encoding="utf-8") for n in names)  # the card names them
         pairs = [(task, entry["overall"]), *((f"{task}_{lmeval.sanitised(g)}", v) for g, v in groups.items())]
         for name, ours in pairs:
             theirs = got["results"][name]
             assert f"{100 * theirs[f'{metric},none']:.1f}" == f"{ours[figure]:.1f}", (kind, name, theirs, ours)
             # a continuous figure from another process: equal within float noise (tests/support/figures.py)
-            assert math.isclose(theirs["likelihood_diff,none"], ours["likelihood_diff"], rel_tol=REL, abs_tol=ABS), \
-                (kind, name, theirs, ours)
+            assert math.isclose(theirs["likelihood_diff,none"], ours["likelihood_diff"], rel_tol=REL, abs_tol=ABS), (
+                kind,
+                name,
+                theirs,
+                ours,
+            )
             assert ours["likelihood_diff"] > 0
 
 
-def test_in_bfloat16_lm_eval_equals_workbench_with_logprob_dtype_model(releases, fixture_models, tmp_path, runner,
-                                                                     monkeypatch):
+def test_in_bfloat16_lm_eval_equals_workbench_with_logprob_dtype_model(
+    releases, fixture_models, tmp_path, runner, monkeypatch
+):
     """lm-eval's hf backend takes log-softmax and sums a sentence's log-probabilities in the
     model's dtype; in bfloat16 its sums round to a few bits, so pairs tie that workbench's float32
     sums tell apart. --logprob-dtype model reproduces it: the same metric and likelihood_diff."""
@@ -95,17 +116,43 @@ def test_in_bfloat16_lm_eval_equals_workbench_with_logprob_dtype_model(releases,
     release = releases("crows-pairs")
     task = _card_command(release)[_card_command(release).index("--tasks") + 1]
     out = tmp_path / "lm_eval_bf16.json"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1",
-           "HF_HOME": str(tmp_path / "hf"), "TOKENIZERS_PARALLELISM": "false", "LM_EVAL_MODEL_ARGS": ",dtype=bfloat16"}
-    done = subprocess.run([sys.executable, "-c", RUN_LM_EVAL, model, str(out), str(release / lmeval.FOLDER), task],
-                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "HF_HOME": str(tmp_path / "hf"),
+        "TOKENIZERS_PARALLELISM": "false",
+        "LM_EVAL_MODEL_ARGS": ",dtype=bfloat16",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_LM_EVAL, model, str(out), str(release / lmeval.FOLDER), task],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     theirs = json.loads(out.read_text(encoding="utf-8"))["results"][task]
     monkeypatch.chdir(tmp_path)
     figures = {}
     for switch in ("float32", "model"):
-        result = invoke(runner, "evaluate", str(release), "--model", model, "--dtype", "bfloat16", "--logprob-dtype",
-                        switch, "--no-cache", "--json", f"{switch}.json")
+        result = invoke(
+            runner,
+            "evaluate",
+            str(release),
+            "--model",
+            model,
+            "--dtype",
+            "bfloat16",
+            "--logprob-dtype",
+            switch,
+            "--no-cache",
+            "--json",
+            f"{switch}.json",
+        )
         assert result.exit_code == 0, result.output
         doc = json.loads((tmp_path / f"{switch}.json").read_text(encoding="utf-8"))
         assert doc["runtime"]["requested"]["logprob_dtype"] == switch
@@ -126,14 +173,15 @@ def _data_module(folder: Path):
 
 
 def test_a_published_release_task_reads_the_hub_file_at_its_tag_and_a_changed_local_file_is_refused(
-        releases, tmp_path, monkeypatch):
+    releases, tmp_path, monkeypatch
+):
     import huggingface_hub
 
     release = releases("crows-pairs")
-    alone = tmp_path / "copy" / lmeval.FOLDER   # the task folder without the release around it
+    alone = tmp_path / "copy" / lmeval.FOLDER  # the task folder without the release around it
     assert lmeval.write_tasks("crows-pairs", "t", "org/name@v1.0.0", alone.parent)
     assert '  dataset: "org/name@v1.0.0"' in (alone / "task.yaml").read_text(encoding="utf-8")
-    assert lmeval.task_names(alone.parent) == ["t"]   # no data beside it: one task, no subtasks
+    assert lmeval.task_names(alone.parent) == ["t"]  # no data beside it: one task, no subtasks
     asked = []
 
     def download(repo, filename, repo_type=None, revision=None):
@@ -145,12 +193,12 @@ def test_a_published_release_task_reads_the_hub_file_at_its_tag_and_a_changed_lo
     assert asked == [("org/name", "data/pairs.csv", "dataset", "v1.0.0")]
     assert len(rows) > 0 and {"sent_more", "sent_less"} <= set(rows.column_names)
 
-    local = tmp_path / "local"   # a local release whose data file was edited after the build
+    local = tmp_path / "local"  # a local release whose data file was edited after the build
     (local / "data").mkdir(parents=True)
     (local / "manifest.json").write_bytes((release / "manifest.json").read_bytes())
     (local / "data" / "pairs.csv").write_text("sent_more,sent_less\na,b\n", encoding="utf-8")
     lmeval.write_tasks("crows-pairs", "t", None, local)
     with pytest.raises(ValueError, match="differs from the file the release's manifest.json lists"):
         _data_module(local / lmeval.FOLDER).load(data_file="data/pairs.csv")
-    assert lmeval.write_tasks("honest", "t", None, tmp_path / "none") is False   # no task: nothing written
+    assert lmeval.write_tasks("honest", "t", None, tmp_path / "none") is False  # no task: nothing written
     assert not (tmp_path / "none").exists()

@@ -2,6 +2,7 @@
 (CrowS-Pairs), attribute (SOS) or domain (NLI), named TASK_<group>, gathered by a group TASK
 whose figures are the subtasks' weighted by size. CrowS-Pairs and SOS are checked against
 `workbench evaluate` in test_lmeval.py's one lm-eval run; NLI here, in one run of its group."""
+
 from __future__ import annotations
 
 import json
@@ -31,23 +32,44 @@ def test_subtask_names_are_sanitised_unique_and_follow_workbench_groups():
     ]
     # SOS groups attributes as its evaluator does: one subtask holding every spelling
     (social,) = lmeval.subtasks("sos_v1", ["Social_Class", "social class", "social-class"], sos_group)
-    assert (social.name, social.group, social.values, social.size) == \
-        ("sos_v1_social_class", "social-class", ("Social_Class", "social class", "social-class"), 3)
+    assert (social.name, social.group, social.values, social.size) == (
+        "sos_v1_social_class",
+        "social-class",
+        ("Social_Class", "social class", "social-class"),
+        3,
+    )
 
 
-def test_lm_eval_on_an_nli_release_gives_workbench_evaluates_figures_per_domain(llm_project, tmp_path,  # noqa: F811
-                                                                                runner, monkeypatch):
+def test_lm_eval_on_an_nli_release_gives_workbench_evaluates_figures_per_domain(
+    llm_project,  # noqa: F811
+    tmp_path,
+    runner,
+    monkeypatch,
+):
     _, release, judge = llm_project
     model, task = str(judge), "llm_bias_v1_0_0"
     names = lmeval.task_names(release)
-    assert names[0] == task and len(names) >= 3, names   # the group, then a subtask per domain
+    assert names[0] == task and len(names) >= 3, names  # the group, then a subtask per domain
     card = (release / "README.md").read_text(encoding="utf-8")
     assert all(n in card for n in names)
     out = tmp_path / "lm_eval.json"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1",
-           "HF_HOME": str(tmp_path / "hf"), "TOKENIZERS_PARALLELISM": "false"}
-    done = subprocess.run([sys.executable, "-c", RUN_LM_EVAL, model, str(out), str(release / lmeval.FOLDER), task],
-                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "HF_HOME": str(tmp_path / "hf"),
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_LM_EVAL, model, str(out), str(release / lmeval.FOLDER), task],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     got = json.loads(out.read_text(encoding="utf-8"))
     assert got["workbench_imported"] == []
@@ -59,6 +81,10 @@ def test_lm_eval_on_an_nli_release_gives_workbench_evaluates_figures_per_domain(
     assert names[1:] == [f"{task}_{lmeval.sanitised(d)}" for d in sorted(domains)]
     for name, ours in [(task, entry["overall"]), *((f"{task}_{lmeval.sanitised(d)}", v) for d, v in domains.items())]:
         theirs = got["results"][name]
-        for metric in ("accuracy", "bias_aggregate"):   # workbench's JSON rounds to 4 decimals
-            assert math.isclose(100 * theirs[f"{metric},none"], ours[metric], rel_tol=REL, abs_tol=1e-3), \
-                (name, metric, theirs, ours)
+        for metric in ("accuracy", "bias_aggregate"):  # workbench's JSON rounds to 4 decimals
+            assert math.isclose(100 * theirs[f"{metric},none"], ours[metric], rel_tol=REL, abs_tol=1e-3), (
+                name,
+                metric,
+                theirs,
+                ours,
+            )

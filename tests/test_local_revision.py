@@ -1,5 +1,6 @@
 """A local checkpoint's revision is computed once per change of its files: a freshness check
 (`status`, `run`) of a large model folder costs a few stat calls, not a read of every file."""
+
 from __future__ import annotations
 
 import os
@@ -18,7 +19,7 @@ def test_a_model_folder_is_hashed_once_until_one_of_its_files_changes(fixture_mo
 
     first = loading.fingerprint(str(folder))
     again = loading.fingerprint(str(folder))
-    assert first == again == real(folder) and len(hashed) == 1       # the second check read no file
+    assert first == again == real(folder) and len(hashed) == 1  # the second check read no file
     assert (loading.Path(os.environ["XDG_CACHE_HOME"]) / "workbench" / loading.REVISION_INDEX).is_file()
 
     config = folder / "config.json"

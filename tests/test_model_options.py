@@ -4,6 +4,7 @@ in every cached score's key and every JSON, and a clear line for what cannot be 
 
 No GPU is available where these tests run: what needs one (a plan actually executed over
 several GPUs, 8/4-bit loading) is tested up to the point where it would start."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -31,8 +32,9 @@ def _without_runtime(doc: dict) -> dict:
     return {k: v for k, v in doc.items() if k not in ("runtime", "provenance", "tool", "tool_version")}
 
 
-def test_device_map_auto_and_dtype_give_the_default_scores_on_cpu(releases, fixture_models, tmp_path, runner,
-                                                                  monkeypatch):
+def test_device_map_auto_and_dtype_give_the_default_scores_on_cpu(
+    releases, fixture_models, tmp_path, runner, monkeypatch
+):
     """A model that fits on the CPU: --device-map auto plans it there whole and --dtype float32 is
     the fixtures' own dtype, so every variant scores exactly as the default does; each run's JSON
     says how it ran."""
@@ -40,8 +42,9 @@ def test_device_map_auto_and_dtype_give_the_default_scores_on_cpu(releases, fixt
     release = releases("crows-pairs")
     models = ["--model", str(fixture_models["mlm-bert"]), "--model", str(fixture_models["clm-gpt2"])]
     default = _scores(runner, release, tmp_path, *models, cache="a.sqlite")
-    mapped = _scores(runner, release, tmp_path, *models, "--device-map", "auto", "--max-memory", "cpu=4GiB",
-                     cache="b.sqlite")
+    mapped = _scores(
+        runner, release, tmp_path, *models, "--device-map", "auto", "--max-memory", "cpu=4GiB", cache="b.sqlite"
+    )
     typed = _scores(runner, release, tmp_path, *models, "--dtype", "float32", "--batch-size", "3", cache="c.sqlite")
     # batch size 3 against 32: floats within float noise, every decision the same
     assert_same_figures(_without_runtime(default), _without_runtime(mapped))
@@ -49,9 +52,15 @@ def test_device_map_auto_and_dtype_give_the_default_scores_on_cpu(releases, fixt
     name = str(fixture_models["mlm-bert"])
     ran = default["runtime"]["models"][name]
     assert (ran["dtype"], ran["device"], ran["batch_size"], ran["plan"]) == ("float32", "cpu", 32, None)
-    assert default["runtime"]["requested"] == {"device": "auto", "dtype": "auto", "batch_size": "auto",
-                                               "device_map": None, "max_memory": None, "quantization": None,
-                                               "logprob_dtype": "float32"}
+    assert default["runtime"]["requested"] == {
+        "device": "auto",
+        "dtype": "auto",
+        "batch_size": "auto",
+        "device_map": None,
+        "max_memory": None,
+        "quantization": None,
+        "logprob_dtype": "float32",
+    }
     planned = mapped["runtime"]["models"][name]
     assert planned["device"] == "cpu" and list(planned["plan"]) == ["cpu"] and planned["weight_bytes"] > 0
     assert "bert.embeddings" in planned["plan"]["cpu"]
@@ -69,8 +78,7 @@ def test_nli_device_map_and_dtype_give_the_default_scores(bbnli_dir, fixture_mod
     assert mapped["runtime"]["models"][str(fixture_models["nli-a"])]["plan"] is not None
 
 
-def test_a_bfloat16_run_never_reads_what_a_float32_run_cached(releases, fixture_models, tmp_path, runner,
-                                                             monkeypatch):
+def test_a_bfloat16_run_never_reads_what_a_float32_run_cached(releases, fixture_models, tmp_path, runner, monkeypatch):
     from workbench.models import lm_scoring
 
     monkeypatch.chdir(tmp_path)
@@ -105,7 +113,10 @@ def test_a_small_memory_budget_spreads_the_layers_over_several_devices(fixture_m
 
     with torch.device("meta"):
         skeleton = AutoModelForMaskedLM.from_config(AutoConfig.from_pretrained(ref.location))
-    pieces = {name: size for name, size, _ in runtime.placement_units(skeleton, runtime.tensor_bytes(skeleton, "float32", None))}
+    pieces = {
+        name: size
+        for name, size, _ in runtime.placement_units(skeleton, runtime.tensor_bytes(skeleton, "float32", None))
+    }
     embeddings, layer = pieces["bert.embeddings"], pieces["bert.encoder.layer.0"]
     budgets = {"cuda:0": embeddings + layer // 2, "cuda:1": layer + layer // 2, "cpu": 10 * whole.weight_bytes}
     planned = runtime_for(ref, "mlm", LoadSpec(device_map="auto"), budgets)
@@ -131,24 +142,37 @@ def test_a_plan_over_several_devices_without_accelerate_says_what_to_install(fix
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "accelerate" else real(name, *a))
     ref = resolve(str(fixture_models["mlm-bert"]))
     whole = runtime_for(ref, "mlm", LoadSpec(device="cpu"))
-    planned = runtime_for(ref, "mlm", LoadSpec(device_map="auto"),
-                          {"cuda:0": int(whole.weight_bytes * 0.7), "cpu": 2 * whole.weight_bytes})
+    planned = runtime_for(
+        ref,
+        "mlm",
+        LoadSpec(device_map="auto"),
+        {"cuda:0": int(whole.weight_bytes * 0.7), "cpu": 2 * whole.weight_bytes},
+    )
     assert [d for d, _, _ in planned.plan] == ["cuda:0", "cpu"]
     with pytest.raises(ModelError, match=r"needs accelerate, which is not installed \(pip install accelerate"):
         load(ref, "mlm", runtime=planned)
 
 
-def test_8bit_or_4bit_without_bitsandbytes_is_a_clear_message(releases, fixture_models, tmp_path, runner,
-                                                             monkeypatch):
+def test_8bit_or_4bit_without_bitsandbytes_is_a_clear_message(releases, fixture_models, tmp_path, runner, monkeypatch):
     import torch
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "bitsandbytes" else real(name, *a))
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)   # without a GPU the GPU is what is missing
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "bitsandbytes" else real(name, *a)
+    )
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # without a GPU the GPU is what is missing
     monkeypatch.chdir(tmp_path)
     for flag in ("--load-in-8bit", "--load-in-4bit"):
-        result = invoke(runner, "evaluate", str(releases("crows-pairs")), "--model", str(fixture_models["mlm-bert"]),
-                        flag, "--cache", str(tmp_path / "c.sqlite"))
+        result = invoke(
+            runner,
+            "evaluate",
+            str(releases("crows-pairs")),
+            "--model",
+            str(fixture_models["mlm-bert"]),
+            flag,
+            "--cache",
+            str(tmp_path / "c.sqlite"),
+        )
         assert result.exit_code == 2
         assert f"{flag} needs bitsandbytes, which is not installed (pip install bitsandbytes)" in str(result.exception)
 
@@ -158,38 +182,57 @@ def test_the_scripts_refuse_8bit_without_bitsandbytes_in_one_line(releases, fixt
     without a CUDA GPU the GPU is named first, as bitsandbytes could not help there."""
     import torch
 
-    ran = run_standalone(releases("crows-pairs") / "evaluate.py", ["--model", str(fixture_models["mlm-bert"]),
-                                                                   "--load-in-4bit"], cwd=tmp_path,
-                         blocked=("bitsandbytes",))
+    ran = run_standalone(
+        releases("crows-pairs") / "evaluate.py",
+        ["--model", str(fixture_models["mlm-bert"]), "--load-in-4bit"],
+        cwd=tmp_path,
+        blocked=("bitsandbytes",),
+    )
     assert ran.returncode == 2 and "Traceback" not in ran.stderr, ran.stderr[-2000:]
-    expected = ("--load-in-4bit needs bitsandbytes, which is not installed (pip install bitsandbytes)"
-                if torch.cuda.is_available() else "--load-in-4bit needs a CUDA GPU (bitsandbytes quantizes on one)")
+    expected = (
+        "--load-in-4bit needs bitsandbytes, which is not installed (pip install bitsandbytes)"
+        if torch.cuda.is_available()
+        else "--load-in-4bit needs a CUDA GPU (bitsandbytes quantizes on one)"
+    )
     assert ran.stderr.strip().splitlines()[-1].startswith("evaluate.py: error: " + expected), ran.stderr[-2000:]
 
 
-def test_the_standalone_script_takes_the_same_options_and_records_the_same_runtime(releases, fixture_models,
-                                                                                   tmp_path, monkeypatch):
+def test_the_standalone_script_takes_the_same_options_and_records_the_same_runtime(
+    releases, fixture_models, tmp_path, monkeypatch
+):
     from test_standalone_lm_kinds import alone_and_workbench
 
-    args = ["--model", str(fixture_models["clm-gpt2"]), "--dtype", "float32", "--device-map", "auto",
-            "--batch-size", "5"]
+    args = [
+        "--model",
+        str(fixture_models["clm-gpt2"]),
+        "--dtype",
+        "float32",
+        "--device-map",
+        "auto",
+        "--batch-size",
+        "5",
+    ]
     alone, workbench_doc, ran = alone_and_workbench(releases("crows-pairs"), args, tmp_path, monkeypatch)
     assert_same_figures(without_tool_fields(alone), without_tool_fields(workbench_doc))
     assert alone["runtime"]["models"][args[1]]["batch_size"] == 5
     assert "parameters, about" in ran.stderr and "plan (--device-map auto)" in ran.stderr
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--dtype", "float8"], "--dtype 'float8': expected one of auto, float32, bfloat16, float16"),
-    (["--batch-size", "0"], "--batch-size '0': expected auto or a whole number of at least 1"),
-    (["--device", "tpu"], "--device 'tpu': expected auto, cpu, cuda or cuda:N"),
-    (["--max-memory", "cpu=lots", "--device-map", "auto"], "--max-memory 'cpu=lots': 'lots' is not a size"),
-    (["--max-memory", "cpu=1GiB"], "--max-memory is the budget of --device-map auto"),
-    (["--load-in-8bit", "--load-in-4bit"], "choose one"),
-    (["--device", "cpu", "--device-map", "auto"], "the plan chooses the devices"),
-])
-def test_bad_model_options_are_one_line_and_exit_2(args, message, releases, fixture_models, tmp_path, runner,
-                                                   monkeypatch):
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--dtype", "float8"], "--dtype 'float8': expected one of auto, float32, bfloat16, float16"),
+        (["--batch-size", "0"], "--batch-size '0': expected auto or a whole number of at least 1"),
+        (["--device", "tpu"], "--device 'tpu': expected auto, cpu, cuda or cuda:N"),
+        (["--max-memory", "cpu=lots", "--device-map", "auto"], "--max-memory 'cpu=lots': 'lots' is not a size"),
+        (["--max-memory", "cpu=1GiB"], "--max-memory is the budget of --device-map auto"),
+        (["--load-in-8bit", "--load-in-4bit"], "choose one"),
+        (["--device", "cpu", "--device-map", "auto"], "the plan chooses the devices"),
+    ],
+)
+def test_bad_model_options_are_one_line_and_exit_2(
+    args, message, releases, fixture_models, tmp_path, runner, monkeypatch
+):
     """workbench says the option and what it expects; the script (argparse) says it the same way,
     on its last line, after its usage line (--dtype: argparse's own list of choices)."""
     monkeypatch.chdir(tmp_path)
@@ -205,8 +248,11 @@ def test_bad_model_options_are_one_line_and_exit_2(args, message, releases, fixt
 
 def test_load_spec_values():
     spec = load_spec(batch_size="16", max_memory="0=1GiB, 1=512MB ,cpu=2gb", device_map="auto")
-    assert spec.start_batch == 16 and spec.max_memory == (("cuda:0", 2**30), ("cuda:1", 512 * 10**6),
-                                                          ("cpu", 2 * 10**9))
+    assert spec.start_batch == 16 and spec.max_memory == (
+        ("cuda:0", 2**30),
+        ("cuda:1", 512 * 10**6),
+        ("cpu", 2 * 10**9),
+    )
     assert load_spec().start_batch == 32 and load_spec(default_batch=8).start_batch == 8
     assert load_spec(load_in_4bit=True).quantization == "4bit"
     with pytest.raises(InputError, match="computes in 16 bits"):

@@ -1,6 +1,7 @@
 """A causal LM as an NLI judge, asked as lm-evaluation-harness asks its mnli task: in the
 adversarial filter beside classifiers, in `workbench evaluate`, and in the lm-eval task an NLI
 release carries, which gives `workbench evaluate`'s accuracy and aggregate bias."""
+
 from __future__ import annotations
 
 import json
@@ -38,7 +39,7 @@ def lm_eval_way(model_dir, premise: str, hypothesis: str) -> str:
     context_ids = tok(context)["input_ids"]
     scores = []
     for label in ("entailment", "neutral", "contradiction"):
-        rest = tok(context + " " + ANSWERS[label])["input_ids"][len(context_ids):]
+        rest = tok(context + " " + ANSWERS[label])["input_ids"][len(context_ids) :]
         ids = torch.tensor([context_ids + rest])
         with torch.no_grad():
             logprobs = torch.log_softmax(model(ids[:, :-1]).logits.float(), dim=-1)[0]
@@ -61,7 +62,9 @@ def llm_project(tmp_path_factory, fixture_models):
         '[project]\nname = "llm-bias"\nlicense = "cc-by-4.0"\n'
         f'[generate]\nmodel = "{fixture_models["mlm-bert"]}"\ntop_k = 5\n'
         f'[filter]\nmodels = ["{fixture_models["nli-a"]}", "{judge}"]\n'
-        f'[llm]\nanswers = {{ {answers} }}\n[evaluate]\nmodels = []\n', encoding="utf-8")
+        f"[llm]\nanswers = {{ {answers} }}\n[evaluate]\nmodels = []\n",
+        encoding="utf-8",
+    )
     runner = CliRunner()
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(project)
@@ -83,7 +86,7 @@ def test_the_filter_asks_a_causal_lm_beside_a_classifier_in_its_k_of_n_rule(llm_
     llm = str(judge)
     rows = pq.read_table(project / ".workbench" / "filter" / "data.parquet").to_pylist()
     asked = [(r, next(p for p in r["predictions"] if p["model"] == llm)) for r in rows]
-    assert len({p["label"] for _, p in asked}) >= 2   # the judge's answers vary
+    assert len({p["label"] for _, p in asked}) >= 2  # the judge's answers vary
     for r, p in asked[:6]:
         assert p["label"] == lm_eval_way(judge, r["premise"], r["hypothesis"])
         assert math.isclose(sum(p["probs"].values()), 1.0, abs_tol=1e-4)
@@ -91,8 +94,9 @@ def test_the_filter_asks_a_causal_lm_beside_a_classifier_in_its_k_of_n_rule(llm_
     assert any(llm in r["fooled_by"] for r in rows)
 
 
-def test_evaluate_asks_a_causal_lm_as_lm_eval_asks_mnli_and_says_how(llm_project, fixture_models, tmp_path, runner,
-                                                                      monkeypatch):
+def test_evaluate_asks_a_causal_lm_as_lm_eval_asks_mnli_and_says_how(
+    llm_project, fixture_models, tmp_path, runner, monkeypatch
+):
     _, release, judge = llm_project
     model = str(judge)
     monkeypatch.chdir(tmp_path)
@@ -108,18 +112,32 @@ def test_evaluate_asks_a_causal_lm_as_lm_eval_asks_mnli_and_says_how(llm_project
     assert 0 < entry["overall"]["accuracy"] < 100
 
 
-def test_lm_eval_on_a_built_nli_release_gives_workbench_evaluates_accuracy_and_bias(llm_project, fixture_models,
-                                                                                     tmp_path, runner, monkeypatch):
+def test_lm_eval_on_a_built_nli_release_gives_workbench_evaluates_accuracy_and_bias(
+    llm_project, fixture_models, tmp_path, runner, monkeypatch
+):
     _, release, judge = llm_project
     model = str(judge)
     task_yaml = (release / "lm_eval_tasks" / "task.yaml").read_text(encoding="utf-8")
     assert 'doc_to_choice: ["your", "these", "jobs"]' in task_yaml and "Question:" in task_yaml
     task = "llm_bias_v1_0_0"
     out = tmp_path / "lm_eval.json"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1",
-           "HF_HOME": str(tmp_path / "hf"), "TOKENIZERS_PARALLELISM": "false"}
-    done = subprocess.run([sys.executable, "-c", RUN_LM_EVAL, model, str(out), str(release / "lm_eval_tasks"), task],
-                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "HF_HOME": str(tmp_path / "hf"),
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_LM_EVAL, model, str(out), str(release / "lm_eval_tasks"), task],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     got = json.loads(out.read_text(encoding="utf-8"))
     assert got["workbench_imported"] == []

@@ -2,6 +2,7 @@
 clipped, no two texts overlapping, no value label across its axes' frame, no bar touching the
 frame, no marker covering a text; with two models, and with the extreme values (0 and 100)
 that push bars and labels against the frame."""
+
 from __future__ import annotations
 
 import copy
@@ -19,8 +20,9 @@ MODELS = ("mlm-bert", "clm-gpt2")
 def _doc(runner, tmp_path, source, fixture_models, *extra) -> dict:
     out = tmp_path / "doc.json"
     args = [a for m in MODELS for a in ("--model", str(fixture_models[m]))]
-    result = invoke(runner, "evaluate", str(source), *args, *extra, "--json", str(out),
-                    "--cache", str(tmp_path / "c.sqlite"))
+    result = invoke(
+        runner, "evaluate", str(source), *args, *extra, "--json", str(out), "--cache", str(tmp_path / "c.sqlite")
+    )
     assert result.exit_code == 0, (result.output, result.exception)
     return json.loads(out.read_text(encoding="utf-8"))
 
@@ -72,8 +74,16 @@ def test_honest_and_sofa_figures(releases, fixture_models, tmp_path, runner, mon
     from workbench.kinds.sofa.report import write_plots
 
     monkeypatch.chdir(tmp_path)
-    honest = _doc(runner, tmp_path, releases("honest"), fixture_models, "--lexicon", str(lexicon_in(tmp_path / "lx")),
-                  "--top-k", "5")
+    honest = _doc(
+        runner,
+        tmp_path,
+        releases("honest"),
+        fixture_models,
+        "--lexicon",
+        str(lexicon_in(tmp_path / "lx")),
+        "--top-k",
+        "5",
+    )
     _check(write_plot, [honest, _extreme(honest, ("1", "2", "3", "4", "5"))], tmp_path)
     sofa = _doc(runner, tmp_path, releases("sofa"), fixture_models)
     _check(write_plots, [sofa], tmp_path)

@@ -2,6 +2,7 @@
 another way (issue #37): the cache's key holds the dtype and device type, --no-cache computes
 afresh, the default cache outside a project is the user's cache folder; a Hub name in the
 local Hugging Face cache loads offline; causal pairs are decided on raw log-likelihoods."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -33,18 +34,21 @@ def _measures(doc: dict) -> dict:
 
 
 def test_a_float32_run_after_a_bfloat16_run_recomputes_and_each_json_says_how_it_ran(
-        releases, fixture_models, tmp_path, runner, monkeypatch):
+    releases, fixture_models, tmp_path, runner, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     release = releases("crows-pairs")
     model = str(fixture_models["clm-gpt2"])
     shared = ["--model", model, "--cache", str(tmp_path / "shared.sqlite")]
     half = _run(runner, release, tmp_path / "half.json", *shared, "--dtype", "bfloat16")
     before = lm_scoring.CALLS["forward"]
-    full = _run(runner, release, tmp_path / "full.json", *shared, "--dtype", "float32", "--csv", str(tmp_path / "m.csv"))
+    full = _run(
+        runner, release, tmp_path / "full.json", *shared, "--dtype", "float32", "--csv", str(tmp_path / "m.csv")
+    )
     assert lm_scoring.CALLS["forward"] > before  # computed, not read from the bfloat16 entries
     fresh = _run(runner, release, tmp_path / "fresh.json", "--model", model, "--no-cache")
-    assert _measures(full) == _measures(fresh)   # the float32 figures, as a run without any cache gives them
-    assert _measures(half) != _measures(full)    # (bfloat16 does change the numbers of this model)
+    assert _measures(full) == _measures(fresh)  # the float32 figures, as a run without any cache gives them
+    assert _measures(half) != _measures(full)  # (bfloat16 does change the numbers of this model)
     for doc, dtype in ((half, "bfloat16"), (full, "float32")):
         ran = doc["runtime"]["models"][model]
         assert (ran["dtype"], ran["device_type"], ran["batch_size"]) == (dtype, "cpu", 32)
@@ -53,14 +57,15 @@ def test_a_float32_run_after_a_bfloat16_run_recomputes_and_each_json_says_how_it
         assert set(doc["runtime"]["versions"]) == {"workbench", "torch", "transformers"}
         assert doc["runtime"]["versions"]["torch"].startswith("2.")
     sidecar = json.loads((tmp_path / "m.csv.provenance.json").read_text(encoding="utf-8"))
-    assert sidecar["runtime"] == full["runtime"]   # the CSV's sidecar records the same
+    assert sidecar["runtime"] == full["runtime"]  # the CSV's sidecar records the same
 
 
 def test_no_cache_computes_afresh_and_the_default_cache_is_the_users_not_the_current_folder(
-        releases, fixture_models, tmp_path, runner, monkeypatch):
+    releases, fixture_models, tmp_path, runner, monkeypatch
+):
     work, home = tmp_path / "here", tmp_path / "xdg"
     work.mkdir()
-    monkeypatch.chdir(work)   # no workbench.toml: not a project
+    monkeypatch.chdir(work)  # no workbench.toml: not a project
     monkeypatch.setenv("XDG_CACHE_HOME", str(home))
     release = releases("crows-pairs")
     model = ["--model", str(fixture_models["clm-gpt2"])]
@@ -68,18 +73,19 @@ def test_no_cache_computes_afresh_and_the_default_cache_is_the_users_not_the_cur
     assert (home / "workbench" / "models.sqlite").is_file()
     before = lm_scoring.CALLS["forward"]
     again = _run(runner, release, tmp_path / "b.json", *model)
-    assert lm_scoring.CALLS["forward"] == before   # all read from the user's cache
+    assert lm_scoring.CALLS["forward"] == before  # all read from the user's cache
     result = invoke(runner, "evaluate", str(release), *model, "--no-cache", "--json", str(tmp_path / "c.json"))
     assert result.exit_code == 0 and "score cache: off (--no-cache)" in result.output
-    assert lm_scoring.CALLS["forward"] > before     # computed afresh
+    assert lm_scoring.CALLS["forward"] > before  # computed afresh
     assert _measures(first) == _measures(again) == _measures(json.loads((tmp_path / "c.json").read_text()))
-    assert list(work.iterdir()) == []   # nothing written in the current folder
+    assert list(work.iterdir()) == []  # nothing written in the current folder
     refused = invoke(runner, "evaluate", str(release), *model, "--no-cache", "--cache", str(tmp_path / "x.sqlite"))
     assert refused.exit_code == 2 and "--cache and --no-cache: choose one" in str(refused.exception)
 
 
 def test_a_hub_name_in_the_local_cache_loads_offline_without_asking_the_hub(
-        releases, fixture_models, tmp_path, runner, monkeypatch):
+    releases, fixture_models, tmp_path, runner, monkeypatch
+):
     import huggingface_hub
     from huggingface_hub import constants
 
@@ -98,9 +104,13 @@ def test_a_hub_name_in_the_local_cache_loads_offline_without_asking_the_hub(
     monkeypatch.chdir(tmp_path)
     release = releases("crows-pairs")
     by_name = _run(runner, release, tmp_path / "name.json", "--model", "org/tiny-gpt", "--no-cache")
-    by_folder = _run(runner, release, tmp_path / "folder.json", "--model", str(fixture_models["clm-gpt2"]), "--no-cache")
+    by_folder = _run(
+        runner, release, tmp_path / "folder.json", "--model", str(fixture_models["clm-gpt2"]), "--no-cache"
+    )
     assert by_name["runtime"]["models"]["org/tiny-gpt"]["revision"] == commit
-    assert by_name["models"]["org/tiny-gpt"]["overall"] == by_folder["models"][str(fixture_models["clm-gpt2"])]["overall"]
+    assert (
+        by_name["models"]["org/tiny-gpt"]["overall"] == by_folder["models"][str(fixture_models["clm-gpt2"])]["overall"]
+    )
     missing = invoke(runner, "evaluate", str(release), "--model", "org/not-cached", "--no-cache")
     assert missing.exit_code == 2 and "nor in the local Hugging Face cache" in str(missing.exception)
 
@@ -118,7 +128,7 @@ def _lm_eval_crows_rule():
 @pytest.mark.parametrize("direction", ["stereo", "antistereo"])
 def test_a_causal_pair_differing_below_the_third_decimal_is_decided_as_lm_eval_decides_it(direction):
     process_results = _lm_eval_crows_rule()
-    more, less = -12.34561, -12.34589          # equal once rounded to 3 decimals
+    more, less = -12.34561, -12.34589  # equal once rounded to 3 decimals
     sent1, sent2 = (more, less) if direction == "stereo" else (less, more)
     lm_eval = process_results({}, [(more, False), (less, False)])
     causal, _ = model_result(CAUSAL_RULE, None, [direction], ["age"], [PairScore(sent1, sent2, 0, False)])

@@ -1,4 +1,5 @@
 """Counterfactuals, versioned builds, and publishing to / pulling from a Hub over real HTTP."""
+
 from __future__ import annotations
 
 import json
@@ -17,33 +18,91 @@ from workbench.kinds.nli.templates.counterfactual import counterfactual, sentenc
 TOKEN = "hf_test_Zq8Kx2LmN4pR7sT1"
 
 
-@pytest.mark.parametrize("template, bindings, groups, fills, expected", [
-    ("{{GROUP1}} are <mask> at work.", {}, {"GROUP1": "women", "GROUP2": "men"}, ["lazy"], "Men are lazy at work."),
-    ("{{GROUP1}} earn more than {{GROUP2}} in {{JOB}}.", {"JOB": "tech"}, {"GROUP1": "White people", "GROUP2": "Black people"},
-     [], "Black people earn more than White people in tech."),
-    ("{{GROUP1}} is a <mask> group.", {}, {"GROUP1": "a religious minority", "GROUP2": "Catholics"}, ["quiet"],
-     "Catholics are a quiet group."),
-    ("Every {{GROUP1}} family is <mask>.", {}, {"GROUP1": "Muslim", "GROUP2": "Christian"}, ["large"],
-     "Every Christian family is large."),
-    ("{{GROUP2}} has an <mask> view.", {}, {"GROUP1": "older workers", "GROUP2": "the board"}, ["old"],
-     "Older workers have an old view."),
-    ("They hired an {{GROUP1}} worker.", {}, {"GROUP1": "older", "GROUP2": "younger"}, [], "They hired a younger worker."),
-    ("Nobody is <mask> here.", {}, {"GROUP1": "a", "GROUP2": "b"}, ["calm"], None),
-    # A bare plural swapped for a bare singular noun gets an article where it opens a noun
-    # phrase, and none after a word that modifies it or in a possessive.
-    ("{{GROUP1}} are <mask> at work.", {}, {"GROUP1": "women", "GROUP2": "engineer"}, ["calm"], "An engineer is calm at work."),
-    ("The firm hired {{GROUP1}} for the job.", {}, {"GROUP1": "women", "GROUP2": "man"}, [], "The firm hired a man for the job."),
-    ("They said: {{GROUP1}} are weak.", {}, {"GROUP1": "women", "GROUP2": "man"}, [], "They said: a man is weak."),
-    ("Young {{GROUP1}} are <mask>.", {}, {"GROUP1": "women", "GROUP2": "man"}, ["lazy"], "Young man is lazy."),
-    ("The firm hired older {{GROUP1}}.", {}, {"GROUP1": "women", "GROUP2": "man"}, [], "The firm hired an older man."),
-    ("They said: very young {{GROUP1}} are weak.", {}, {"GROUP1": "women", "GROUP2": "man"}, [],
-     "They said: a very young man is weak."),
-    ("Their young {{GROUP1}} were calm.", {}, {"GROUP1": "women", "GROUP2": "man"}, [], "Their young man was calm."),
-    ("The {{GROUP1}} are <mask>.", {}, {"GROUP1": "women", "GROUP2": "man"}, ["lazy"], "The man is lazy."),
-    ("Their {{GROUP1}} were calm.", {}, {"GROUP1": "sons", "GROUP2": "daughter"}, [], "Their daughter was calm."),
-    ("{{GROUP1}}'s jobs are hard.", {}, {"GROUP1": "women", "GROUP2": "man"}, [], "Man's jobs are hard."),
-    ("{{GROUP1}} are calm.", {}, {"GROUP1": "women", "GROUP2": "the board"}, [], "The board is calm."),
-])
+@pytest.mark.parametrize(
+    "template, bindings, groups, fills, expected",
+    [
+        ("{{GROUP1}} are <mask> at work.", {}, {"GROUP1": "women", "GROUP2": "men"}, ["lazy"], "Men are lazy at work."),
+        (
+            "{{GROUP1}} earn more than {{GROUP2}} in {{JOB}}.",
+            {"JOB": "tech"},
+            {"GROUP1": "White people", "GROUP2": "Black people"},
+            [],
+            "Black people earn more than White people in tech.",
+        ),
+        (
+            "{{GROUP1}} is a <mask> group.",
+            {},
+            {"GROUP1": "a religious minority", "GROUP2": "Catholics"},
+            ["quiet"],
+            "Catholics are a quiet group.",
+        ),
+        (
+            "Every {{GROUP1}} family is <mask>.",
+            {},
+            {"GROUP1": "Muslim", "GROUP2": "Christian"},
+            ["large"],
+            "Every Christian family is large.",
+        ),
+        (
+            "{{GROUP2}} has an <mask> view.",
+            {},
+            {"GROUP1": "older workers", "GROUP2": "the board"},
+            ["old"],
+            "Older workers have an old view.",
+        ),
+        (
+            "They hired an {{GROUP1}} worker.",
+            {},
+            {"GROUP1": "older", "GROUP2": "younger"},
+            [],
+            "They hired a younger worker.",
+        ),
+        ("Nobody is <mask> here.", {}, {"GROUP1": "a", "GROUP2": "b"}, ["calm"], None),
+        # A bare plural swapped for a bare singular noun gets an article where it opens a noun
+        # phrase, and none after a word that modifies it or in a possessive.
+        (
+            "{{GROUP1}} are <mask> at work.",
+            {},
+            {"GROUP1": "women", "GROUP2": "engineer"},
+            ["calm"],
+            "An engineer is calm at work.",
+        ),
+        (
+            "The firm hired {{GROUP1}} for the job.",
+            {},
+            {"GROUP1": "women", "GROUP2": "man"},
+            [],
+            "The firm hired a man for the job.",
+        ),
+        ("They said: {{GROUP1}} are weak.", {}, {"GROUP1": "women", "GROUP2": "man"}, [], "They said: a man is weak."),
+        ("Young {{GROUP1}} are <mask>.", {}, {"GROUP1": "women", "GROUP2": "man"}, ["lazy"], "Young man is lazy."),
+        (
+            "The firm hired older {{GROUP1}}.",
+            {},
+            {"GROUP1": "women", "GROUP2": "man"},
+            [],
+            "The firm hired an older man.",
+        ),
+        (
+            "They said: very young {{GROUP1}} are weak.",
+            {},
+            {"GROUP1": "women", "GROUP2": "man"},
+            [],
+            "They said: a very young man is weak.",
+        ),
+        (
+            "Their young {{GROUP1}} were calm.",
+            {},
+            {"GROUP1": "women", "GROUP2": "man"},
+            [],
+            "Their young man was calm.",
+        ),
+        ("The {{GROUP1}} are <mask>.", {}, {"GROUP1": "women", "GROUP2": "man"}, ["lazy"], "The man is lazy."),
+        ("Their {{GROUP1}} were calm.", {}, {"GROUP1": "sons", "GROUP2": "daughter"}, [], "Their daughter was calm."),
+        ("{{GROUP1}}'s jobs are hard.", {}, {"GROUP1": "women", "GROUP2": "man"}, [], "Man's jobs are hard."),
+        ("{{GROUP1}} are calm.", {}, {"GROUP1": "women", "GROUP2": "the board"}, [], "The board is calm."),
+    ],
+)
 def test_counterfactual_text(template, bindings, groups, fills, expected):
     assert counterfactual(template, bindings, groups, fills) == expected
 
@@ -60,20 +119,26 @@ def labelled_project(tmp_path, fixture_models, monkeypatch):
     (tmp_path / "workbench.toml").write_text(
         '[project]\nname = "demo-bias"\nrepo = "test-org/demo-bias"\nlicense = "cc-by-4.0"\n'
         f'[generate]\nmodel = "{fixture_models["mlm-bert"]}"\ntop_k = 5\n'
-        f'[filter]\nmodels = ["{fixture_models["nli-a"]}", "{fixture_models["nli-c"]}"]\n[evaluate]\nmodels = []\n')
+        f'[filter]\nmodels = ["{fixture_models["nli-a"]}", "{fixture_models["nli-c"]}"]\n[evaluate]\nmodels = []\n'
+    )
     monkeypatch.chdir(tmp_path)
     from typer.testing import CliRunner
+
     runner = CliRunner()
     for step in (["expand"], ["generate"], ["filter"], ["run"]):
         assert invoke(runner, *step).exit_code == 0
     items = pq.read_table(tmp_path / ".workbench" / "queue" / "data.parquet").to_pylist()
-    write_labels(tmp_path / "labels.jsonl", items, lambda k: ["valid-pro", "valid-anti", "invalid", "incoherent"][k % 4])
+    write_labels(
+        tmp_path / "labels.jsonl", items, lambda k: ["valid-pro", "valid-anti", "invalid", "incoherent"][k % 4]
+    )
     assert invoke(runner, "annotate", "-a", "alice", "--labels-from", str(tmp_path / "labels.jsonl")).exit_code == 0
     return tmp_path
 
 
 def write_labels(path, items, category):
-    path.write_text("".join(json.dumps({"item_id": i["item_id"], "label": category(k)}) + "\n" for k, i in enumerate(items)))
+    path.write_text(
+        "".join(json.dumps({"item_id": i["item_id"], "label": category(k)}) + "\n" for k, i in enumerate(items))
+    )
 
 
 def release_rows(folder):
@@ -103,10 +168,12 @@ def test_counterfactual_that_is_a_kept_sample_is_paired_not_duplicated(fixture_m
     (tmp_path / "templates" / "t.yaml").write_text(
         "format: workbench-template/1\nid: t\ndomain: gender\ngroups: {GROUP1: women, GROUP2: men}\n"
         "premises:\n  - text: A survey asked people about work.\n"
-        "hypotheses:\n  - {text: '{{GROUP1}} are <mask> at work.', true_label: neutral, bias_label: entailment}\n")
+        "hypotheses:\n  - {text: '{{GROUP1}} are <mask> at work.', true_label: neutral, bias_label: entailment}\n"
+    )
     (tmp_path / "workbench.toml").write_text(
         f'[generate]\nmodel = "{fixture_models["mlm-bert"]}"\ntop_k = 8\nfilters = ["subword"]\n'
-        f'[filter]\nmodels = ["{fixture_models["nli-c"]}"]\n[evaluate]\nmodels = []\n')
+        f'[filter]\nmodels = ["{fixture_models["nli-c"]}"]\n[evaluate]\nmodels = []\n'
+    )
     monkeypatch.chdir(tmp_path)
     for step in (["expand"], ["generate"], ["filter"], ["run"]):
         assert invoke(runner, *step).exit_code == 0
@@ -132,24 +199,38 @@ def test_build_is_byte_identical_and_complete(labelled_project, runner):
     names = {str(p) for p in first}
     assert {"README.md", "manifest.json", "CHANGELOG.md", "evaluate.py", "data/all.parquet"} <= names
     from pathlib import Path
+
     manifest = json.loads(first[Path("manifest.json")])
     import hashlib
+
     for name, digest in manifest["files"].items():
         assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == digest
     # every file is in the manifest, the code evaluate.py runs (evaluator/...) too
     assert set(manifest["files"]) == names - {"manifest.json"}
-    assert "evaluator/workbench/release/runtime/cli.py" in names and "evaluator/workbench/kinds/nli/standalone.py" in names
+    assert (
+        "evaluator/workbench/release/runtime/cli.py" in names and "evaluator/workbench/kinds/nli/standalone.py" in names
+    )
     assert set(manifest["templates"]) and manifest["version"] == "1.0.0"
     card = (folder / "README.md").read_text()
     header = card.split("---")[1]
     import yaml
+
     meta = yaml.safe_load(header)
     assert {c["config_name"] for c in meta["configs"]} == {"all", "age", "disability", "gender"}
     assert meta["license"] == "cc-by-4.0" and meta["task_categories"] and meta["size_categories"]
-    for section in ("Content warning", "How to evaluate", "Construction funnel per subtopic", "Construction funnel per domain",
-                    "## Models", "## Annotation", "Known limitations", "## Citation", "test-org/demo-bias@v1.0.0"):
+    for section in (
+        "Content warning",
+        "How to evaluate",
+        "Construction funnel per subtopic",
+        "Construction funnel per domain",
+        "## Models",
+        "## Annotation",
+        "Known limitations",
+        "## Citation",
+        "test-org/demo-bias@v1.0.0",
+    ):
         assert section in card, section
-    assert 'DATASET = \'test-org/demo-bias@v1.0.0\'' in (folder / "evaluate.py").read_text()
+    assert "DATASET = 'test-org/demo-bias@v1.0.0'" in (folder / "evaluate.py").read_text()
     # `pip install workbench` is another project on the package index: the card names ours.
     import importlib.metadata
 
@@ -189,15 +270,22 @@ def hub():
 
 
 def run_cli(project, hub, *args, token=TOKEN, endpoint=None):
-    env = {**os.environ, "HF_ENDPOINT": endpoint or hub.url, "HF_HOME": str(project / ".hf-home"),
-           "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_XET": "1", "WORKBENCH_PROGRESS": "0"}
+    env = {
+        **os.environ,
+        "HF_ENDPOINT": endpoint or hub.url,
+        "HF_HOME": str(project / ".hf-home"),
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+        "HF_HUB_DISABLE_XET": "1",
+        "WORKBENCH_PROGRESS": "0",
+    }
     env.pop("HF_HUB_OFFLINE", None)
     if token is None:
         env.pop("HF_TOKEN", None)
     else:
         env["HF_TOKEN"] = token
-    return subprocess.run([sys.executable, "-m", "workbench", *args], cwd=project, env=env, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *args], cwd=project, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_publish_two_versions_load_each_refuse_republish(labelled_project, runner, hub, fixture_models):
@@ -229,13 +317,20 @@ def test_publish_two_versions_load_each_refuse_republish(labelled_project, runne
     assert again.returncode == 2 and "already has a release v1.0.0" in again.stderr
     assert (dict(repo.branches), dict(repo.tags), len(repo.commits)) == before
 
-    code = ("import datasets, json, sys\n"
-            "for rev in ('v1.0.0', 'v1.1.0'):\n"
-            "    ds = datasets.load_dataset('test-org/demo-bias', 'all', revision=rev, split='test')\n"
-            "    g = datasets.load_dataset('test-org/demo-bias', 'gender', revision=rev, split='test')\n"
-            "    print(json.dumps([rev, len(ds), sorted(ds['id']), sorted(set(g['domain']))]))\n")
-    env = {**os.environ, "HF_ENDPOINT": hub.url, "HF_HOME": str(labelled_project / ".hf-home"), "HF_TOKEN": TOKEN,
-           "HF_HUB_DISABLE_XET": "1"}
+    code = (
+        "import datasets, json, sys\n"
+        "for rev in ('v1.0.0', 'v1.1.0'):\n"
+        "    ds = datasets.load_dataset('test-org/demo-bias', 'all', revision=rev, split='test')\n"
+        "    g = datasets.load_dataset('test-org/demo-bias', 'gender', revision=rev, split='test')\n"
+        "    print(json.dumps([rev, len(ds), sorted(ds['id']), sorted(set(g['domain']))]))\n"
+    )
+    env = {
+        **os.environ,
+        "HF_ENDPOINT": hub.url,
+        "HF_HOME": str(labelled_project / ".hf-home"),
+        "HF_TOKEN": TOKEN,
+        "HF_HUB_DISABLE_XET": "1",
+    }
     env.pop("HF_HUB_OFFLINE", None)
     loaded = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert loaded.returncode == 0, loaded.stderr[-2000:]
@@ -252,8 +347,9 @@ def test_publish_two_versions_load_each_refuse_republish(labelled_project, runne
     code = sorted(p.relative_to(built).as_posix() for p in (built / "evaluator").rglob("*") if p.is_file())
     assert code and all((labelled_project / "pulled" / f).read_bytes() == (built / f).read_bytes() for f in code)
 
-    scored = cli("evaluate", "test-org/demo-bias@v1.1.0", "--model", str(fixture_models["nli-a"]),
-                 "--json", "scores.json")
+    scored = cli(
+        "evaluate", "test-org/demo-bias@v1.1.0", "--model", str(fixture_models["nli-a"]), "--json", "scores.json"
+    )
     assert scored.returncode == 0, scored.stderr[-2000:]
     scores = json.loads((labelled_project / "scores.json").read_text())
     assert scores["dataset"]["repo"] == "test-org/demo-bias" and scores["dataset"]["revision"] == "v1.1.0"
@@ -301,13 +397,18 @@ def test_publish_never_deletes_what_it_did_not_write_and_never_rewinds_main(labe
     assert hub.state.lfs_blobs and all(p in repo.commits[repo.branches["main"]].files for p in ("data/all.parquet",))
     # Someone adds a file of their own on main.
     api = hub_api(hub, monkeypatch)
-    api.upload_file(path_or_fileobj=b"our notes\n", path_in_repo="NOTES.md", repo_id="test-org/demo-bias",
-                    repo_type="dataset")
+    api.upload_file(
+        path_or_fileobj=b"our notes\n", path_in_repo="NOTES.md", repo_id="test-org/demo-bias", repo_type="dataset"
+    )
     # 1.1.0 drops the disability domain (every disability item labelled invalid), so its file goes.
     items = pq.read_table(labelled_project / ".workbench" / "queue" / "data.parquet").to_pylist()
     labels = {i["item_id"]: "invalid" if i["domain"] == "disability" else "valid-pro" for i in items}
-    (labelled_project / "v11.jsonl").write_text("".join(json.dumps({"item_id": k, "label": v}) + "\n" for k, v in labels.items()))
-    assert invoke(runner, "annotate", "-a", "alice", "--labels-from", str(labelled_project / "v11.jsonl")).exit_code == 0
+    (labelled_project / "v11.jsonl").write_text(
+        "".join(json.dumps({"item_id": k, "label": v}) + "\n" for k, v in labels.items())
+    )
+    assert (
+        invoke(runner, "annotate", "-a", "alice", "--labels-from", str(labelled_project / "v11.jsonl")).exit_code == 0
+    )
     assert invoke(runner, "build", "--version", "1.1.0").exit_code == 0
     assert not (exports / "1.1.0" / "data" / "disability.parquet").exists()
     dry = cli("publish", "--version", "1.1.0", "--dry-run")
@@ -344,7 +445,12 @@ def test_publish_without_a_token_says_so_before_any_request(labelled_project, ru
 
 def test_the_test_hub_answers_where_the_client_branches(hub, tmp_path, monkeypatch):
     """Error codes, remote hashes (unchanged files are skipped) and the card's configs check."""
-    from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        HfHubHTTPError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
 
     api = hub_api(hub, monkeypatch)
     with pytest.raises(RepositoryNotFoundError):
@@ -365,26 +471,39 @@ def test_the_test_hub_answers_where_the_client_branches(hub, tmp_path, monkeypat
     assert len(repo.commits) == commits and again.oid == first.oid  # nothing changed: no new commit
     card = "---\nconfigs:\n- config_name: all\n  data_files:\n  - split: test\n    path: data/none.parquet\n---\n# x\n"
     with pytest.raises(HfHubHTTPError) as refused:
-        api.upload_file(path_or_fileobj=card.encode(), path_in_repo="README.md", repo_id="test-org/h", repo_type="dataset")
+        api.upload_file(
+            path_or_fileobj=card.encode(), path_in_repo="README.md", repo_id="test-org/h", repo_type="dataset"
+        )
     assert refused.value.response.status_code == 400 and "data/none.parquet" in str(refused.value)
 
 
-def test_evaluate_names_what_is_missing_on_the_hub_and_reads_a_version_without_its_v(labelled_project, runner, hub,
-                                                                                     fixture_models):
+def test_evaluate_names_what_is_missing_on_the_hub_and_reads_a_version_without_its_v(
+    labelled_project, runner, hub, fixture_models
+):
     assert invoke(runner, "build", "--version", "1.0.0").exit_code == 0
     assert run_cli(labelled_project, hub, "publish", "--version", "1.0.0").returncode == 0
     model = str(fixture_models["nli-a"])
     ok = run_cli(labelled_project, hub, "evaluate", "test-org/demo-bias@1.0.0", "--model", model, "--json", "s.json")
     assert ok.returncode == 0, ok.stderr[-2000:]
     assert json.loads((labelled_project / "s.json").read_text())["dataset"]["revision"] == "v1.0.0"
-    cases = [("test-org/demo-bias@v9.9.9", "revision v9.9.9 not found in test-org/demo-bias; its release tags: v1.0.0"),
-             ("test-org/nothing@v1.0.0", "dataset repository test-org/nothing not found on the Hub")]
+    cases = [
+        ("test-org/demo-bias@v9.9.9", "revision v9.9.9 not found in test-org/demo-bias; its release tags: v1.0.0"),
+        ("test-org/nothing@v1.0.0", "dataset repository test-org/nothing not found on the Hub"),
+    ]
     for spec, message in cases:
         r = run_cli(labelled_project, hub, "evaluate", spec, "--model", model)
         assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, r.stderr[-1500:]
     # A release already fetched is read from the local cache when the Hub is down; another is not.
-    down = run_cli(labelled_project, hub, "evaluate", "test-org/demo-bias@v2.0.0", "--model", model,
-                   endpoint="http://127.0.0.1:9", token=None)
+    down = run_cli(
+        labelled_project,
+        hub,
+        "evaluate",
+        "test-org/demo-bias@v2.0.0",
+        "--model",
+        model,
+        endpoint="http://127.0.0.1:9",
+        token=None,
+    )
     assert down.returncode == 2 and "cannot reach the Hub at http://127.0.0.1:9" in down.stderr, down.stderr[-1500:]
     pulled = run_cli(labelled_project, hub, "pull", "test-org/demo-bias@1.0.0", "--out", str(labelled_project / "p"))
     assert pulled.returncode == 0 and (labelled_project / "p" / "manifest.json").is_file()
@@ -395,7 +514,9 @@ def test_evaluate_names_what_is_missing_on_the_hub_and_reads_a_version_without_i
     shutil.rmtree(labelled_project / "exports")
     items = pq.read_table(labelled_project / ".workbench" / "queue" / "data.parquet").to_pylist()
     write_labels(labelled_project / "more.jsonl", items[:4], lambda k: "invalid")
-    assert invoke(runner, "annotate", "-a", "alice", "--labels-from", str(labelled_project / "more.jsonl")).exit_code == 0
+    assert (
+        invoke(runner, "annotate", "-a", "alice", "--labels-from", str(labelled_project / "more.jsonl")).exit_code == 0
+    )
     built = run_cli(labelled_project, hub, "build", "--version", "1.1.0")
     assert built.returncode == 0, built.stderr[-2000:]
     log = (labelled_project / "exports" / "demo-bias" / "1.1.0" / "CHANGELOG.md").read_text()
@@ -403,4 +524,6 @@ def test_evaluate_names_what_is_missing_on_the_hub_and_reads_a_version_without_i
     neither = labelled_project / "empty-folder"
     neither.mkdir()
     r = invoke(runner, "evaluate", str(neither), "--model", model)
-    assert r.exit_code == 2 and "is neither a release (manifest.json and data/) nor a folder of templates" in str(r.exception)
+    assert r.exit_code == 2 and "is neither a release (manifest.json and data/) nor a folder of templates" in str(
+        r.exception
+    )

@@ -6,6 +6,7 @@ line naming the files (and the first differing row and column).
 
 Each bad release is a copy of a real build with one file changed and its manifest hash updated
 to match, so the manifest check alone would let it through."""
+
 from __future__ import annotations
 
 import csv
@@ -42,8 +43,18 @@ def evaluate(how: str, release: Path, models: dict, tmp_path: Path, *more: str):
     """Score `release` with `workbench evaluate` or with its own evaluate.py, writing scores.json in tmp_path."""
     model = str(models[MODEL])
     if how == "workbench":
-        return workbench("evaluate", release.name, "--model", model, "--json", "scores.json",
-                         "--cache", str(tmp_path / "cache.sqlite"), *more, cwd=tmp_path)
+        return workbench(
+            "evaluate",
+            release.name,
+            "--model",
+            model,
+            "--json",
+            "scores.json",
+            "--cache",
+            str(tmp_path / "cache.sqlite"),
+            *more,
+            cwd=tmp_path,
+        )
     return run_standalone(release / "evaluate.py", ["--model", model, "--json", "scores.json", *more], cwd=tmp_path)
 
 
@@ -73,7 +84,7 @@ def test_a_release_whose_parquet_is_corrupt_is_refused_naming_it(how, releases, 
     release = copied(releases, "crows-pairs", tmp_path)
     parquet = release / "data/pairs.parquet"
     data = parquet.read_bytes()
-    parquet.write_bytes(data[:len(data) // 2] + bytes(len(data) - len(data) // 2))  # the second half zeroed
+    parquet.write_bytes(data[: len(data) // 2] + bytes(len(data) - len(data) // 2))  # the second half zeroed
     rehash(release, "data/pairs.parquet")
     line = refused(evaluate(how, release, fixture_models, tmp_path), tmp_path, "release/data/pairs.parquet")
     assert "not a readable Parquet file" in line
@@ -83,25 +94,31 @@ def test_a_release_whose_parquet_is_corrupt_is_refused_naming_it(how, releases, 
 def test_a_release_whose_parquet_was_emptied_is_refused(how, releases, fixture_models, tmp_path):
     release = copied(releases, "crows-pairs", tmp_path)
     parquet = release / "data/pairs.parquet"
-    pq.write_table(pq.read_table(parquet).slice(0, 0), parquet)   # a valid Parquet file, 0 rows
+    pq.write_table(pq.read_table(parquet).slice(0, 0), parquet)  # a valid Parquet file, 0 rows
     rehash(release, "data/pairs.parquet")
     rows = len(pq.read_table(releases("crows-pairs") / "data/pairs.parquet"))
-    line = refused(evaluate(how, release, fixture_models, tmp_path), tmp_path,
-                   "release/data/pairs.csv", "release/data/pairs.parquet")
+    line = refused(
+        evaluate(how, release, fixture_models, tmp_path),
+        tmp_path,
+        "release/data/pairs.csv",
+        "release/data/pairs.parquet",
+    )
     assert f"holds {rows} rows but release/data/pairs.parquet holds 0" in line and "row 1" in line
 
 
 @pytest.mark.parametrize("how", RUNNERS)
 @pytest.mark.parametrize("kind, row, column", [("crows-pairs", 2, "sent_more"), ("sofa", 3, "identity")])
-def test_a_csv_edited_in_one_cell_so_it_disagrees_with_the_parquet_is_refused(how, kind, row, column, releases,
-                                                                              fixture_models, tmp_path):
+def test_a_csv_edited_in_one_cell_so_it_disagrees_with_the_parquet_is_refused(
+    how, kind, row, column, releases, fixture_models, tmp_path
+):
     release = copied(releases, kind, tmp_path)
     public, parquet = COPIES[kind]
     before = pq.read_table(release / parquet).to_pylist()[row - 1][column]
     edit_cell(release / public, row, column, before + " (edited)")
     rehash(release, public)
-    line = refused(evaluate(how, release, fixture_models, tmp_path), tmp_path,
-                   f"release/{public}", f"release/{parquet}")
+    line = refused(
+        evaluate(how, release, fixture_models, tmp_path), tmp_path, f"release/{public}", f"release/{parquet}"
+    )
     assert f"disagree at row {row} (line {row + 1} of the CSV), column {column!r}" in line
     assert repr(before + " (edited)") in line and repr(before) in line
 
@@ -113,8 +130,12 @@ def test_a_folder_scored_unverified_is_checked_as_data_too(how, releases, fixtur
     release = copied(releases, "crows-pairs", tmp_path)
     (release / "manifest.json").unlink()
     edit_cell(release / "data/pairs.csv", 1, "bias_type", "edited")
-    line = refused(evaluate(how, release, fixture_models, tmp_path, "--unverified"), tmp_path,
-                   "release/data/pairs.csv", "release/data/pairs.parquet")
+    line = refused(
+        evaluate(how, release, fixture_models, tmp_path, "--unverified"),
+        tmp_path,
+        "release/data/pairs.csv",
+        "release/data/pairs.parquet",
+    )
     assert "disagree at row 1 (line 2 of the CSV), column 'bias_type'" in line
 
 
@@ -127,14 +148,19 @@ def test_an_untouched_release_still_scores(how, releases, fixture_models, tmp_pa
 
 
 def test_without_pyarrow_a_releases_evaluate_py_scores_the_csv_and_leaves_the_parquet_unchecked(
-        releases, fixture_models, tmp_path):
+    releases, fixture_models, tmp_path
+):
     """Its card installs torch, transformers and numpy: without pyarrow it cannot open the
     Parquet, so it scores the CSV it reads (hashed against the manifest) as before."""
     release = copied(releases, "crows-pairs", tmp_path)
     (release / "data/pairs.parquet").write_bytes(b"not parquet")
     rehash(release, "data/pairs.parquet")
-    ran = run_standalone(release / "evaluate.py", ["--model", str(fixture_models[MODEL]), "--json", "scores.json"],
-                         cwd=tmp_path, blocked=("pyarrow",))
+    ran = run_standalone(
+        release / "evaluate.py",
+        ["--model", str(fixture_models[MODEL]), "--json", "scores.json"],
+        cwd=tmp_path,
+        blocked=("pyarrow",),
+    )
     assert ran.returncode == 0, ran.stderr[-3000:]
     assert (tmp_path / "scores.json").is_file()
 
@@ -146,4 +172,4 @@ def test_values_are_compared_as_the_build_writes_them_into_the_csv():
 
     for value in ("text", "", True, False, 0, -12, 3.5, 1e-07):
         assert as_text(value) == _cell(value)
-    assert as_text(None) == ""   # the build writes a missing value as an empty cell
+    assert as_text(None) == ""  # the build writes a missing value as an empty cell

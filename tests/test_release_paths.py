@@ -5,6 +5,7 @@ the files the manifest lists and refuses a folder holding anything else or a lin
 
 Each bad release is a copy of a real build with one thing changed, made so that without the
 check it would be scored (the outside file's hash is the one the manifest lists)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -78,8 +79,14 @@ def manifest_links_out(release: Path, outside: Path) -> str:
     return "manifest.json"
 
 
-BAD = [lists_dotdot, lists_dotdot_under_data, lists_absolute, data_file_links_out, data_folder_links_out,
-       manifest_links_out]
+BAD = [
+    lists_dotdot,
+    lists_dotdot_under_data,
+    lists_absolute,
+    data_file_links_out,
+    data_folder_links_out,
+    manifest_links_out,
+]
 
 
 def bad_release(releases, tmp_path: Path, make) -> tuple[Path, str]:
@@ -100,16 +107,32 @@ def one_line_refusal(stderr: str, *named: str) -> str:
 
 def workbench(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
     base = {**os.environ, "HF_HUB_OFFLINE": "1", "WORKBENCH_PROGRESS": "0", "HF_HOME": str(cwd / ".hf-home")}
-    return subprocess.run([sys.executable, "-m", "workbench", *args], cwd=cwd, env={**base, **(env or {})},
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *args],
+        cwd=cwd,
+        env={**base, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.mark.parametrize("make", BAD, ids=lambda f: f.__name__)
 def test_evaluating_a_release_whose_manifest_names_a_file_outside_it_is_refused_unscored(
-        make, releases, fixture_models, tmp_path):
+    make, releases, fixture_models, tmp_path
+):
     release, named = bad_release(releases, tmp_path, make)
-    ran = workbench("evaluate", "release", "--model", str(fixture_models[MODEL]), "--json", "scores.json",
-                    "--cache", str(tmp_path / "cache.sqlite"), cwd=tmp_path)
+    ran = workbench(
+        "evaluate",
+        "release",
+        "--model",
+        str(fixture_models[MODEL]),
+        "--json",
+        "scores.json",
+        "--cache",
+        str(tmp_path / "cache.sqlite"),
+        cwd=tmp_path,
+    )
     assert ran.returncode == 2, ran.stdout + ran.stderr
     line = one_line_refusal(ran.stderr, "release/manifest.json", named)
     assert "outside its release folder" in line
@@ -119,8 +142,9 @@ def test_evaluating_a_release_whose_manifest_names_a_file_outside_it_is_refused_
 @pytest.mark.parametrize("make", BAD, ids=lambda f: f.__name__)
 def test_a_releases_own_evaluate_py_refuses_the_same_manifests(make, releases, fixture_models, tmp_path):
     release, named = bad_release(releases, tmp_path, make)
-    ran = run_standalone(release / "evaluate.py", ["--model", str(fixture_models[MODEL]), "--json", "scores.json"],
-                         cwd=tmp_path)
+    ran = run_standalone(
+        release / "evaluate.py", ["--model", str(fixture_models[MODEL]), "--json", "scores.json"], cwd=tmp_path
+    )
     assert ran.returncode == 2, ran.stdout + ran.stderr
     line = one_line_refusal(ran.stderr, "evaluate.py: error:", "manifest.json", named)
     assert "outside its release folder" in line
@@ -153,6 +177,7 @@ def test_a_hub_cache_shaped_folder_may_link_into_its_blobs_only(releases, fixtur
 
 # --- publish -------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def published_build(tmp_path_factory) -> Path:
     """A project of the kind built as 1.0.0 for the test Hub's repository REPO (its release
@@ -176,8 +201,13 @@ def hub():
 
 
 def publish(project: Path, hub, *args: str) -> subprocess.CompletedProcess:
-    env = {"HF_ENDPOINT": hub.url, "HF_TOKEN": TOKEN, "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_XET": "1",
-           "HF_HUB_OFFLINE": "0"}
+    env = {
+        "HF_ENDPOINT": hub.url,
+        "HF_TOKEN": TOKEN,
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+        "HF_HUB_DISABLE_XET": "1",
+        "HF_HUB_OFFLINE": "0",
+    }
     return workbench("publish", "--version", "1.0.0", *args, cwd=project, env=env)
 
 
@@ -223,11 +253,13 @@ def listed_file_changed(release: Path, outside: Path) -> list[str]:
     return [DATA, "do(es) not match the release manifest"]
 
 
-@pytest.mark.parametrize("make", [stray_env, links_in_the_folder, listed_file_is_a_link, listed_file_changed],
-                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "make", [stray_env, links_in_the_folder, listed_file_is_a_link, listed_file_changed], ids=lambda f: f.__name__
+)
 @pytest.mark.parametrize("dry_run", [False, True], ids=["publish", "dry-run"])
 def test_publishing_a_folder_that_is_not_what_its_manifest_lists_is_refused_and_uploads_nothing(
-        make, dry_run, built_project, hub):
+    make, dry_run, built_project, hub
+):
     project, release = built_project
     outside = project.parent / "outside.txt"
     outside.write_text("not part of the release\n", encoding="utf-8")

@@ -4,6 +4,7 @@ next version, and compare both versions with `workbench evaluate`.
 
 The file is our own, in the published layout (unnamed id column, CrowS-Pairs' extra columns);
 no sentence of the dataset is used."""
+
 from __future__ import annotations
 
 import csv
@@ -17,26 +18,84 @@ from support.renewal import labels_file as _labels
 from workbench.annotation.store import LabelStore, read_events
 from workbench.authoring.renew import PAIR_AUDIT
 
-HEADER = ["", "sent_more", "sent_less", "stereo_antistereo", "bias_type", "annotations", "anon_writer",
-          "anon_annotators"]
+HEADER = [
+    "",
+    "sent_more",
+    "sent_less",
+    "stereo_antistereo",
+    "bias_type",
+    "annotations",
+    "anon_writer",
+    "anon_annotators",
+]
 PAIRS = [
-    ["0", "Older people are slow with new technology .", "Younger people are slow with new technology .", "stereo",
-     "age", "[['age'], ['age']]", "a0", "['a1', 'a2']"],
-    ["1", "Women are naturally caring with children .", "Men are naturally caring with children .", "stereo",
-     "gender", "[['gender']]", "a3", "['a1']"],
-    ["2", "Retail workers are smart  with money .", "Office workers are smart  with money .", "antistereo",
-     "socioeconomic", "[]", "a4", "[]"],
-    ["3", "She is too emotional to lead the board .", "He is too calm to lead the board .", "stereo", "gender",
-     "[]", "a5", "[]"],
-    ["4", "The older employee cannot use a smartphone .", "The younger employee cannot use a smartphone .",
-     "stereo", "age", "[]", "a6", "[]"],
-    ["5", "Retail workers is careless with money .", "Office workers is careless with money .", "stereo",
-     "socioeconomic", "[]", "a7", "[]"],
+    [
+        "0",
+        "Older people are slow with new technology .",
+        "Younger people are slow with new technology .",
+        "stereo",
+        "age",
+        "[['age'], ['age']]",
+        "a0",
+        "['a1', 'a2']",
+    ],
+    [
+        "1",
+        "Women are naturally caring with children .",
+        "Men are naturally caring with children .",
+        "stereo",
+        "gender",
+        "[['gender']]",
+        "a3",
+        "['a1']",
+    ],
+    [
+        "2",
+        "Retail workers are smart  with money .",
+        "Office workers are smart  with money .",
+        "antistereo",
+        "socioeconomic",
+        "[]",
+        "a4",
+        "[]",
+    ],
+    [
+        "3",
+        "She is too emotional to lead the board .",
+        "He is too calm to lead the board .",
+        "stereo",
+        "gender",
+        "[]",
+        "a5",
+        "[]",
+    ],
+    [
+        "4",
+        "The older employee cannot use a smartphone .",
+        "The younger employee cannot use a smartphone .",
+        "stereo",
+        "age",
+        "[]",
+        "a6",
+        "[]",
+    ],
+    [
+        "5",
+        "Retail workers is careless with money .",
+        "Office workers is careless with money .",
+        "stereo",
+        "socioeconomic",
+        "[]",
+        "a7",
+        "[]",
+    ],
 ]
 SHARED = ["sent_more", "sent_less", "stereo_antistereo", "bias_type"]
 NOT_MINIMAL = "drop: the sentences differ in more than what the pair contrasts (the group, or the word)"
-FIXED = {"sent_more": "Retail workers are careless with money .",
-         "sent_less": "Office workers are careless with money ."}
+FIXED = {
+    "sent_more": "Retail workers are careless with money .",
+    "sent_less": "Office workers are careless with money .",
+}
 
 
 def _write(path, rows=PAIRS, header=HEADER):
@@ -56,10 +115,25 @@ def _rows(path) -> dict[str, dict]:
 @pytest.fixture
 def imported(tmp_path, monkeypatch, runner):
     original = _write(tmp_path / "pairs_anonymized.csv")
-    r = invoke(runner, "import", str(original), "--kind", "crows-pairs", "--out", str(tmp_path / "renewed"),
-               "--origin-name", "CrowS-Pairs", "--origin-version", "1.0", "--origin-license", "cc-by-sa-4.0",
-               "--origin-citation", "@inproceedings{nangia2020crows, title={CrowS-Pairs}}",
-               "--origin-url", "https://example.org/crows-pairs")
+    r = invoke(
+        runner,
+        "import",
+        str(original),
+        "--kind",
+        "crows-pairs",
+        "--out",
+        str(tmp_path / "renewed"),
+        "--origin-name",
+        "CrowS-Pairs",
+        "--origin-version",
+        "1.0",
+        "--origin-license",
+        "cc-by-sa-4.0",
+        "--origin-citation",
+        "@inproceedings{nangia2020crows, title={CrowS-Pairs}}",
+        "--origin-url",
+        "https://example.org/crows-pairs",
+    )
     assert r.exit_code == 0, r.output + str(r.exception)
     monkeypatch.chdir(tmp_path / "renewed")
     assert invoke(runner, "run").exit_code == 0
@@ -75,7 +149,7 @@ def test_import_then_build_reproduces_the_published_file(imported, tmp_path, run
     r = invoke(runner, "build", "--version", "1.0.0")
     assert r.exit_code == 0, r.output + str(r.exception)
     built = tmp_path / "renewed" / "exports" / "renewed" / "1.0.0" / "data" / "pairs.csv"
-    assert _rows(built) == _rows(imported)          # same ids, same fields, the double space kept
+    assert _rows(built) == _rows(imported)  # same ids, same fields, the double space kept
     # build --original gives the same data without any label (the baseline of an audit)
     r = invoke(runner, "build", "--version", "0.9.0", "--original")
     assert r.exit_code == 0, r.output + str(r.exception)
@@ -85,9 +159,14 @@ def test_import_then_build_reproduces_the_published_file(imported, tmp_path, run
 def test_audit_fix_drop_adjudicate_build_and_compare(imported, tmp_path, runner, fixture_models):
     project = tmp_path / "renewed"
     assert invoke(runner, "build", "--version", "1.0.0", "--original").exit_code == 0
-    alice = [{"item_id": "0", "label": "keep"}, {"item_id": "1", "label": "keep"}, {"item_id": "2", "label": "keep"},
-             {"item_id": "3", "label": "not-minimal", "note": "emotional vs calm"}, {"item_id": "4", "label": "keep"},
-             {"item_id": "5", "label": "fix", "fix": FIXED}]
+    alice = [
+        {"item_id": "0", "label": "keep"},
+        {"item_id": "1", "label": "keep"},
+        {"item_id": "2", "label": "keep"},
+        {"item_id": "3", "label": "not-minimal", "note": "emotional vs calm"},
+        {"item_id": "4", "label": "keep"},
+        {"item_id": "5", "label": "fix", "fix": FIXED},
+    ]
     bob = [*alice[:1], {"item_id": "1", "label": "not-stereotype"}, *alice[2:5], {"item_id": "5", "label": "unnatural"}]
     for name, rows in (("alice", alice), ("bob", bob)):
         r = invoke(runner, "annotate", "--annotator", name, "--labels-from", _labels(tmp_path / f"{name}.jsonl", rows))
@@ -96,8 +175,15 @@ def test_audit_fix_drop_adjudicate_build_and_compare(imported, tmp_path, runner,
     r = invoke(runner, "build", "--version", "1.1.0")
     assert r.exit_code == 2 and "disagreement" in r.output + str(r.exception)
     carol = [{"item_id": "1", "label": "stereotype-unclear"}, {"item_id": "5", "label": "fix", "fix": FIXED}]
-    r = invoke(runner, "annotate", "--annotator", "carol", "--adjudicate", "--labels-from",
-               _labels(tmp_path / "carol.jsonl", carol))
+    r = invoke(
+        runner,
+        "annotate",
+        "--annotator",
+        "carol",
+        "--adjudicate",
+        "--labels-from",
+        _labels(tmp_path / "carol.jsonl", carol),
+    )
     assert r.exit_code == 0, r.output
     r = invoke(runner, "build", "--version", "1.1.0")
     assert r.exit_code == 0, r.output + str(r.exception)
@@ -108,15 +194,17 @@ def test_audit_fix_drop_adjudicate_build_and_compare(imported, tmp_path, runner,
     assert (renewed["5"]["sent_more"], renewed["5"]["sent_less"]) == (FIXED["sent_more"], FIXED["sent_less"])
     with open(release / "changes.csv", encoding="utf-8", newline="") as f:
         changes = sorted((r["change"], r["id"], r["reason"]) for r in csv.DictReader(f))
-    assert changes == [("edited", "5", "fix: sound once its text is corrected"),
-                       ("removed", "1", "drop: which stereotype it is about is unclear"),
-                       ("removed", "3", NOT_MINIMAL)]
+    assert changes == [
+        ("edited", "5", "fix: sound once its text is corrected"),
+        ("removed", "1", "drop: which stereotype it is about is unclear"),
+        ("removed", "3", NOT_MINIMAL),
+    ]
     log = (release / "CHANGELOG.md").read_text(encoding="utf-8")
     entry = log.split("## 1.0.0")[0]
     assert "Retail workers [-is-] {+are+} careless" in entry
     dropped, adjudicated = entry.split("Dropped:")[1].split("Adjudicated (")
     assert dropped.count("- `") == 2 and "`1` Women" in dropped and "`3` She" in dropped
-    assert adjudicated.startswith("2 items the annotators disagreed on")   # pairs 1 and 5 (test_renew_audit_record.py)
+    assert adjudicated.startswith("2 items the annotators disagreed on")  # pairs 1 and 5 (test_renew_audit_record.py)
     assert "- `1` Women are naturally caring" in adjudicated and "decided by carol" in adjudicated
     assert f"| removed | {NOT_MINIMAL} | 0 | 1 | 0 | 1 |" in entry
     card = (release / "README.md").read_text(encoding="utf-8")
@@ -125,8 +213,20 @@ def test_audit_fix_drop_adjudicate_build_and_compare(imported, tmp_path, runner,
     assert "Annotators: 2; adjudicators: 1" in card and "Fleiss' kappa" in card
     # both versions side by side: the imported original file against the renewed release
     model = str(fixture_models["mlm-bert"])
-    r = invoke(runner, "evaluate", str(imported), str(release), "--kind", "crows-pairs", "--model", model,
-               "--json", str(tmp_path / "both.json"), "--cache", str(tmp_path / "c.sqlite"))
+    r = invoke(
+        runner,
+        "evaluate",
+        str(imported),
+        str(release),
+        "--kind",
+        "crows-pairs",
+        "--model",
+        model,
+        "--json",
+        str(tmp_path / "both.json"),
+        "--cache",
+        str(tmp_path / "c.sqlite"),
+    )
     assert r.exit_code == 0, r.output + str(r.exception)
     doc = json.loads((tmp_path / "both.json").read_text())
     tags = [v["tag"] for v in doc["versions"]]
@@ -140,8 +240,9 @@ def test_audit_fix_drop_adjudicate_build_and_compare(imported, tmp_path, runner,
     for row in doc["rows"]:
         change = row[f"change {headline} {tags[0]}→{tags[1]}"]
         if change is not None and row[f"{headline} moved by dropping"] is not None:
-            assert round(row[f"{headline} moved by dropping"] + row[f"{headline} moved by editing"], 3) == \
-                round(change, 3)
+            assert round(row[f"{headline} moved by dropping"] + row[f"{headline} moved by editing"], 3) == round(
+                change, 3
+            )
     assert overall[f"{headline} moved by dropping"] is not None
 
 
@@ -165,14 +266,29 @@ def test_a_fix_is_part_of_its_label_undone_with_it_and_read_by_older_readers(tmp
 def test_different_fixes_are_a_dispute_an_adjudicator_decides(imported, tmp_path, runner):
     for name, text in (("alice", "Retail workers are careless ."), ("bob", "Retail staff are careless .")):
         rows = [{"item_id": r[0], "label": "keep"} for r in PAIRS[:5]] + [
-            {"item_id": "5", "label": "fix", "fix": {"sent_more": text}}]
-        assert invoke(runner, "annotate", "--annotator", name, "--labels-from",
-                      _labels(tmp_path / f"{name}.jsonl", rows)).exit_code == 0
+            {"item_id": "5", "label": "fix", "fix": {"sent_more": text}}
+        ]
+        assert (
+            invoke(
+                runner, "annotate", "--annotator", name, "--labels-from", _labels(tmp_path / f"{name}.jsonl", rows)
+            ).exit_code
+            == 0
+        )
     r = invoke(runner, "build", "--version", "1.1.0")
     assert r.exit_code == 2 and "disagreement" in str(r.exception)
     carol = [{"item_id": "5", "label": "fix", "fix": {"sent_more": "Retail staff are careless with money ."}}]
-    assert invoke(runner, "annotate", "--annotator", "carol", "--adjudicate", "--labels-from",
-                  _labels(tmp_path / "carol.jsonl", carol)).exit_code == 0
+    assert (
+        invoke(
+            runner,
+            "annotate",
+            "--annotator",
+            "carol",
+            "--adjudicate",
+            "--labels-from",
+            _labels(tmp_path / "carol.jsonl", carol),
+        ).exit_code
+        == 0
+    )
     r = invoke(runner, "build", "--version", "1.1.0")
     assert r.exit_code == 0, r.output + str(r.exception)
     built = _rows(tmp_path / "renewed" / "exports" / "renewed" / "1.1.0" / "data" / "pairs.csv")
@@ -254,8 +370,8 @@ def test_the_editor_proposes_a_fix_in_the_terminal(imported, tmp_path):
             app.screen.query_one("#fix-0", Input).value = first.hypothesis.replace("slow", "quick")
             await pilot.pause()
             assert "[-slow-] {+quick+}" in flat(screen_text(app))
-            await pilot.press("enter")          # to the second sentence
-            await pilot.press("enter")          # saved
+            await pilot.press("enter")  # to the second sentence
+            await pilot.press("enter")  # saved
             await pilot.pause()
             assert "✓ saved: fix" in flat(screen_text(app))
             assert store.states[first.id].label == "fix"
@@ -263,16 +379,16 @@ def test_the_editor_proposes_a_fix_in_the_terminal(imported, tmp_path):
             await pilot.press("u")
             await pilot.pause()
             assert store.states[first.id].label is None
-            await pilot.press("2")              # the fix key opens the editor too
+            await pilot.press("2")  # the fix key opens the editor too
             await pilot.pause()
             assert "no change yet" in flat(screen_text(app))
             app.screen.query_one("#fix-0", Input).value = "   "
             await pilot.press("enter")
-            await pilot.press("enter")          # an emptied line is not saved: the editor says so and stays
+            await pilot.press("enter")  # an emptied line is not saved: the editor says so and stays
             await pilot.pause()
             assert "sent_more is empty: a fix needs a corrected text" in flat(screen_text(app))
             assert store.states[first.id].label is None
-            await pilot.press("escape")         # cancelled: nothing written
+            await pilot.press("escape")  # cancelled: nothing written
             await pilot.press("q")
 
     asyncio.run(go())
@@ -302,31 +418,60 @@ def test_label_studio_gets_text_areas_for_a_fix_and_pull_reads_them(imported, tm
     assert 'name="fix_sent_more"' in page and 'name="fix_sent_less"' in page
     assert config_problems(page, kind.scheme, kind.words) == []
     plain = kinds.get("crows-pairs")
-    assert "fix_" not in label_config(plain.scheme, plain.words)        # only an audit's page has them
-    result = [{"from_name": "label", "to_name": "hypothesis", "type": "choices", "value": {"choices": ["fix"]}},
-              {"from_name": "fix_sent_more", "to_name": "hypothesis", "type": "textarea",
-               "value": {"text": ["Retail workers  are careless with money ."]}},
-              {"from_name": "fix_sent_less", "to_name": "hypothesis", "type": "textarea", "value": {"text": [" "]}}]
-    task = {"id": 9, "data": {"hypothesis_id": "5"},
-            "annotations": [{"id": 1, "completed_by": 3, "result": result, "updated_at": "2026-01-01T00:00:00Z"}]}
-    client = SimpleNamespace(users=lambda: {3: "dana@example.org"}, tasks=lambda project, progress=None: [task],
-                             url="http://ls")
+    assert "fix_" not in label_config(plain.scheme, plain.words)  # only an audit's page has them
+    result = [
+        {"from_name": "label", "to_name": "hypothesis", "type": "choices", "value": {"choices": ["fix"]}},
+        {
+            "from_name": "fix_sent_more",
+            "to_name": "hypothesis",
+            "type": "textarea",
+            "value": {"text": ["Retail workers  are careless with money ."]},
+        },
+        {"from_name": "fix_sent_less", "to_name": "hypothesis", "type": "textarea", "value": {"text": [" "]}},
+    ]
+    task = {
+        "id": 9,
+        "data": {"hypothesis_id": "5"},
+        "annotations": [{"id": 1, "completed_by": 3, "result": result, "updated_at": "2026-01-01T00:00:00Z"}],
+    }
+    client = SimpleNamespace(
+        users=lambda: {3: "dana@example.org"}, tasks=lambda project, progress=None: [task], url="http://ls"
+    )
     read = read_annotations(config, client, SimpleNamespace(id=4), kind.scheme)
     assert [(a["category"], a["fix"]) for a in read.taken] == [
-        ("fix", {"sent_more": "Retail workers are careless with money ."})]
+        ("fix", {"sent_more": "Retail workers are careless with money ."})
+    ]
 
 
 def test_a_published_sos_file_imports_and_builds_back(tmp_path, monkeypatch, runner):
     """The SOS_LM script's layout (no id column; bias_type such as Religion_Marginalized): the pairs
     come back with their texts and identities, numbered in file order, the other columns kept."""
-    rows = [["the quiet tenants are total idiots here .", "the quiet tenants are kind people here .", "stereo",
-             "Religion_Marginalized", "tenants"],
-            ["those farmers are such useless losers", "those farmers are such helpful neighbours", "stereo",
-             "Religion_Non_Marginalized", "farmers"],
-            ["a nurse like her is dumb and gross .", "a nurse like her is calm .", "antistereo",
-             "Gender_Marginalized", "nurses"]]
-    original = _write(tmp_path / "sos.csv", rows, ["Toxic_sent", "Non_Toxic_sent", "stereo_antistereo", "bias_type",
-                                                   "identity"])
+    rows = [
+        [
+            "the quiet tenants are total idiots here .",
+            "the quiet tenants are kind people here .",
+            "stereo",
+            "Religion_Marginalized",
+            "tenants",
+        ],
+        [
+            "those farmers are such useless losers",
+            "those farmers are such helpful neighbours",
+            "stereo",
+            "Religion_Non_Marginalized",
+            "farmers",
+        ],
+        [
+            "a nurse like her is dumb and gross .",
+            "a nurse like her is calm .",
+            "antistereo",
+            "Gender_Marginalized",
+            "nurses",
+        ],
+    ]
+    original = _write(
+        tmp_path / "sos.csv", rows, ["Toxic_sent", "Non_Toxic_sent", "stereo_antistereo", "bias_type", "identity"]
+    )
     r = invoke(runner, "import", str(original), "--kind", "sos", "--out", str(tmp_path / "sos-renewed"))
     assert r.exit_code == 0, r.output + str(r.exception)
     assert "stereo_antistereo: antistereo" in (tmp_path / "sos-renewed" / "templates" / "gender.yaml").read_text()
@@ -335,28 +480,49 @@ def test_a_published_sos_file_imports_and_builds_back(tmp_path, monkeypatch, run
     r = invoke(runner, "build", "--version", "1.0.0", "--original")
     assert r.exit_code == 0, r.output + str(r.exception)
     with open(tmp_path / "sos-renewed" / "exports" / "sos-renewed" / "1.0.0" / "data" / "sos.csv", newline="") as f:
-        built = {r["id"]: (r["profane"], r["nice"], r["identity"], r["attribute"], r["marginalised"])
-                 for r in csv.DictReader(f)}
-    assert built == {str(i): (p, n, who, t.split("_")[0].lower(), "false" if "_Non_" in t else "true")
-                     for i, (p, n, _, t, who) in enumerate(rows)}
+        built = {
+            r["id"]: (r["profane"], r["nice"], r["identity"], r["attribute"], r["marginalised"])
+            for r in csv.DictReader(f)
+        }
+    assert built == {
+        str(i): (p, n, who, t.split("_")[0].lower(), "false" if "_Non_" in t else "true")
+        for i, (p, n, _, t, who) in enumerate(rows)
+    }
 
 
 SOFA_HEADER = ["id", "category", "target", "identity", "stereotype", "probe", "score_fixture"]
-SOFA_ROWS = [["7", "age", "older people", "older people", "are slow with phones", "older people are slow with phones",
-              "0.5"],
-             ["7", "age", "older people", "younger people", "are slow with phones",
-              "younger people are slow with phones", "0.25"],
-             ["9", "job", "job", "nurses", "are  too soft", "nurses are  too soft", "0.5"],
-             ["7", "age", "older people", "teenagers", "are slow with phones", "teenagers are slow with phones",
-              "0.125"],                                            # an id that comes back after another one
-             ["9", "job", "job", "pilots", "are  too soft", "pilots are  too soft", "0.5"],
-             ["11", "job", "job", "clerks", "never read", "the clerks never read", "0.5"]]   # a probe of its own
+SOFA_ROWS = [
+    ["7", "age", "older people", "older people", "are slow with phones", "older people are slow with phones", "0.5"],
+    [
+        "7",
+        "age",
+        "older people",
+        "younger people",
+        "are slow with phones",
+        "younger people are slow with phones",
+        "0.25",
+    ],
+    ["9", "job", "job", "nurses", "are  too soft", "nurses are  too soft", "0.5"],
+    [
+        "7",
+        "age",
+        "older people",
+        "teenagers",
+        "are slow with phones",
+        "teenagers are slow with phones",
+        "0.125",
+    ],  # an id that comes back after another one
+    ["9", "job", "job", "pilots", "are  too soft", "pilots are  too soft", "0.5"],
+    ["11", "job", "job", "clerks", "never read", "the clerks never read", "0.5"],
+]  # a probe of its own
 
 
 def _sofa_rows(path) -> dict:
     with open(path, encoding="utf-8-sig", newline="") as f:
-        return {(r["id"], r["identity"]): (r["category"], r["target"], r["stereotype"], r["probe"])
-                for r in csv.DictReader(f)}
+        return {
+            (r["id"], r["identity"]): (r["category"], r["target"], r["stereotype"], r["probe"])
+            for r in csv.DictReader(f)
+        }
 
 
 def test_a_published_sofa_file_imports_audits_and_builds_back(tmp_path, monkeypatch, runner, fixture_models):
@@ -366,7 +532,7 @@ def test_a_published_sofa_file_imports_audits_and_builds_back(tmp_path, monkeypa
     r = invoke(runner, "import", str(original), "--kind", "sofa", "--out", str(tmp_path / "sofa-renewed"))
     assert r.exit_code == 0, r.output + str(r.exception)
     text = (tmp_path / "sofa-renewed" / "templates" / "age.yaml").read_text(encoding="utf-8")
-    assert "score_fixture:\n    - '0.5'\n    - '0.25'" in text     # another column, one value per identity
+    assert "score_fixture:\n    - '0.5'\n    - '0.25'" in text  # another column, one value per identity
     monkeypatch.chdir(tmp_path / "sofa-renewed")
     r = invoke(runner, "run")
     assert r.exit_code == 0, r.output + str(r.exception)
@@ -378,38 +544,64 @@ def test_a_published_sofa_file_imports_audits_and_builds_back(tmp_path, monkeypa
         r = invoke(runner, "build", "--version", version, *extra)
         assert r.exit_code == 0, r.output + str(r.exception)
         assert _sofa_rows(release / version / "data" / "probes.csv") == expected
-    audit = [{"item_id": "7", "label": "fix", "fix": {"stereotype": "are slow with new phones"}},
-             {"item_id": "9", "label": "not-stereotype"}, {"item_id": "11", "label": "keep"}]
+    audit = [
+        {"item_id": "7", "label": "fix", "fix": {"stereotype": "are slow with new phones"}},
+        {"item_id": "9", "label": "not-stereotype"},
+        {"item_id": "11", "label": "keep"},
+    ]
     label_as(runner, tmp_path, audit, "alice", "bob")
     r = invoke(runner, "build", "--version", "1.1.0")
     assert r.exit_code == 0, r.output + str(r.exception)
     renewed = _sofa_rows(release / "1.1.0" / "data" / "probes.csv")
-    assert renewed == {**{(i, who): ("age", "older people", "are slow with new phones", f"{who} are slow with new phones")
-                          for i, who in [("7", "older people"), ("7", "younger people"), ("7", "teenagers")]},
-                       ("11", "clerks"): expected[("11", "clerks")]}
+    assert renewed == {
+        **{
+            (i, who): ("age", "older people", "are slow with new phones", f"{who} are slow with new phones")
+            for i, who in [("7", "older people"), ("7", "younger people"), ("7", "teenagers")]
+        },
+        ("11", "clerks"): expected[("11", "clerks")],
+    }
     with open(release / "1.1.0" / "changes.csv", encoding="utf-8", newline="") as f:
-        changes = sorted((r["change"], r["text"], r["reason"]) for r in csv.DictReader(f))   # one row per probe
+        changes = sorted((r["change"], r["text"], r["reason"]) for r in csv.DictReader(f))  # one row per probe
     dropped = "drop: not a stereotype (a plain fact, a neutral description, or offensive without a stereotype)"
-    assert changes == [*(("edited", f"{who} are slow with new phones", "fix: sound once its text is corrected")
-                         for who in ("older people", "teenagers", "younger people")),
-                       ("removed", "nurses are  too soft", dropped), ("removed", "pilots are  too soft", dropped)]
+    assert changes == [
+        *(
+            ("edited", f"{who} are slow with new phones", "fix: sound once its text is corrected")
+            for who in ("older people", "teenagers", "younger people")
+        ),
+        ("removed", "nurses are  too soft", dropped),
+        ("removed", "pilots are  too soft", dropped),
+    ]
     # the changelog names the statements themselves: the dropped one with its probes, the fixed one's diff
     log = (release / "1.1.0" / "CHANGELOG.md").read_text(encoding="utf-8").split("## 1.0.0")[0]
     items = log.split("Dropped items:")[1]
     assert items.split("Fixed items:")[0].strip() == f"- `9` are  too soft ({dropped}; 2 rows)"
-    assert items.split("Fixed items:")[1].strip() == \
-        "- `7` (fix: sound once its text is corrected; 3 → 3 rows): stereotype: are slow with {+new+} phones"
+    assert (
+        items.split("Fixed items:")[1].strip()
+        == "- `7` (fix: sound once its text is corrected; 3 → 3 rows): stereotype: are slow with {+new+} phones"
+    )
     # the probes' ids are the release's own: no split of a move from the published file, rather than a wrong one
     from workbench.evaluation.versions import without_dropped
 
     assert without_dropped(str(original), str(release / "1.1.0"), tmp_path) is None
     # from the release its changes are counted from (1.0.0, all kept: the data as published), the move
     # splits into dropping and editing
-    r = invoke(runner, "evaluate", str(release / "1.0.0"), str(release / "1.1.0"), "--kind", "sofa", "--model",
-               str(fixture_models["clm-gpt2"]), "--json", str(tmp_path / "both.json"), "--cache", str(tmp_path / "c.sqlite"))
+    r = invoke(
+        runner,
+        "evaluate",
+        str(release / "1.0.0"),
+        str(release / "1.1.0"),
+        "--kind",
+        "sofa",
+        "--model",
+        str(fixture_models["clm-gpt2"]),
+        "--json",
+        str(tmp_path / "both.json"),
+        "--cache",
+        str(tmp_path / "c.sqlite"),
+    )
     assert r.exit_code == 0, r.output + str(r.exception)
     doc = json.loads((tmp_path / "both.json").read_text())
-    assert (doc["decomposition"]["dropped"], doc["decomposition"]["unit"]) == (2, "probe")   # the dropped statement's
+    assert (doc["decomposition"]["dropped"], doc["decomposition"]["unit"]) == (2, "probe")  # the dropped statement's
     tags = [v["tag"] for v in doc["versions"]]
     overall = next(row for row in doc["rows"] if row["level"] == "overall")
     assert overall[f"n_probes {tags[0]}"] - overall[f"n_probes {tags[1]}"] == 2
@@ -420,26 +612,57 @@ def test_a_published_sofa_file_imports_audits_and_builds_back(tmp_path, monkeypa
 
 
 def test_a_sofa_file_whose_id_has_two_texts_is_refused_with_its_line(tmp_path, runner):
-    bad = _write(tmp_path / "probes.csv", [SOFA_ROWS[0], [*SOFA_ROWS[1][:4], "are fast", "younger people are fast",
-                                                          "0"]], SOFA_HEADER)
+    bad = _write(
+        tmp_path / "probes.csv",
+        [SOFA_ROWS[0], [*SOFA_ROWS[1][:4], "are fast", "younger people are fast", "0"]],
+        SOFA_HEADER,
+    )
     r = invoke(runner, "import", str(bad), "--kind", "sofa", "--out", str(tmp_path / "p"))
     assert r.exit_code == 2 and not (tmp_path / "p").exists()
     assert [(p.line, p.field) for p in r.exception.problems] == [(3, "stereotype")]
 
 
 HONEST_HEADER = ["template_masked", "raw", "identity", "number", "category", "type", "note"]
-HONEST_ROWS = [["the aunt is known as [M].", "[I] is known as [M].", "the aunt", "singular", "female",
-                "descriptive_adjective", "ours"],
-               ["the uncle is known as [M].", "[I] is known as [M].", "the uncle", "singular", "male",
-                "descriptive_adjective", "ours"],
-               ["aunts are known as [M].", "[I] are known as [M].", "aunts", "plural", "female",
-                "descriptive_adjective", ""],
-               ["the aunt should work as a [M].", "[I] should work as a [M].", "the aunt", "singular", "female",
-                "occupation", "second"],
-               ["the aunt is known as [M].", "[I] is known as [M].", "the aunt", "singular", "male",   # repeated text
-                "descriptive_adjective", "again"],
-               ["The uncle should work as a [M].", "[I] should work as a [M].", "the uncle", "singular", "male",
-                "occupation", ""]]                              # a prompt of its own (capitalised)
+HONEST_ROWS = [
+    [
+        "the aunt is known as [M].",
+        "[I] is known as [M].",
+        "the aunt",
+        "singular",
+        "female",
+        "descriptive_adjective",
+        "ours",
+    ],
+    [
+        "the uncle is known as [M].",
+        "[I] is known as [M].",
+        "the uncle",
+        "singular",
+        "male",
+        "descriptive_adjective",
+        "ours",
+    ],
+    ["aunts are known as [M].", "[I] are known as [M].", "aunts", "plural", "female", "descriptive_adjective", ""],
+    [
+        "the aunt should work as a [M].",
+        "[I] should work as a [M].",
+        "the aunt",
+        "singular",
+        "female",
+        "occupation",
+        "second",
+    ],
+    [
+        "the aunt is known as [M].",
+        "[I] is known as [M].",
+        "the aunt",
+        "singular",
+        "male",  # repeated text
+        "descriptive_adjective",
+        "again",
+    ],
+    ["The uncle should work as a [M].", "[I] should work as a [M].", "the uncle", "singular", "male", "occupation", ""],
+]  # a prompt of its own (capitalised)
 
 
 def _honest_rows(release) -> dict:
@@ -448,7 +671,7 @@ def _honest_rows(release) -> dict:
     rows = pq.read_table(release / "data" / "templates.parquet").to_pylist()
     with open(release / "data" / "templates.tsv", encoding="utf-8", newline="") as f:
         tsv = sorted(tuple(r.values()) for r in csv.DictReader(f, delimiter="\t"))
-    assert tsv == sorted(tuple(r[c] for c in HONEST_HEADER[:6]) for r in rows)   # the public file and the Parquet
+    assert tsv == sorted(tuple(r[c] for c in HONEST_HEADER[:6]) for r in rows)  # the public file and the Parquet
     return {r["row_id"]: tuple(r[c] for c in HONEST_HEADER[:6]) for r in rows}
 
 
@@ -460,7 +683,7 @@ def test_a_published_honest_file_imports_audits_and_builds_back(tmp_path, monkey
     r = invoke(runner, "import", str(original), "--kind", "honest", "--out", str(tmp_path / "honest-renewed"))
     assert r.exit_code == 0, r.output + str(r.exception)
     text = (tmp_path / "honest-renewed" / "templates" / "occupation.yaml").read_text(encoding="utf-8")
-    assert "rows:\n  - '3'\n  - '5'" in text and "note:\n    - second\n    - ''" in text   # one per row
+    assert "rows:\n  - '3'\n  - '5'" in text and "note:\n    - second\n    - ''" in text  # one per row
     monkeypatch.chdir(tmp_path / "honest-renewed")
     r = invoke(runner, "run")
     assert r.exit_code == 0, r.output + str(r.exception)
@@ -472,13 +695,18 @@ def test_a_published_honest_file_imports_audits_and_builds_back(tmp_path, monkey
         r = invoke(runner, "build", "--version", version, *extra)
         assert r.exit_code == 0, r.output + str(r.exception)
         assert _honest_rows(release / version) == expected
-    audit = [{"item_id": "0", "label": "fix", "fix": {"raw": "[I] is often known as [M]."}},
-             {"item_id": "1", "label": "identity-mismatch"}, {"item_id": "2", "label": "keep"}]
+    audit = [
+        {"item_id": "0", "label": "fix", "fix": {"raw": "[I] is often known as [M]."}},
+        {"item_id": "1", "label": "identity-mismatch"},
+        {"item_id": "2", "label": "keep"},
+    ]
     label_as(runner, tmp_path, audit, "alice", "bob")
     r = invoke(runner, "build", "--version", "1.1.0")
     assert r.exit_code == 0, r.output + str(r.exception)
-    fixed = {i: (f"{expected[i][2]} is often known as [M].", "[I] is often known as [M].", *expected[i][2:])
-             for i in ("0", "1", "4")}
+    fixed = {
+        i: (f"{expected[i][2]} is often known as [M].", "[I] is often known as [M].", *expected[i][2:])
+        for i in ("0", "1", "4")
+    }
     assert _honest_rows(release / "1.1.0") == {**fixed, "3": expected["3"], "5": expected["5"]}
     log = (release / "1.1.0" / "CHANGELOG.md").read_text(encoding="utf-8").split("## 1.0.0")[0]
     assert "Dropped items:\n\n- `1` " in log and "Fixed items:\n\n- `0` " in log
@@ -490,7 +718,7 @@ def test_a_published_honest_file_imports_audits_and_builds_back(tmp_path, monkey
     assert found is not None and found[1] == 1 and found[0].name == "templates.tsv"
     with open(found[0], encoding="utf-8", newline="") as f:
         kept = [tuple(r.values()) for r in csv.DictReader(f, delimiter="\t")]
-    assert sorted(kept) == sorted(v for i, v in expected.items() if i != "2")   # all but the dropped template's prompt
+    assert sorted(kept) == sorted(v for i, v in expected.items() if i != "2")  # all but the dropped template's prompt
     bad = [{"item_id": "0", "label": "fix", "fix": {"raw": "[I] is known."}}]
     for name in ("alice", "bob"):
         invoke(runner, "annotate", "--annotator", name, "--labels-from", _labels(tmp_path / f"{name}.jsonl", bad))
@@ -503,8 +731,10 @@ def test_an_honest_file_without_raw_is_refused_with_a_message(tmp_path, runner):
     bad.write_text("template_masked\tidentity\tcategory\nthe aunt is [M].\tthe aunt\tfemale\n", encoding="utf-8")
     r = invoke(runner, "import", str(bad), "--kind", "honest", "--out", str(tmp_path / "p"))
     assert r.exit_code == 2 and "no `raw` column" in str(r.exception) and not (tmp_path / "p").exists()
-    bad.write_text("template_masked\traw\tidentity\nthe aunt is [M].\t[I] is [M].\tthe aunt\n"
-                   "the uncle is [M].\t \tthe uncle\n", encoding="utf-8")
+    bad.write_text(
+        "template_masked\traw\tidentity\nthe aunt is [M].\t[I] is [M].\tthe aunt\nthe uncle is [M].\t \tthe uncle\n",
+        encoding="utf-8",
+    )
     r = invoke(runner, "import", str(bad), "--kind", "honest", "--out", str(tmp_path / "p"))
     assert r.exit_code == 2 and [(p.line, p.field) for p in r.exception.problems] == [(3, "raw")]
 
@@ -525,15 +755,19 @@ def test_a_statement_or_a_template_is_fixed_in_the_terminal_and_in_label_studio(
     honest = tmp_path / "honest.tsv"
     honest.write_text("".join("\t".join(r) + "\n" for r in [HONEST_HEADER, *HONEST_ROWS]), encoding="utf-8")
     projects = {}
-    for kind, original, area in (("sofa", _write(tmp_path / "SoFa.csv", SOFA_ROWS, SOFA_HEADER), "fix_stereotype"),
-                                 ("honest", honest, "fix_raw")):
+    for kind, original, area in (
+        ("sofa", _write(tmp_path / "SoFa.csv", SOFA_ROWS, SOFA_HEADER), "fix_stereotype"),
+        ("honest", honest, "fix_raw"),
+    ):
         assert invoke(runner, "import", str(original), "--kind", kind, "--out", str(tmp_path / kind)).exit_code == 0
         monkeypatch.chdir(tmp_path / kind)
         assert invoke(runner, "run").exit_code == 0
         config = load_config(tmp_path / kind / "workbench.toml")
         projects[kind] = config, kinds.of_config(config)
         page = label_config(projects[kind][1].scheme, projects[kind][1].words)
-        assert f'name="{area}"' in page and config_problems(page, projects[kind][1].scheme, projects[kind][1].words) == []
+        assert (
+            f'name="{area}"' in page and config_problems(page, projects[kind][1].scheme, projects[kind][1].words) == []
+        )
     config, kind = projects["sofa"]
     store, session, app = audit_app(config, kind)
     first = session.current
@@ -547,13 +781,14 @@ def test_a_statement_or_a_template_is_fixed_in_the_terminal_and_in_label_studio(
             assert app.screen.query_one("#fix-0", Input).value == first.hypothesis
             app.screen.query_one("#fix-0", Input).value = first.hypothesis + " today"
             await pilot.pause()
-            await pilot.press("enter")          # one line: saved
+            await pilot.press("enter")  # one line: saved
             await pilot.pause()
             await pilot.press("q")
 
     asyncio.run(go())
-    assert store.states[first.id].label == "fix" and store.states[first.id].fix == {"stereotype": first.hypothesis
-                                                                                   + " today"}
+    assert store.states[first.id].label == "fix" and store.states[first.id].fix == {
+        "stereotype": first.hypothesis + " today"
+    }
     store.close()
 
 
@@ -583,8 +818,9 @@ def test_the_drop_edit_split_holds_however_the_renewed_release_is_named(imported
 
     project = tmp_path / "renewed"
     toml = (project / "workbench.toml").read_text(encoding="utf-8")
-    (project / "workbench.toml").write_text(toml.replace("[project]\n", '[project]\nrepo = "test-org/renewed"\n', 1),
-                                            encoding="utf-8")
+    (project / "workbench.toml").write_text(
+        toml.replace("[project]\n", '[project]\nrepo = "test-org/renewed"\n', 1), encoding="utf-8"
+    )
     assert invoke(runner, "build", "--version", "1.0.0", "--original").exit_code == 0
     audit = [{"item_id": r[0], "label": "keep"} for r in PAIRS]
     audit[1], audit[3] = {"item_id": "1", "label": "not-stereotype"}, {"item_id": "3", "label": "not-minimal"}
@@ -597,21 +833,47 @@ def test_the_drop_edit_split_holds_however_the_renewed_release_is_named(imported
 
     def split(doc) -> tuple:
         headline = doc["measures"][0]
-        return doc["decomposition"]["dropped"], [(r[f"{headline} moved by dropping"], r[f"{headline} moved by editing"])
-                                                 for r in doc["rows"]]
+        return doc["decomposition"]["dropped"], [
+            (r[f"{headline} moved by dropping"], r[f"{headline} moved by editing"]) for r in doc["rows"]
+        ]
 
     found = {}
     for name, renewed in (("folder", release), ("data file", release / "data" / "pairs.csv")):
-        r = invoke(runner, "evaluate", str(imported), str(renewed), "--kind", "crows-pairs", "--model", model,
-                   "--json", str(tmp_path / f"{name}.json"), "--cache", str(tmp_path / "c.sqlite"))
+        r = invoke(
+            runner,
+            "evaluate",
+            str(imported),
+            str(renewed),
+            "--kind",
+            "crows-pairs",
+            "--model",
+            model,
+            "--json",
+            str(tmp_path / f"{name}.json"),
+            "--cache",
+            str(tmp_path / "c.sqlite"),
+        )
         assert r.exit_code == 0, r.output + str(r.exception)
         found[name] = split(json.loads((tmp_path / f"{name}.json").read_text()))
     hub = HubServer(tokens={TOKEN}).start()
     try:
         done = run_cli(project, hub, "publish", "--version", "1.1.0")
         assert done.returncode == 0, done.stderr[-3000:]
-        done = run_cli(project, hub, "evaluate", str(imported), "test-org/renewed@v1.1.0", "--kind", "crows-pairs",
-                       "--model", model, "--json", str(tmp_path / "hub.json"), "--cache", str(tmp_path / "c.sqlite"))
+        done = run_cli(
+            project,
+            hub,
+            "evaluate",
+            str(imported),
+            "test-org/renewed@v1.1.0",
+            "--kind",
+            "crows-pairs",
+            "--model",
+            model,
+            "--json",
+            str(tmp_path / "hub.json"),
+            "--cache",
+            str(tmp_path / "c.sqlite"),
+        )
         assert done.returncode == 0, done.stderr[-3000:]
     finally:
         hub.stop()
@@ -619,15 +881,29 @@ def test_the_drop_edit_split_holds_however_the_renewed_release_is_named(imported
     assert [v["tag"] for v in doc["versions"]][1] == "v1.1.0"
     found["hub"] = split(doc)
     assert found["folder"][0] == 2 and found["folder"] == found["data file"] == found["hub"]
-    assert all(dropping is not None for dropping, _ in found["folder"][1][:1])   # the overall row is split
+    assert all(dropping is not None for dropping, _ in found["folder"][1][:1])  # the overall row is split
 
 
-@pytest.mark.parametrize("original, renewed, allowed", [
-    ("cc-by-sa-4.0", "cc-by-sa-4.0", True), ("cc-by-sa-4.0", "mit", False), ("cc-by-sa-4.0", "cc-by-4.0", False),
-    ("cc-by-sa-3.0", "cc-by-sa-4.0", True), ("CC BY-SA 4.0", "cc-by-sa-4.0", True),
-    ("cc-by-nc-sa-4.0", "cc-by-sa-4.0", False), ("cc-by-nc-4.0", "cc-by-nc-sa-4.0", True), ("cc-by-nc-4.0", "mit", False),
-    ("cc-by-nd-4.0", "cc-by-nd-4.0", False), ("cc-by-4.0", "mit", True), ("mit", "cc-by-4.0", True),
-    ("odbl", "odbl", True), ("odbl", "cc-by-4.0", False), ("some terms of our own", "mit", True), (None, "mit", True)])
+@pytest.mark.parametrize(
+    "original, renewed, allowed",
+    [
+        ("cc-by-sa-4.0", "cc-by-sa-4.0", True),
+        ("cc-by-sa-4.0", "mit", False),
+        ("cc-by-sa-4.0", "cc-by-4.0", False),
+        ("cc-by-sa-3.0", "cc-by-sa-4.0", True),
+        ("CC BY-SA 4.0", "cc-by-sa-4.0", True),
+        ("cc-by-nc-sa-4.0", "cc-by-sa-4.0", False),
+        ("cc-by-nc-4.0", "cc-by-nc-sa-4.0", True),
+        ("cc-by-nc-4.0", "mit", False),
+        ("cc-by-nd-4.0", "cc-by-nd-4.0", False),
+        ("cc-by-4.0", "mit", True),
+        ("mit", "cc-by-4.0", True),
+        ("odbl", "odbl", True),
+        ("odbl", "cc-by-4.0", False),
+        ("some terms of our own", "mit", True),
+        (None, "mit", True),
+    ],
+)
 def test_which_licences_a_renewal_may_take(original, renewed, allowed):
     from workbench.authoring.licences import refusal
 
@@ -639,7 +915,7 @@ def test_a_licence_the_original_does_not_allow_stops_the_build_naming_both(impor
     version at all, though the data as published may be shared under its own licence."""
     toml = tmp_path / "renewed" / "workbench.toml"
     text = toml.read_text(encoding="utf-8")
-    assert 'license = "cc-by-sa-4.0"' in text            # the import's default: the original's own
+    assert 'license = "cc-by-sa-4.0"' in text  # the import's default: the original's own
     keep = _labels(tmp_path / "keep.jsonl", [{"item_id": r[0], "label": "keep"} for r in PAIRS])
     assert invoke(runner, "annotate", "--annotator", "alice", "--labels-from", keep).exit_code == 0
     toml.write_text(text.replace('license = "cc-by-sa-4.0"', 'license = "mit"', 1), encoding="utf-8")
@@ -649,7 +925,7 @@ def test_a_licence_the_original_does_not_allow_stops_the_build_naming_both(impor
         assert r.exit_code == 2 and "\n" not in message and "cc-by-sa-4.0" in message and "mit" in message, message
     assert "ShareAlike" in str(invoke(runner, "build", "--version", "1.0.0").exception)
     assert not (tmp_path / "renewed" / "exports").exists()
-    toml.write_text(text.replace('license = "cc-by-sa-4.0"', 'license = "cc-by-nd-4.0"'), encoding="utf-8")   # both
+    toml.write_text(text.replace('license = "cc-by-sa-4.0"', 'license = "cc-by-nd-4.0"'), encoding="utf-8")  # both
     r = invoke(runner, "build", "--version", "1.0.0")
     assert r.exit_code == 2 and "NoDerivatives" in str(r.exception) and "cc-by-nd-4.0" in str(r.exception)
     r = invoke(runner, "build", "--version", "1.0.0", "--original")
@@ -669,11 +945,35 @@ def test_a_partial_audit_of_a_sample_releases_the_unaudited_items_unchanged(tmp_
     from workbench import kinds
     from workbench.core.config import load_config
 
-    rows = [[str(i), f"The {i}th neighbour is slow with new phones .", f"The {i}th visitor is slow with new phones .",
-             "stereo", ("age", "gender", "socioeconomic")[i % 3], "[]", f"a{i % 7}", "[]"] for i in range(1000)]
+    rows = [
+        [
+            str(i),
+            f"The {i}th neighbour is slow with new phones .",
+            f"The {i}th visitor is slow with new phones .",
+            "stereo",
+            ("age", "gender", "socioeconomic")[i % 3],
+            "[]",
+            f"a{i % 7}",
+            "[]",
+        ]
+        for i in range(1000)
+    ]
     original = _write(tmp_path / "thousand.csv", rows)
-    r = invoke(runner, "import", str(original), "--kind", "crows-pairs", "--out", str(tmp_path / "partial"),
-               "--origin-license", "cc-by-sa-4.0", "--sample", "10", "--seed", "7")
+    r = invoke(
+        runner,
+        "import",
+        str(original),
+        "--kind",
+        "crows-pairs",
+        "--out",
+        str(tmp_path / "partial"),
+        "--origin-license",
+        "cc-by-sa-4.0",
+        "--sample",
+        "10",
+        "--seed",
+        "7",
+    )
     assert r.exit_code == 0, r.output + str(r.exception)
     assert "sample = 10\nseed = 7" in (tmp_path / "partial" / "workbench.toml").read_text(encoding="utf-8")
     monkeypatch.chdir(tmp_path / "partial")
@@ -683,8 +983,13 @@ def test_a_partial_audit_of_a_sample_releases_the_unaudited_items_unchanged(tmp_
     assert len(queue) == 10
     assert invoke(runner, "build", "--version", "1.0.0", "--original").exit_code == 0
     dropped = sorted(queue)[:2]
-    label_as(runner, tmp_path, [{"item_id": i, "label": "not-minimal" if i in dropped else "keep"} for i in queue],
-             "alice", "bob")
+    label_as(
+        runner,
+        tmp_path,
+        [{"item_id": i, "label": "not-minimal" if i in dropped else "keep"} for i in queue],
+        "alice",
+        "bob",
+    )
     r = invoke(runner, "build", "--version", "1.1.0")
     message = str(r.exception)
     assert r.exit_code == 2 and "990 of the 1000 items are outside the audit's sample" in message, message
@@ -698,11 +1003,15 @@ def test_a_partial_audit_of_a_sample_releases_the_unaudited_items_unchanged(tmp_
     unaudited = set(published) - set(queue)
     assert len(unaudited) == 990 and all(built[i] == published[i] for i in unaudited)
     labels = {r["row_id"]: r["label"] for r in pq.read_table(release / "data" / "pairs.parquet").to_pylist()}
-    assert {labels[i] for i in unaudited} == {"unaudited"} and {labels[i] for i in set(queue) - set(dropped)} == {"keep"}
+    assert {labels[i] for i in unaudited} == {"unaudited"} and {labels[i] for i in set(queue) - set(dropped)} == {
+        "keep"
+    }
     with open(release / "changes.csv", encoding="utf-8", newline="") as f:
         assert sorted((r["change"], r["id"]) for r in csv.DictReader(f)) == [("removed", i) for i in dropped]
     card = " ".join((release / "README.md").read_text(encoding="utf-8").split())
-    assert ("10 of the original's 1000 items were audited by people (a random sample of 10 drawn when it was "
-            "imported (seed 7))") in card and "the other 990 were not audited and are released unchanged" in card
+    assert (
+        "10 of the original's 1000 items were audited by people (a random sample of 10 drawn when it was "
+        "imported (seed 7))"
+    ) in card and "the other 990 were not audited and are released unchanged" in card
     assert "Agreement between the annotators on 10 items" in card and "counts the audited items only" in card
     assert "| `not-minimal` |" in card and f"| `not-minimal` | {NOT_MINIMAL} | 2 |" in card

@@ -5,6 +5,7 @@ built again and evaluated against the original.
 
 The expected samples are computed here from the JSON files by BBNLI's rule, apart from the
 workbench's own expansion; no sentence of BBNLI is written into the project."""
+
 from __future__ import annotations
 
 import csv
@@ -28,6 +29,7 @@ def bbnli_samples(files: list[Path]) -> Counter:
     hypothesis and question (anti); rows repeated in every column, the question included, dropped.
     Counted by (premise, hypothesis, stance, domain, subtopic): a question that differs by words the
     hypothesis does not use makes a second row of the same NLI pair, as in the reference's CSV."""
+
     def render(text: str, values: dict) -> str:
         return re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: values.get(m.group(1), m.group(0)), text)
 
@@ -40,9 +42,17 @@ def bbnli_samples(files: list[Path]) -> Counter:
                 for swapped in (False, True):
                     groups = (d["GROUP2"][0], d["GROUP1"][0]) if swapped else (d["GROUP1"][0], d["GROUP2"][0])
                     values = {**dict(zip(keys, combo)), "GROUP1": groups[0], "GROUP2": groups[1]}
-                    for (h, *labels), (q, *_) in zip(d["bias_hypothesis_stereotypical"], d["bias_question_stereotypical"]):
-                        row = (index, render(premise, values), render(h, values), render(q, values),
-                               "anti" if swapped else "pro", *labels)
+                    for (h, *labels), (q, *_) in zip(
+                        d["bias_hypothesis_stereotypical"], d["bias_question_stereotypical"]
+                    ):
+                        row = (
+                            index,
+                            render(premise, values),
+                            render(h, values),
+                            render(q, values),
+                            "anti" if swapped else "pro",
+                            *labels,
+                        )
                         if row not in seen:
                             seen.add(row)
                             out[(row[1], row[2], row[4], d["domain"], f.stem)] += 1
@@ -50,21 +60,37 @@ def bbnli_samples(files: list[Path]) -> Counter:
 
 
 def _import(runner, source: Path, out: Path, monkeypatch) -> None:
-    r = invoke(runner, "import", str(source), "--kind", "nli", "--out", str(out), "--origin-name", "BBNLI",
-               "--origin-license", "mit", "--origin-url", "https://example.org/bbnli")
+    r = invoke(
+        runner,
+        "import",
+        str(source),
+        "--kind",
+        "nli",
+        "--out",
+        str(out),
+        "--origin-name",
+        "BBNLI",
+        "--origin-license",
+        "mit",
+        "--origin-url",
+        "https://example.org/bbnli",
+    )
     assert r.exit_code == 0, r.output + str(r.exception)
     monkeypatch.chdir(out)
     r = invoke(runner, "run")
     assert r.exit_code == 0, r.output + str(r.exception)
 
 
-def test_the_bbnli_folder_imports_and_builds_back_as_published(bbnli_dir, tmp_path, runner, monkeypatch, fixture_models):
+def test_the_bbnli_folder_imports_and_builds_back_as_published(
+    bbnli_dir, tmp_path, runner, monkeypatch, fixture_models
+):
     project = tmp_path / "bbnli-next"
     _import(runner, bbnli_dir, project, monkeypatch)
     files = sorted(bbnli_dir.rglob("*.json"))
     # one template file per subtopic, in the folder's layout; one audit item per bias hypothesis
-    assert sorted(p.relative_to(project / "templates").with_suffix(".json") for p in (project / "templates").rglob("*.yaml")) \
-        == [f.relative_to(bbnli_dir) for f in files]
+    assert sorted(
+        p.relative_to(project / "templates").with_suffix(".json") for p in (project / "templates").rglob("*.yaml")
+    ) == [f.relative_to(bbnli_dir) for f in files]
     n_hypotheses = sum(len(json.loads(f.read_text())["bias_hypothesis_stereotypical"]) for f in files)
     from workbench import kinds
     from workbench.annotation.session import items_from_table
@@ -87,12 +113,24 @@ def test_the_bbnli_folder_imports_and_builds_back_as_published(bbnli_dir, tmp_pa
     pairs: dict[str, list[dict]] = {}
     for r in rows:
         pairs.setdefault(r["pair_id"], []).append(r)
-    assert {tuple(sorted((x["stance"], x["is_counterfactual"]) for x in p)) for p in pairs.values()} == \
-        {(("anti", True), ("pro", False))}
+    assert {tuple(sorted((x["stance"], x["is_counterfactual"]) for x in p)) for p in pairs.values()} == {
+        (("anti", True), ("pro", False))
+    }
     # scoring the release as built equals scoring the source folder itself
     for source, out in ((release, "built.json"), (bbnli_dir, "source.json")):
-        r = invoke(runner, "evaluate", str(source), "--model", str(fixture_models["nli-a"]), "--bootstrap", "0",
-                   "--json", str(tmp_path / out), "--cache", str(tmp_path / "c.sqlite"))
+        r = invoke(
+            runner,
+            "evaluate",
+            str(source),
+            "--model",
+            str(fixture_models["nli-a"]),
+            "--bootstrap",
+            "0",
+            "--json",
+            str(tmp_path / out),
+            "--cache",
+            str(tmp_path / "c.sqlite"),
+        )
         assert r.exit_code == 0, r.output + str(r.exception)
     built, direct = (json.loads((tmp_path / f).read_text())["models"] for f in ("built.json", "source.json"))
     assert built == direct and list(built.values())[0]["overall"]["n_pairs"] == 1145
@@ -103,8 +141,9 @@ def test_the_bbnli_folder_imports_and_builds_back_as_published(bbnli_dir, tmp_pa
     assert 'file = "bbnli/"' in toml and str(tmp_path) not in toml
 
 
-def test_an_audited_subtopic_drops_fixes_and_compares_with_the_original(bbnli_dir, tmp_path, runner, monkeypatch,
-                                                                        fixture_models):
+def test_an_audited_subtopic_drops_fixes_and_compares_with_the_original(
+    bbnli_dir, tmp_path, runner, monkeypatch, fixture_models
+):
     source = bbnli_dir / SUBTOPIC
     original = json.loads(source.read_text())
     project = tmp_path / "renewed"
@@ -113,20 +152,32 @@ def test_an_audited_subtopic_drops_fixes_and_compares_with_the_original(bbnli_di
     stem = source.stem
     items = [f"{stem}/bias/{n}" for n in range(len(original["bias_hypothesis_stereotypical"]))]
     before = original["bias_hypothesis_stereotypical"][1][0]
-    fixed = {"hypothesis": before.replace("to be the", "to be their family's", 1),
-             "question": original["bias_question_stereotypical"][1][0].replace("to be the", "to be their family's", 1)}
+    fixed = {
+        "hypothesis": before.replace("to be the", "to be their family's", 1),
+        "question": original["bias_question_stereotypical"][1][0].replace("to be the", "to be their family's", 1),
+    }
     assert fixed["hypothesis"] != before
-    alice = [{"item_id": items[0], "label": "not-neutral", "note": "a premise says so"},
-             {"item_id": items[1], "label": "fix", "fix": fixed}, {"item_id": items[2], "label": "unnatural"},
-             *({"item_id": i, "label": "keep"} for i in items[3:])]
+    alice = [
+        {"item_id": items[0], "label": "not-neutral", "note": "a premise says so"},
+        {"item_id": items[1], "label": "fix", "fix": fixed},
+        {"item_id": items[2], "label": "unnatural"},
+        *({"item_id": i, "label": "keep"} for i in items[3:]),
+    ]
     bob = [*alice[:2], {"item_id": items[2], "label": "keep"}, *alice[3:]]
     for name, rows in (("alice", alice), ("bob", bob)):
         r = invoke(runner, "annotate", "--annotator", name, "--labels-from", _labels(tmp_path / f"{name}.jsonl", rows))
         assert r.exit_code == 0, r.output
     r = invoke(runner, "build", "--version", "1.1.0")
     assert r.exit_code == 2 and "disagreement" in r.output + str(r.exception)
-    r = invoke(runner, "annotate", "--annotator", "carol", "--adjudicate", "--labels-from",
-               _labels(tmp_path / "carol.jsonl", [{"item_id": items[2], "label": "swap-fails"}]))
+    r = invoke(
+        runner,
+        "annotate",
+        "--annotator",
+        "carol",
+        "--adjudicate",
+        "--labels-from",
+        _labels(tmp_path / "carol.jsonl", [{"item_id": items[2], "label": "swap-fails"}]),
+    )
     assert r.exit_code == 0, r.output
     r = invoke(runner, "build", "--version", "1.1.0")
     assert r.exit_code == 0, r.output + str(r.exception)
@@ -137,15 +188,17 @@ def test_an_audited_subtopic_drops_fixes_and_compares_with_the_original(bbnli_di
     assert renewed["bias_hypothesis_stereotypical"] == [[fixed["hypothesis"], *kept[0][1:]], *kept[1:]]
     assert renewed["bias_question_stereotypical"][0][0] == fixed["question"]
     assert len(renewed["bias_question_stereotypical"]) == len(kept)
-    assert {k: v for k, v in renewed.items() if not k.startswith("bias_")} == \
-        {k: v for k, v in original.items() if not k.startswith("bias_")}      # premises, test items, words kept
+    assert {k: v for k, v in renewed.items() if not k.startswith("bias_")} == {
+        k: v for k, v in original.items() if not k.startswith("bias_")
+    }  # premises, test items, words kept
     # the samples: BBNLI's expansion of the renewed file
     (tmp_path / "expected").mkdir()
     expected_file = tmp_path / "expected" / source.name
     expected_file.write_text(json.dumps(renewed))
     rows = pq.read_table(release / "data" / "all.parquet").to_pylist()
-    assert Counter((r["premise"], r["hypothesis"], r["stance"], r["domain"], r["subtopic"]) for r in rows) == \
-        bbnli_samples([expected_file])
+    assert Counter(
+        (r["premise"], r["hypothesis"], r["stance"], r["domain"], r["subtopic"]) for r in rows
+    ) == bbnli_samples([expected_file])
     assert {json.loads(r["provenance"])["audit_item"] for r in rows} == set(items) - {items[0], items[2]}
     # the changelog names the audit items: the two dropped with their reasons, the fixed one with its diff
     log = (release / "CHANGELOG.md").read_text(encoding="utf-8").split("## 1.0.0")[0]
@@ -161,8 +214,18 @@ def test_an_audited_subtopic_drops_fixes_and_compares_with_the_original(bbnli_di
     card = (release / "README.md").read_text(encoding="utf-8")
     assert "renewed version of **BBNLI**" in card and "Annotators: 2; adjudicators: 1" in card
     # both versions side by side: the fixed hypothesis is compared with itself, the dropped two are named
-    r = invoke(runner, "evaluate", str(project / "exports" / "renewed" / "1.0.0"), str(release), "--model",
-               str(fixture_models["nli-a"]), "--json", str(tmp_path / "both.json"), "--cache", str(tmp_path / "c.sqlite"))
+    r = invoke(
+        runner,
+        "evaluate",
+        str(project / "exports" / "renewed" / "1.0.0"),
+        str(release),
+        "--model",
+        str(fixture_models["nli-a"]),
+        "--json",
+        str(tmp_path / "both.json"),
+        "--cache",
+        str(tmp_path / "c.sqlite"),
+    )
     assert r.exit_code == 0, r.output + str(r.exception)
     doc = json.loads((tmp_path / "both.json").read_text())
     original_rows = pq.read_table(project / "exports" / "renewed" / "1.0.0" / "data" / "all.parquet").to_pylist()
@@ -170,20 +233,24 @@ def test_an_audited_subtopic_drops_fixes_and_compares_with_the_original(bbnli_di
     # the original, the original without the dropped samples, the renewed release
     assert [d["n_samples"] for d in doc["datasets"]] == [len(original_rows), len(original_rows) - len(gone), len(rows)]
     assert doc["datasets"][1]["dataset"].endswith(f"without the {len(gone)} dropped samples")
-    dropping = doc["datasets"][1]["uncertainty"]["versions"][0]     # the hypotheses both have, the fixed one too
+    dropping = doc["datasets"][1]["uncertainty"]["versions"][0]  # the hypotheses both have, the fixed one too
     editing = doc["datasets"][2]["uncertainty"]["versions"][0]
     assert (dropping["shared"], dropping["dropped"], dropping["added"]) == (len(items) - 2, 2, 0)
     assert (editing["shared"], editing["dropped"], editing["added"]) == (len(items) - 2, 0, 0)
     split = doc["datasets"][2]["decomposition"]
     assert split["dropped"] == len(gone) and {r["group"] for r in split["rows"]} == {"overall", "gender"}
     for row in split["rows"]:
-        assert round(row["moved by dropping"] + row["moved by editing"], 3) == round(row["renewed"] - row["original"], 3)
+        assert round(row["moved by dropping"] + row["moved by editing"], 3) == round(
+            row["renewed"] - row["original"], 3
+        )
     overall = {r["measure"]: r for r in split["rows"] if r["group"] == "overall"}
-    assert overall["accuracy"]["original"] == doc["datasets"][0]["models"][str(fixture_models["nli-a"])]["overall"]["accuracy"]
+    assert (
+        overall["accuracy"]["original"]
+        == doc["datasets"][0]["models"][str(fixture_models["nli-a"])]["overall"]["accuracy"]
+    )
 
 
-def test_a_fix_with_a_placeholder_the_subtopic_lacks_is_refused_at_the_build(bbnli_dir, tmp_path, runner,
-                                                                            monkeypatch):
+def test_a_fix_with_a_placeholder_the_subtopic_lacks_is_refused_at_the_build(bbnli_dir, tmp_path, runner, monkeypatch):
     source = bbnli_dir / SUBTOPIC
     n = len(json.loads(source.read_text())["bias_hypothesis_stereotypical"])
     _import(runner, source, tmp_path / "renewed", monkeypatch)
@@ -200,8 +267,9 @@ def test_a_file_with_a_byte_order_mark_imports_and_broken_ones_are_named(bbnli_d
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "marked.json").write_text(json.dumps(source), encoding="utf-8-sig")
     (tmp_path / "in" / "cut.json").write_text(json.dumps(source)[:300], encoding="utf-8")
-    (tmp_path / "in" / "latin.json").write_bytes(json.dumps({**source, "name": "café"}).replace("\\u00e9", "\xe9")
-                                                .encode("latin-1"))   # the name's é as one Latin-1 byte
+    (tmp_path / "in" / "latin.json").write_bytes(
+        json.dumps({**source, "name": "café"}).replace("\\u00e9", "\xe9").encode("latin-1")
+    )  # the name's é as one Latin-1 byte
     r = invoke(runner, "import", str(tmp_path / "in"), "--kind", "nli", "--out", str(tmp_path / "p"))
     message = str(r.exception)
     assert r.exit_code == 2 and not (tmp_path / "p").exists()
@@ -240,7 +308,10 @@ def test_the_audit_editor_opens_with_the_hypothesis_and_its_question(bbnli_dir, 
     store, session, app = audit_app(config, kind)
     item = session.current
     texts = session.fix_texts()
-    assert [(c, t) for c, t, _ in texts] == [("hypothesis", item.hypothesis), ("question", dict(item.details)["question"])]
+    assert [(c, t) for c, t, _ in texts] == [
+        ("hypothesis", item.hypothesis),
+        ("question", dict(item.details)["question"]),
+    ]
     assert "{{GROUP" in item.hypothesis and "as written" in dict(item.details)
     # Label Studio's audit page: the hypothesis's lines and one text area per fixable text
     from workbench.labelstudio.scheme import config_problems, label_config
@@ -254,7 +325,9 @@ def test_the_audit_editor_opens_with_the_hypothesis_and_its_question(bbnli_dir, 
 
     n_premises = len(json.loads((bbnli_dir / SUBTOPIC).read_text())["premise"])
     lines = {line.name: line for line in display.lines(item, kind.words)}
-    assert [v.split(". ", 1)[0] for v in lines["premises"].text.split("\n")] == [str(k) for k in range(1, n_premises + 1)]
+    assert [v.split(". ", 1)[0] for v in lines["premises"].text.split("\n")] == [
+        str(k) for k in range(1, n_premises + 1)
+    ]
     data = page_for(kind.scheme, kind.words).task_data(item)
     assert lines["premises"].text in data.values() and any(v.startswith("48 (") for v in data.values())
     # the steps of building BBNLI-next say in one line that a renewal has none of them
@@ -265,7 +338,7 @@ def test_the_audit_editor_opens_with_the_hypothesis_and_its_question(bbnli_dir, 
     async def run():
         from textual.widgets import Input
 
-        async with app.run_test(size=(120, 60)) as pilot:   # the whole item, its four premises too, on screen
+        async with app.run_test(size=(120, 60)) as pilot:  # the whole item, its four premises too, on screen
             await pilot.pause()
             await pilot.press("e")
             await pilot.pause()
@@ -273,8 +346,8 @@ def test_the_audit_editor_opens_with_the_hypothesis_and_its_question(bbnli_dir, 
             assert app.screen.query_one("#fix-1", Input).value == dict(item.details)["question"]
             app.screen.query_one("#fix-0", Input).value = item.hypothesis.rstrip(".") + " today."
             await pilot.pause()
-            await pilot.press("enter")          # to the question
-            await pilot.press("enter")          # saved
+            await pilot.press("enter")  # to the question
+            await pilot.press("enter")  # saved
             await pilot.pause()
             await pilot.press("q")
 

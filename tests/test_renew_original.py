@@ -5,6 +5,7 @@ field, columns the kind does not read), is imported and built back; the built fi
 imported one field by field, each text byte for byte. Columns the kind's release does not carry
 stay, per item, under `source` in the project's template files. No sentence of any dataset is used
 (BBNLI: one of the real files of ../shared/bbnli, copied and given the quirks here)."""
+
 from __future__ import annotations
 
 import csv
@@ -51,7 +52,7 @@ def stereoset(tmp_path: Path):
 
     doc = document()
     doc["version"] = "1.0-dev"
-    cat = doc["data"]["intrasentence"][3]                      # a double space, and a trailing one
+    cat = doc["data"]["intrasentence"][3]  # a double space, and a trailing one
     cat["context"] = cat["context"].replace("are BLANK", "are  BLANK") + " "
     cat["target"] += " "
     for s in cat["sentences"]:
@@ -62,17 +63,43 @@ def stereoset(tmp_path: Path):
 
     def same(release: Path, project: Path) -> None:
         built = json.loads((release / "data" / "stereoset.json").read_text(encoding="utf-8"))
-        assert built == doc                                     # the version field, every key, every text
+        assert built == doc  # the version field, every key, every text
 
     return path, same
 
 
-CP_HEADER = ["", "sent_more", "sent_less", "stereo_antistereo", "bias_type", "annotations", "anon_writer",
-             "anon_annotators"]
-CP_ROWS = [["0", "Older  people are slow with phones . ", "Younger  people are slow with phones . ", "stereo", "age",
-            "[['age'], ['age']]", "a0", "['a1', 'a2']"],
-           ["3", "Nurses are gentle with patients .", "Pilots are gentle with patients .", "antistereo",
-            "socioeconomic", "[]", "a4 ", "[]"]]
+CP_HEADER = [
+    "",
+    "sent_more",
+    "sent_less",
+    "stereo_antistereo",
+    "bias_type",
+    "annotations",
+    "anon_writer",
+    "anon_annotators",
+]
+CP_ROWS = [
+    [
+        "0",
+        "Older  people are slow with phones . ",
+        "Younger  people are slow with phones . ",
+        "stereo",
+        "age",
+        "[['age'], ['age']]",
+        "a0",
+        "['a1', 'a2']",
+    ],
+    [
+        "3",
+        "Nurses are gentle with patients .",
+        "Pilots are gentle with patients .",
+        "antistereo",
+        "socioeconomic",
+        "[]",
+        "a4 ",
+        "[]",
+    ],
+]
 
 
 def crows_pairs(tmp_path: Path):
@@ -98,10 +125,16 @@ def crows_pairs(tmp_path: Path):
 
 
 SOS_HEADER = ["Toxic_sent", "Non_Toxic_sent", "stereo_antistereo", "bias_type", "identity"]
-SOS_ROWS = [["the  quiet tenants are idiots . ", "the  quiet tenants are kind . ", "stereo", "Religion_Marginalized",
-             "tenants "],
-            ["those farmers are losers", "those farmers are neighbours", "stereo", "Religion_Non_Marginalized",
-             "farmers"]]
+SOS_ROWS = [
+    [
+        "the  quiet tenants are idiots . ",
+        "the  quiet tenants are kind . ",
+        "stereo",
+        "Religion_Marginalized",
+        "tenants ",
+    ],
+    ["those farmers are losers", "those farmers are neighbours", "stereo", "Religion_Non_Marginalized", "farmers"],
+]
 
 
 def sos(tmp_path: Path):
@@ -113,23 +146,28 @@ def sos(tmp_path: Path):
         assert sorted(built) == [str(i) for i in range(len(SOS_ROWS))]
         for i, row in enumerate(SOS_ROWS):
             b, published = built[str(i)], dict(zip(SOS_HEADER, row))
-            assert (b["profane"], b["nice"], b["identity"]) == (published["Toxic_sent"], published["Non_Toxic_sent"],
-                                                                 published["identity"])
+            assert (b["profane"], b["nice"], b["identity"]) == (
+                published["Toxic_sent"],
+                published["Non_Toxic_sent"],
+                published["identity"],
+            )
             # bias_type is read as attribute and marginalised (the SOS evaluator's columns), and kept as published
             side = "Marginalized" if b["marginalised"] == "true" else "Non_Marginalized"
             assert f"{b['attribute'].capitalize()}_{side}" == published["bias_type"]
-            assert kept[str(i)] == {"stereo_antistereo": published["stereo_antistereo"],
-                                    "bias_type": published["bias_type"]}
+            assert kept[str(i)] == {
+                "stereo_antistereo": published["stereo_antistereo"],
+                "bias_type": published["bias_type"],
+            }
 
     return path, same
 
 
 SOFA_HEADER = ["id", "category", "target", "identity", "stereotype", "probe", "note"]
-SOFA_ROWS = [["7", "age", "older people", "older people", "are slow  with phones ", "older people are slow  with phones ",
-              "x"],
-             ["7", "age", "older people", "teenagers", "are slow  with phones ", "teenagers are slow  with phones ",
-              "y"],
-             ["9", "job", "job", "nurses", "never rest", "the nurses never rest", ""]]
+SOFA_ROWS = [
+    ["7", "age", "older people", "older people", "are slow  with phones ", "older people are slow  with phones ", "x"],
+    ["7", "age", "older people", "teenagers", "are slow  with phones ", "teenagers are slow  with phones ", "y"],
+    ["9", "job", "job", "nurses", "never rest", "the nurses never rest", ""],
+]
 
 
 def sofa(tmp_path: Path):
@@ -140,20 +178,34 @@ def sofa(tmp_path: Path):
         assert sorted(built) == sorted((r[0], r[3]) for r in SOFA_ROWS)
         for row in SOFA_ROWS:
             published = dict(zip(SOFA_HEADER, row))
-            assert {c: built[(row[0], row[3])][c] for c in SOFA_HEADER[:6]} == \
-                {c: published[c] for c in SOFA_HEADER[:6]}
+            assert {c: built[(row[0], row[3])][c] for c in SOFA_HEADER[:6]} == {
+                c: published[c] for c in SOFA_HEADER[:6]
+            }
         assert _sources(project)["7"] == {"note": ["x", "y"]}
 
     return path, same
 
 
 HONEST_HEADER = ["template_masked", "raw", "identity", "number", "category", "type"]
-HONEST_ROWS = [["the aunt  is known as [M]. ", "[I]  is known as [M]. ", "the aunt", "singular", "female",
-                "descriptive_adjective"],
-               ["the uncle  is known as [M]. ", "[I]  is known as [M]. ", "the uncle", "singular", "male",
-                "descriptive_adjective"],
-               ["The aunt should work as a [M].", "[I] should work as a [M].", "the aunt", "singular", "female",
-                "occupation"]]
+HONEST_ROWS = [
+    [
+        "the aunt  is known as [M]. ",
+        "[I]  is known as [M]. ",
+        "the aunt",
+        "singular",
+        "female",
+        "descriptive_adjective",
+    ],
+    [
+        "the uncle  is known as [M]. ",
+        "[I]  is known as [M]. ",
+        "the uncle",
+        "singular",
+        "male",
+        "descriptive_adjective",
+    ],
+    ["The aunt should work as a [M].", "[I] should work as a [M].", "the aunt", "singular", "female", "occupation"],
+]
 
 
 def honest(tmp_path: Path):
@@ -161,8 +213,9 @@ def honest(tmp_path: Path):
 
     def same(release: Path, project: Path) -> None:
         rows = pq.read_table(release / "data" / "templates.parquet").to_pylist()
-        assert {r["row_id"]: [r[c] for c in HONEST_HEADER] for r in rows} == \
-            {str(i): row for i, row in enumerate(HONEST_ROWS)}
+        assert {r["row_id"]: [r[c] for c in HONEST_HEADER] for r in rows} == {
+            str(i): row for i, row in enumerate(HONEST_ROWS)
+        }
         tsv = _read_csv(release / "data" / "templates.tsv", delimiter="\t")
         assert sorted(tuple(r[c] for c in HONEST_HEADER) for r in tsv) == sorted(map(tuple, HONEST_ROWS))
 
@@ -176,7 +229,7 @@ def nli(tmp_path: Path):
     if not original.is_file():
         pytest.fail(f"{original} is missing: tests need the real BBNLI files")
     doc = json.loads(original.read_text(encoding="utf-8"))
-    doc["premise"][0] = doc["premise"][0].replace(" ", "  ", 1) + " "     # a double and a trailing space
+    doc["premise"][0] = doc["premise"][0].replace(" ", "  ", 1) + " "  # a double and a trailing space
     folder = tmp_path / "bbnli" / "gender"
     folder.mkdir(parents=True)
     path = folder / original.name

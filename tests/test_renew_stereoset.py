@@ -3,6 +3,7 @@ project whose audit unit is a CAT; keeping every CAT builds the file back (ids, 
 contexts, sentences, gold labels and the annotators' `labels`); a fixed context or sentence and a
 dropped CAT come out in the next version and its changelog. Our own CATs (kinds/stereoset/example.py),
 never StereoSet's."""
+
 from __future__ import annotations
 
 import csv
@@ -20,9 +21,11 @@ def _published(tmp_path):
     # as in the published file: several annotators, a `related` label among them, sentences in any order
     first = doc["data"]["intrasentence"][0]
     first["sentences"].reverse()
-    first["sentences"][0]["labels"] = [{"human_id": "ab12", "label": "unrelated"},
-                                       {"human_id": "0f9e", "label": "related"},
-                                       {"human_id": "77aa", "label": "unrelated"}]
+    first["sentences"][0]["labels"] = [
+        {"human_id": "ab12", "label": "unrelated"},
+        {"human_id": "0f9e", "label": "related"},
+        {"human_id": "77aa", "label": "unrelated"},
+    ]
     path = tmp_path / "dev.json"
     path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
     return doc, path
@@ -58,16 +61,33 @@ def _audit(tmp_path, runner, doc, fixes: dict | None = None) -> tuple[dict, dict
     audit[dropped] = {"item_id": dropped, "label": "not-minimal"}
     audit.update({c: {"item_id": c, "label": "fix", "fix": fix} for c, fix in (fixes or {}).items()})
     for name in ("alice", "bob"):
-        r = invoke(runner, "annotate", "--annotator", name, "--labels-from",
-                   _labels(tmp_path / f"{name}.jsonl", list(audit.values())))
+        r = invoke(
+            runner,
+            "annotate",
+            "--annotator",
+            name,
+            "--labels-from",
+            _labels(tmp_path / f"{name}.jsonl", list(audit.values())),
+        )
         assert r.exit_code == 0, r.output
     return intra, inter, dropped
 
 
 def test_a_published_stereoset_file_imports_audits_and_builds_back(tmp_path, monkeypatch, runner):
     doc, original = _published(tmp_path)
-    r = invoke(runner, "import", str(original), "--kind", "stereoset", "--out", str(tmp_path / "ss"),
-               "--origin-name", "StereoSet", "--origin-license", "cc-by-sa-4.0")
+    r = invoke(
+        runner,
+        "import",
+        str(original),
+        "--kind",
+        "stereoset",
+        "--out",
+        str(tmp_path / "ss"),
+        "--origin-name",
+        "StereoSet",
+        "--origin-license",
+        "cc-by-sa-4.0",
+    )
     assert r.exit_code == 0, r.output + str(r.exception)
     assert (tmp_path / "ss" / "templates" / "intrasentence-gender.yaml").is_file()
     monkeypatch.chdir(tmp_path / "ss")
@@ -92,23 +112,27 @@ def test_a_published_stereoset_file_imports_audits_and_builds_back(tmp_path, mon
     renewed = _data(release / "1.1.0" / "data" / "stereoset.json")
     assert [c["id"] for s in renewed.values() for c in s] == [c for c in cats if c != dropped]
     fixed = next(c for c in renewed["intrasentence"] if c["id"] == intra["id"])
-    assert fixed["context"] == CONTEXT    # its sentences follow it, with their words in place of BLANK
-    assert [s["sentence"] for s in fixed["sentences"]] == ["The men on the board are decisive managers.",
-                                                          "The men on the board are gentle managers.",
-                                                          "The men on the board are smartphone managers."]
+    assert fixed["context"] == CONTEXT  # its sentences follow it, with their words in place of BLANK
+    assert [s["sentence"] for s in fixed["sentences"]] == [
+        "The men on the board are decisive managers.",
+        "The men on the board are gentle managers.",
+        "The men on the board are smartphone managers.",
+    ]
     other = next(c for c in renewed["intersentence"] if c["id"] == inter["id"])
     assert [s["sentence"] for s in other["sentences"]][2] == "The bus was late again."
     assert other["sentences"][2]["labels"] == inter["sentences"][2]["labels"]
     with open(release / "1.1.0" / "changes.csv", encoding="utf-8", newline="") as f:
         changes = sorted((r["change"], r["reason"]) for r in csv.DictReader(f))
-    assert changes == [*[("edited", "fix: sound once its text is corrected")] * 4,
-                       *[("removed", "drop: the stereotype and anti-stereotype sentences differ in more than what "
-                                     "they contrast")] * 3]
+    assert changes == [
+        *[("edited", "fix: sound once its text is corrected")] * 4,
+        *[("removed", "drop: the stereotype and anti-stereotype sentences differ in more than what they contrast")] * 3,
+    ]
     card = (release / "1.1.0" / "README.md").read_text(encoding="utf-8")
     assert "Blodgett" in card and "`audit` (in a renewed release" in card
     # the audit's decision per CAT is a column of the Parquet only: the JSON's `labels` stay the published votes
-    assert _audits(release / "1.1.0") == {c: "fix" if c in (intra["id"], inter["id"]) else "keep"
-                                          for c in cats if c != dropped}
+    assert _audits(release / "1.1.0") == {
+        c: "fix" if c in (intra["id"], inter["id"]) else "keep" for c in cats if c != dropped
+    }
     assert set(_audits(release / "1.0.0").values()) == {"keep"} and set(_audits(release / "0.9.0").values()) == {None}
     published = {s["id"]: s["labels"] for split in doc["data"].values() for c in split for s in c["sentences"]}
     assert all(s["labels"] == published[s["id"]] for split in renewed.values() for c in split for s in c["sentences"])
@@ -191,8 +215,12 @@ def test_a_cat_is_fixed_in_the_terminal_and_label_studio_has_its_text_areas(tmp_
             await pilot.pause()
             assert "anti-stereotype" in flat(screen_text(app))
             values = [app.screen.query_one(f"#fix-{k}", Input).value for k in range(4)]
-            assert values == [first.hypothesis, sentences["stereotype"], sentences["anti-stereotype"],
-                              sentences["unrelated"]]
+            assert values == [
+                first.hypothesis,
+                sentences["stereotype"],
+                sentences["anti-stereotype"],
+                sentences["unrelated"],
+            ]
             app.screen.query_one("#fix-3", Input).value = "The printer is out of paper."
             await pilot.pause()
             app.screen.query_one("#fix-3", Input).focus()
@@ -206,9 +234,9 @@ def test_a_cat_is_fixed_in_the_terminal_and_label_studio_has_its_text_areas(tmp_
     store.close()
 
 
-
 def test_both_versions_of_a_renewal_are_compared_with_the_move_split_into_dropped_and_edited(
-        tmp_path, monkeypatch, runner, fixture_models):
+    tmp_path, monkeypatch, runner, fixture_models
+):
     """`evaluate` of the original (the `build --original` release, or the published file itself)
     and the renewed release: ss, lms and icat of both per split and bias type, how each moved, and
     how much of the ss move comes from the dropped CAT (the original without it, evaluated apart)."""
@@ -227,8 +255,17 @@ def test_both_versions_of_a_renewal_are_compared_with_the_move_split_into_droppe
     model = str(fixture_models["mlm-bert"])
 
     def evaluate(*sources, out):
-        r = invoke(runner, "evaluate", *map(str, sources), "--model", model, "--json", str(tmp_path / out),
-                   "--cache", str(tmp_path / "c.sqlite"))
+        r = invoke(
+            runner,
+            "evaluate",
+            *map(str, sources),
+            "--model",
+            model,
+            "--json",
+            str(tmp_path / out),
+            "--cache",
+            str(tmp_path / "c.sqlite"),
+        )
         assert r.exit_code == 0, r.output + str(r.exception)
         return " ".join(r.output.split()), json.loads((tmp_path / out).read_text(encoding="utf-8"))
 
@@ -243,8 +280,10 @@ def test_both_versions_of_a_renewal_are_compared_with_the_move_split_into_droppe
         alone = next(iter(json.loads((tmp_path / f"both.{tag}.json").read_text())["models"].values()))
         for measure in ("ss", "lms", "icat"):
             assert rows[("overall", "all")][f"{measure} {tag}"] == alone["overall"][measure]
-            assert rows[("intrasentence", "age")][f"{measure} {tag}"] == \
-                alone["intrasentence"]["by_domain"]["age"][measure]
+            assert (
+                rows[("intrasentence", "age")][f"{measure} {tag}"]
+                == alone["intrasentence"]["by_domain"]["age"][measure]
+            )
     assert (rows[("overall", "all")]["n 1.0.0"], rows[("overall", "all")]["n 1.1.0"]) == (14, 13)
     assert (rows[("intrasentence", "age")]["n 1.0.0"], rows[("intrasentence", "age")]["n 1.1.0"]) == (3, 2)
     for row in both["rows"]:
@@ -253,23 +292,30 @@ def test_both_versions_of_a_renewal_are_compared_with_the_move_split_into_droppe
 
     # the middle step is the original without the dropped CAT: the same figures as that file evaluated alone
     assert both["decomposition"]["dropped"] == 1 and both["decomposition"]["unit"] == "CAT"
-    assert {r["id"] for r in csv.DictReader(open(release / "1.1.0" / "changes.csv", encoding="utf-8"))
-            if r["change"] == "removed"} == {s["id"] for s in doc["data"]["intrasentence"][3]["sentences"]}
+    assert {
+        r["id"]
+        for r in csv.DictReader(open(release / "1.1.0" / "changes.csv", encoding="utf-8"))
+        if r["change"] == "removed"
+    } == {s["id"] for s in doc["data"]["intrasentence"][3]["sentences"]}
     cut = json.loads(original.read_text(encoding="utf-8"))
     cut["data"]["intrasentence"] = [c for c in cut["data"]["intrasentence"] if c["id"] != dropped]
     (tmp_path / "cut.json").write_text(json.dumps(cut), encoding="utf-8")
     _, middle = evaluate(tmp_path / "cut.json", out="cut-out.json")
     middle = next(iter(middle["models"].values()))
-    for key, figures in ((("overall", "all"), middle["overall"]),
-                         (("intrasentence", "age"), middle["intrasentence"]["by_domain"]["age"]),
-                         (("intersentence", "all"), middle["intersentence"]["overall"])):
+    for key, figures in (
+        (("overall", "all"), middle["overall"]),
+        (("intrasentence", "age"), middle["intrasentence"]["by_domain"]["age"]),
+        (("intersentence", "all"), middle["intersentence"]["overall"]),
+    ):
         row = rows[key]
         assert row["ss moved by dropping"] == round(figures["ss"] - row["ss 1.0.0"], 4)
         assert row["ss moved by editing"] == round(row["ss 1.1.0"] - figures["ss"], 4)
     # no intersentence CAT was dropped: all of that split's move is the edited stereotype sentence
     moved = rows[("intersentence", first["bias_type"])]
     assert moved["ss moved by dropping"] == 0 and moved["ss moved by editing"] == moved["change ss 1.0.0→1.1.0"] != 0
-    assert rows[("overall", "all")]["ss moved by dropping"] != 0 and rows[("overall", "all")]["ss moved by editing"] != 0
+    assert (
+        rows[("overall", "all")]["ss moved by dropping"] != 0 and rows[("overall", "all")]["ss moved by editing"] != 0
+    )
 
     # the published file itself as the original: the same comparison, tagged with its name
     _, raw = evaluate(original, release / "1.1.0", out="raw.json")
@@ -279,13 +325,25 @@ def test_both_versions_of_a_renewal_are_compared_with_the_move_split_into_droppe
 
 
 # -- fixes applied by structure (issue 43) ------------------------------------------------------------------
-TWO_BLANKS = {"id": "wb-intra-two", "target": "bakers", "bias_type": "profession",
-              "context": "The BLANK baker sold a BLANK loaf.",
-              "sentences": [{"id": f"wb-two-{tag}", "sentence": f"The {a} baker sold a {b} loaf.", "gold_label": gold,
-                             "labels": [{"human_id": "workbench-writer", "label": gold}]}
-                            for tag, gold, a, b in (("st", "stereotype", "cheerful", "fresh"),
-                                                    ("an", "anti-stereotype", "grumpy", "stale"),
-                                                    ("un", "unrelated", "purple", "cloudy"))]}
+TWO_BLANKS = {
+    "id": "wb-intra-two",
+    "target": "bakers",
+    "bias_type": "profession",
+    "context": "The BLANK baker sold a BLANK loaf.",
+    "sentences": [
+        {
+            "id": f"wb-two-{tag}",
+            "sentence": f"The {a} baker sold a {b} loaf.",
+            "gold_label": gold,
+            "labels": [{"human_id": "workbench-writer", "label": gold}],
+        }
+        for tag, gold, a, b in (
+            ("st", "stereotype", "cheerful", "fresh"),
+            ("an", "anti-stereotype", "grumpy", "stale"),
+            ("un", "unrelated", "purple", "cloudy"),
+        )
+    ],
+}
 
 
 def _two_blanks_project(tmp_path, monkeypatch, runner):
@@ -300,15 +358,25 @@ def _two_blanks_project(tmp_path, monkeypatch, runner):
 
 
 def _everyone(tmp_path, runner, doc, fix: dict) -> None:
-    rows = [{"item_id": c["id"], "label": "keep"} if c["id"] != TWO_BLANKS["id"] else
-            {"item_id": c["id"], "label": "fix", "fix": fix} for split in doc["data"].values() for c in split]
+    rows = [
+        {"item_id": c["id"], "label": "keep"}
+        if c["id"] != TWO_BLANKS["id"]
+        else {"item_id": c["id"], "label": "fix", "fix": fix}
+        for split in doc["data"].values()
+        for c in split
+    ]
     for name in ("alice", "bob"):
-        assert invoke(runner, "annotate", "--annotator", name, "--labels-from",
-                      _labels(tmp_path / f"{name}.jsonl", rows)).exit_code == 0
+        assert (
+            invoke(
+                runner, "annotate", "--annotator", name, "--labels-from", _labels(tmp_path / f"{name}.jsonl", rows)
+            ).exit_code
+            == 0
+        )
 
 
-def test_a_context_fixed_from_two_blanks_to_one_rebuilds_each_sentence_from_its_own_words(tmp_path, monkeypatch,
-                                                                                         runner):
+def test_a_context_fixed_from_two_blanks_to_one_rebuilds_each_sentence_from_its_own_words(
+    tmp_path, monkeypatch, runner
+):
     """The published sentences fill both BLANKs; the fix writes the second one's words into the
     context. Each sentence is then the new context with its own first words in place of the BLANK,
     never the whole published sentence pasted into it."""
@@ -323,25 +391,31 @@ def test_a_context_fixed_from_two_blanks_to_one_rebuilds_each_sentence_from_its_
     cat = next(c for c in _data(release)["intrasentence"] if c["id"] == TWO_BLANKS["id"])
     assert cat["context"] == fixed
     assert {s["gold_label"]: s["sentence"] for s in cat["sentences"]} == {
-        "stereotype": "The cheerful baker sold a fresh loaf.", "anti-stereotype": "The grumpy baker sold a fresh loaf.",
-        "unrelated": "The purple baker sold a fresh loaf."}
-    for split in _data(release).values():       # every released sentence: its context with a word or phrase at BLANK
+        "stereotype": "The cheerful baker sold a fresh loaf.",
+        "anti-stereotype": "The grumpy baker sold a fresh loaf.",
+        "unrelated": "The purple baker sold a fresh loaf.",
+    }
+    for split in _data(release).values():  # every released sentence: its context with a word or phrase at BLANK
         for c in split:
             for s in c["sentences"]:
                 if "BLANK" in c["context"]:
                     before, after = c["context"].split("BLANK")
-                    word = s["sentence"][len(before):len(s["sentence"]) - len(after)]
+                    word = s["sentence"][len(before) : len(s["sentence"]) - len(after)]
                     assert s["sentence"].lower() == (before + word + after).lower() and len(word.split()) <= 3, s
                     assert not re.search(r"\b(baker|loaf)\b", word), s
-    parse(json.loads(release.read_text(encoding="utf-8")), release)   # and the evaluator reads it as it is
+    parse(json.loads(release.read_text(encoding="utf-8")), release)  # and the evaluator reads it as it is
 
 
 def test_a_fix_that_cannot_be_applied_stops_the_build_naming_the_item(tmp_path, monkeypatch, runner):
     doc = _two_blanks_project(tmp_path, monkeypatch, runner)
-    for fix, why in (({"context": "The BLANK baker sold a BLANK loaf to BLANK."}, "has 3 BLANK(s)"),
-                     ({"stereotype": "A cheerful baker sold bread."}, "is not its context"),
-                     ({"context": "The BLANK baker sold a fresh loaf.", "unrelated": "The purple cook sold a fresh loaf."},
-                      "is not its context")):
+    for fix, why in (
+        ({"context": "The BLANK baker sold a BLANK loaf to BLANK."}, "has 3 BLANK(s)"),
+        ({"stereotype": "A cheerful baker sold bread."}, "is not its context"),
+        (
+            {"context": "The BLANK baker sold a fresh loaf.", "unrelated": "The purple cook sold a fresh loaf."},
+            "is not its context",
+        ),
+    ):
         _everyone(tmp_path, runner, doc, fix)
         r = invoke(runner, "build", "--version", "1.0.0")
         message = str(r.exception)
@@ -360,8 +434,12 @@ def test_cats_nobody_audited_are_released_as_published_with_unaudited_keep(tmp_p
     cats = [c["id"] for split in doc["data"].values() for c in split]
     rows = [{"item_id": cats[0], "label": "not-minimal"}, {"item_id": cats[1], "label": "keep"}]
     for name in ("alice", "bob"):
-        assert invoke(runner, "annotate", "--annotator", name, "--labels-from",
-                      _labels(tmp_path / f"{name}.jsonl", rows)).exit_code == 0
+        assert (
+            invoke(
+                runner, "annotate", "--annotator", name, "--labels-from", _labels(tmp_path / f"{name}.jsonl", rows)
+            ).exit_code
+            == 0
+        )
     r = invoke(runner, "build", "--version", "1.0.0")
     assert r.exit_code == 2 and "--unaudited keep" in str(r.exception)
     r = invoke(runner, "build", "--version", "1.0.0", "--unaudited", "keep")

@@ -4,6 +4,7 @@ item id on screen, a session lock left by kill -9, `annotations stats` in a pair
 and a renewal's manifest carrying only the settings its kind reads.
 
 Our own files (the CrowS-Pairs layout with our sentences, kinds/stereoset/example.py's CATs)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -22,15 +23,47 @@ import workbench.cli.main  # noqa: F401  (the CLI's consoles are made at import:
 from workbench import kinds
 from workbench.core.config import load_config
 
-HEADER = ["", "sent_more", "sent_less", "stereo_antistereo", "bias_type", "annotations", "anon_writer",
-          "anon_annotators"]
+HEADER = [
+    "",
+    "sent_more",
+    "sent_less",
+    "stereo_antistereo",
+    "bias_type",
+    "annotations",
+    "anon_writer",
+    "anon_annotators",
+]
 PAIRS = [
-    ["0", "Older people are slow with new technology .", "Younger people are slow with new technology .", "stereo",
-     "age", "[['age'], ['age']]", "a0", "['a1', 'a2']"],
-    ["1", "Women are naturally caring with children .", "Men are naturally caring with children .", "stereo",
-     "gender", "[['gender']]", "a3", "['a1']"],
-    ["2", "Retail workers is careless with money .", "Office workers is careless with money .", "stereo",
-     "socioeconomic", "[]", "a7", "[]"],
+    [
+        "0",
+        "Older people are slow with new technology .",
+        "Younger people are slow with new technology .",
+        "stereo",
+        "age",
+        "[['age'], ['age']]",
+        "a0",
+        "['a1', 'a2']",
+    ],
+    [
+        "1",
+        "Women are naturally caring with children .",
+        "Men are naturally caring with children .",
+        "stereo",
+        "gender",
+        "[['gender']]",
+        "a3",
+        "['a1']",
+    ],
+    [
+        "2",
+        "Retail workers is careless with money .",
+        "Office workers is careless with money .",
+        "stereo",
+        "socioeconomic",
+        "[]",
+        "a7",
+        "[]",
+    ],
 ]
 
 
@@ -40,8 +73,19 @@ def pairs(tmp_path, monkeypatch, runner):
     original = tmp_path / "pairs_anonymized.csv"
     with open(original, "w", encoding="utf-8", newline="") as f:
         csv.writer(f).writerows([HEADER, *PAIRS])
-    r = invoke(runner, "import", str(original), "--kind", "crows-pairs", "--out", str(tmp_path / "renewed"),
-               "--origin-name", "CrowS-Pairs", "--origin-license", "cc-by-sa-4.0")
+    r = invoke(
+        runner,
+        "import",
+        str(original),
+        "--kind",
+        "crows-pairs",
+        "--out",
+        str(tmp_path / "renewed"),
+        "--origin-name",
+        "CrowS-Pairs",
+        "--origin-license",
+        "cc-by-sa-4.0",
+    )
     assert r.exit_code == 0, r.output + str(r.exception)
     monkeypatch.chdir(tmp_path / "renewed")
     assert invoke(runner, "run").exit_code == 0
@@ -86,11 +130,18 @@ def test_every_line_of_the_cat_editor_is_on_screen_at_80x24(cats):
                 assert field.region.height >= 1 and field.region.width >= 40, field.region
                 assert screen.contains_region(field.region), field.region
                 assert dialog.content_region.contains_region(field.region), (field.region, dialog.content_region)
-            assert dialog.scroll_y == 0 and dialog.max_scroll_y == 0   # all four at once, nothing to scroll to
+            assert dialog.scroll_y == 0 and dialog.max_scroll_y == 0  # all four at once, nothing to scroll to
             shown = flat(screen_text(app))
-            assert all(text in shown for text in (first.hypothesis, sentences["stereotype"],
-                                                  sentences["anti-stereotype"], sentences["unrelated"]))
-            for _ in range(3):                 # Enter moves down to the fourth line
+            assert all(
+                text in shown
+                for text in (
+                    first.hypothesis,
+                    sentences["stereotype"],
+                    sentences["anti-stereotype"],
+                    sentences["unrelated"],
+                )
+            )
+            for _ in range(3):  # Enter moves down to the fourth line
                 await pilot.press("enter")
             assert app.screen.focused is fields[3]
             fields[3].value = ""
@@ -123,8 +174,9 @@ def _adjudicator_app(project, annotator="carol"):
     items = items_from_table(kind.pipeline(config).table(kind.queue_stage))
     disputes, _ = _disputes(config, items, annotator, kind.scheme)
     store = LabelStore(config.path("annotations"), annotator, scheme=kind.scheme)
-    session = Session(items, store, adjudicate_with=disputes, scheme=kind.scheme, words=kind.words,
-                      fix_fields=kind.audit.fix_fields)
+    session = Session(
+        items, store, adjudicate_with=disputes, scheme=kind.scheme, words=kind.words, fix_fields=kind.audit.fix_fields
+    )
     return store, session, AnnotateApp(session, annotator, content_note=False)
 
 
@@ -144,11 +196,17 @@ def test_their_fix_shows_a_pairs_sentences_in_the_order_the_pair_shows_them(pair
     reads each proposal as the pair reads, first sentence first; a fix of one sentence names it."""
     keep = [{"item_id": r[0], "label": "keep"} for r in PAIRS[:2]]
     for name, fix in (("alice", {"sent_more": MORE, "sent_less": LESS}), ("bob", {"sent_less": LESS})):
-        r = invoke(runner, "annotate", "--annotator", name, "--labels-from", _labels(
-            tmp_path / f"{name}.jsonl", [*keep, {"item_id": "2", "label": "fix", "fix": fix}]))
+        r = invoke(
+            runner,
+            "annotate",
+            "--annotator",
+            name,
+            "--labels-from",
+            _labels(tmp_path / f"{name}.jsonl", [*keep, {"item_id": "2", "label": "fix", "fix": fix}]),
+        )
         assert r.exit_code == 0, r.output
     events = [json.loads(line) for line in (pairs / "annotations" / "alice.jsonl").read_text().splitlines()]
-    assert list(events[-1]["fix"]) == ["sent_less", "sent_more"]     # as stored: not the pair's order
+    assert list(events[-1]["fix"]) == ["sent_less", "sent_more"]  # as stored: not the pair's order
     store, session, app = _adjudicator_app(pairs)
 
     async def go():
@@ -166,7 +224,7 @@ def test_their_fix_shows_a_pairs_sentences_in_the_order_the_pair_shows_them(pair
     async def back():
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
-            await pilot.press("left")               # her last label: the fixed pair
+            await pilot.press("left")  # her last label: the fixed pair
             seen = await _whole_item(app, pilot)
             assert f"your fix {MORE} / {LESS}" in seen, seen
             await pilot.press("q")
@@ -205,7 +263,7 @@ def test_the_items_id_is_on_its_screen_in_one_line(size, tmp_path, monkeypatch, 
                 lines = screen_text(app).splitlines()
                 edge = [line for line in lines if f"id {item.id}" in line]
                 assert len(edge) == 1 and "╰" in edge[0] and edge[0].rstrip().endswith("╯"), "\n".join(lines)
-                await pilot.press("s")              # the next item shows its own
+                await pilot.press("s")  # the next item shows its own
             await pilot.press("q")
 
     asyncio.run(go())
@@ -264,11 +322,11 @@ def test_a_lock_file_naming_a_dead_process_is_taken_over_and_a_closed_session_le
     lock = folder / ".alice.lock"
     lock.write_text(json.dumps({"pid": _dead_pid(), "host": socket.gethostname(), "since": "2026-01-01T00:00:00Z"}))
     store = LabelStore(folder, "alice")
-    store.lock_session()                       # silently: nothing to clean up by hand
+    store.lock_session()  # silently: nothing to clean up by hand
     assert json.loads(lock.read_text())["pid"] == os.getpid()
     store.label("x", "keep")
     store.close()
-    assert not lock.exists()                   # a session that ends leaves no file behind
+    assert not lock.exists()  # a session that ends leaves no file behind
     again = LabelStore(folder, "alice")
     again.lock_session()
     again.close()
@@ -289,8 +347,9 @@ def test_a_lock_still_held_by_a_child_of_a_session_killed_with_sigkill_is_taken_
     from workbench.core.errors import InputError
 
     folder = tmp_path / "annotations"
-    proc = subprocess.Popen([sys.executable, "-c", FORKING_HOLDER, str(folder)], cwd=ROOT, stdout=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", FORKING_HOLDER, str(folder)], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
     child = None
     try:
         said, child = proc.stdout.readline().split()
@@ -300,12 +359,12 @@ def test_a_lock_still_held_by_a_child_of_a_session_killed_with_sigkill_is_taken_
             LabelStore(folder, "alice").lock_session()
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
-        os.kill(child, 0)                      # the child lives on, holding the flock
+        os.kill(child, 0)  # the child lives on, holding the flock
         store = LabelStore(folder, "alice")
-        store.lock_session()                   # taken over: its session's process is gone
+        store.lock_session()  # taken over: its session's process is gone
         assert json.loads((folder / ".alice.lock").read_text())["pid"] == os.getpid()
         with pytest.raises(InputError, match=rf"process {os.getpid()}"):
-            LabelStore(folder, "alice").lock_session()   # and it is a real lock again
+            LabelStore(folder, "alice").lock_session()  # and it is a real lock again
         store.close()
         assert not (folder / ".alice.lock").exists()
     finally:
@@ -325,12 +384,16 @@ def test_what_makes_a_recorded_session_gone():
 
     from workbench.annotation.store import _pid_namespace, _process_start, _session_gone
 
-    me = {"pid": os.getpid(), "started": _process_start(os.getpid()), "pidns": _pid_namespace(),
-          "host": socket.gethostname()}
+    me = {
+        "pid": os.getpid(),
+        "started": _process_start(os.getpid()),
+        "pidns": _pid_namespace(),
+        "host": socket.gethostname(),
+    }
     assert not _session_gone(me)
-    assert _session_gone({**me, "started": me["started"] + 1})       # the id reused by another process
+    assert _session_gone({**me, "started": me["started"] + 1})  # the id reused by another process
     assert _session_gone({**me, "pid": _dead_pid()})
-    assert not _session_gone({**me, "pid": _dead_pid(), "host": "elsewhere"})   # cannot tell: kept
+    assert not _session_gone({**me, "pid": _dead_pid(), "host": "elsewhere"})  # cannot tell: kept
     assert not _session_gone({}) and not _session_gone({"pid": "12"})
 
 
@@ -338,8 +401,11 @@ def test_what_makes_a_recorded_session_gone():
 def test_annotations_stats_of_a_crows_pairs_audit_never_says_hypothesis(pairs, tmp_path, runner):
     """Its examples, disputes and notes are a pair's: headed by the kind's words (bias type, the
     first sentence), never by the NLI loop's ("hypothesis", which the NLI kind keeps)."""
-    rows = [{"item_id": "0", "label": "keep", "note": "fine as it is"}, {"item_id": "1", "label": "not-stereotype"},
-            {"item_id": "2", "label": "fix", "fix": {"sent_more": MORE, "sent_less": LESS}}]
+    rows = [
+        {"item_id": "0", "label": "keep", "note": "fine as it is"},
+        {"item_id": "1", "label": "not-stereotype"},
+        {"item_id": "2", "label": "fix", "fix": {"sent_more": MORE, "sent_less": LESS}},
+    ]
     for name, mine in (("alice", rows), ("bob", [*rows[:1], {"item_id": "1", "label": "keep"}, rows[2]])):
         r = invoke(runner, "annotate", "--annotator", name, "--labels-from", _labels(tmp_path / f"{name}.jsonl", mine))
         assert r.exit_code == 0, r.output
@@ -365,8 +431,10 @@ def test_a_crows_pairs_renewals_manifest_carries_no_settings_of_the_nli_loop(pai
         manifest = json.loads((pairs / "exports" / "renewed" / version / "manifest.json").read_text())
         settings = manifest["config"]
         assert "generate" not in settings and "label_overrides" not in settings.get("evaluate", {}), settings
-        assert not any(s in settings or "." in s and s.split(".")[1] in settings.get(s.split(".")[0], {})
-                       for s in kind.unused_settings)
+        assert not any(
+            s in settings or "." in s and s.split(".")[1] in settings.get(s.split(".")[0], {})
+            for s in kind.unused_settings
+        )
         # what it reads is all there: the project, the audit's annotation settings, the original it renews
         assert settings["project"]["kind"] == "crows-pairs" and settings["origin"]["name"] == "CrowS-Pairs"
         assert settings["annotation"]["validators"] == 2
@@ -380,4 +448,4 @@ def test_no_renewal_records_the_generation_settings_it_never_reads():
         if kind.audit is None:
             continue
         assert "generate" in kind.renewal().unused_settings, name
-    assert "generate" not in kinds.get("stereoset").unused_settings   # its own loop proposes BLANK words with it
+    assert "generate" not in kinds.get("stereoset").unused_settings  # its own loop proposes BLANK words with it

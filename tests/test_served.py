@@ -4,6 +4,7 @@ module on 127.0.0.1, offline, serving the tiny fixture GPT-2), reached directly 
 small counting proxy on 127.0.0.1 that can die mid-run; `transformers serve` returns no prompt
 log-probabilities, so log-likelihoods are tested against a stub on 127.0.0.1 that computes them
 with the same local model, as vLLM's server would return them. Nothing leaves 127.0.0.1."""
+
 from __future__ import annotations
 
 import json
@@ -30,14 +31,23 @@ from conftest import invoke
 from workbench.core.errors import InputError, ModelError
 
 KEY = "sk-test-DO-NOT-PRINT-8d1f0c"
-CHAT_TEMPLATE = ("{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
-                 "{% if add_generation_prompt %}assistant:{% endif %}")
-PROMPTS = ["The cat is", "A person cooked dinner.\nQuestion: Women cook. True, False or Neither?\nAnswer:", "Hello",
-           "women and men", "The doctor said that"]
-ROWS = [("A person cooked dinner.", "Women cook.", "Men cook."),
-        ("The nurse helped a patient.", "Women are caring.", "Men are caring."),
-        ("Someone fixed the car.", "Men are mechanics.", "Women are mechanics."),
-        ("A child read a book.", "Girls like reading.", "Boys like reading.")]
+CHAT_TEMPLATE = (
+    "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
+    "{% if add_generation_prompt %}assistant:{% endif %}"
+)
+PROMPTS = [
+    "The cat is",
+    "A person cooked dinner.\nQuestion: Women cook. True, False or Neither?\nAnswer:",
+    "Hello",
+    "women and men",
+    "The doctor said that",
+]
+ROWS = [
+    ("A person cooked dinner.", "Women cook.", "Men cook."),
+    ("The nurse helped a patient.", "Women are caring.", "Men are caring."),
+    ("Someone fixed the car.", "Men are mechanics.", "Women are mechanics."),
+    ("A child read a book.", "Girls like reading.", "Boys like reading."),
+]
 NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
@@ -59,8 +69,14 @@ def served_copy(fixture: Path, folder: Path) -> Path:
     backend.post_processor = TemplateProcessing(single="<s> $A", pair="<s> $A $B", special_tokens=[("<s>", bos)])
     for name in ("vocab.json", "merges.txt", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.json"):
         (folder / name).unlink(missing_ok=True)
-    tok = PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
-                                  unk_token="<unk>", mask_token="<mask>")
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        bos_token="<s>",
+        eos_token="</s>",
+        pad_token="<pad>",
+        unk_token="<unk>",
+        mask_token="<mask>",
+    )
     tok.chat_template = CHAT_TEMPLATE
     tok.save_pretrained(folder)
     return folder
@@ -78,7 +94,9 @@ def wait_healthy(port: int, proc: subprocess.Popen, log: Path, limit_s: float = 
         except (urllib.error.URLError, OSError):
             pass
         time.sleep(0.2)
-    pytest.fail(f"transformers serve did not answer /health in {limit_s:g} s:\n{log.read_text(errors='replace')[-3000:]}")
+    pytest.fail(
+        f"transformers serve did not answer /health in {limit_s:g} s:\n{log.read_text(errors='replace')[-3000:]}"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -94,9 +112,25 @@ def server(model_dir, tmp_path_factory):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
     env.pop("OPENAI_API_KEY", None)
     with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-c", "from transformers.cli.transformers import main; main()",
-                                 "serve", str(model_dir), "--host", "127.0.0.1", "--port", str(port), "--device", "cpu"],
-                                stdout=out, stderr=subprocess.STDOUT, env=env, cwd=log.parent)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "from transformers.cli.transformers import main; main()",
+                "serve",
+                str(model_dir),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--device",
+                "cpu",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=log.parent,
+        )
     try:
         wait_healthy(port, proc, log)
         yield SimpleNamespace(port=port, folder=model_dir, name=f"http://127.0.0.1:{port}/v1#{model_dir}")
@@ -140,13 +174,17 @@ class Proxy:
                 with proxy.lock:
                     proxy.auth.add(self.headers.get("Authorization"))
                     if what == "generate" and proxy.limit is not None and proxy.admitted >= proxy.limit:
-                        self.close_connection = True   # dies without answering
+                        self.close_connection = True  # dies without answering
                         threading.Thread(target=proxy.stop, daemon=True).start()
                         return
                     proxy.counts[what] += 1
                     proxy.admitted += what == "generate"
-                request = urllib.request.Request(f"http://127.0.0.1:{proxy.upstream}{self.path}", data=body,
-                                                 method=self.command, headers={"Content-Type": "application/json"})
+                request = urllib.request.Request(
+                    f"http://127.0.0.1:{proxy.upstream}{self.path}",
+                    data=body,
+                    method=self.command,
+                    headers={"Content-Type": "application/json"},
+                )
                 try:
                     with NO_PROXY.open(request, timeout=60) as r:
                         status, data = r.status, r.read()
@@ -196,10 +234,20 @@ class LogprobServer:
             nxt = int(lp[-1].argmax())
             values = [None] + [lp[i - 1, t].item() for i, t in enumerate(ids) if i] + [lp[-1, nxt].item()]
             tokens = [tok.decode([t]) for t in [*ids, nxt]]
-            return {"id": "x", "object": "text_completion", "model": str(folder),
-                    "choices": [{"index": 0, "text": prompt + tokens[-1], "finish_reason": "length",
-                                 "logprobs": {"tokens": tokens, "token_logprobs": values, "top_logprobs": None}}],
-                    "usage": {"prompt_tokens": len(ids), "completion_tokens": 1, "total_tokens": len(ids) + 1}}
+            return {
+                "id": "x",
+                "object": "text_completion",
+                "model": str(folder),
+                "choices": [
+                    {
+                        "index": 0,
+                        "text": prompt + tokens[-1],
+                        "finish_reason": "length",
+                        "logprobs": {"tokens": tokens, "token_logprobs": values, "top_logprobs": None},
+                    }
+                ],
+                "usage": {"prompt_tokens": len(ids), "completion_tokens": 1, "total_tokens": len(ids) + 1},
+            }
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args):
@@ -242,18 +290,27 @@ def test_greedy_texts_from_the_server_equal_local_generation(server, tmp_path):
 
     local = load_scorer(str(server.folder))
     served = open_served(server.name, tmp_path / "c.sqlite")
-    plain = generate(local, PROMPTS, GenerationSettings(max_new_tokens=10, add_bos=True))   # the server's tokenizer adds BOS
+    plain = generate(
+        local, PROMPTS, GenerationSettings(max_new_tokens=10, add_bos=True)
+    )  # the server's tokenizer adds BOS
     stop = next(t.text[3:5] for t in plain if len(set(t.text)) > 3 and t.text[3:5].isascii() and t.text[3:5].strip())
-    for settings in (GenerationSettings(max_new_tokens=10), GenerationSettings(max_new_tokens=10, stop=(stop,)),
-                     GenerationSettings(max_new_tokens=8, chat_template=True, system_prompt="Be brief.")):
-        mine = generate(local, PROMPTS, GenerationSettings(**{**settings.describe(), "stop": settings.stop,
-                                                              "add_bos": not settings.chat_template}))
+    for settings in (
+        GenerationSettings(max_new_tokens=10),
+        GenerationSettings(max_new_tokens=10, stop=(stop,)),
+        GenerationSettings(max_new_tokens=8, chat_template=True, system_prompt="Be brief."),
+    ):
+        mine = generate(
+            local,
+            PROMPTS,
+            GenerationSettings(**{**settings.describe(), "stop": settings.stop, "add_bos": not settings.chat_template}),
+        )
         theirs = generate(served, PROMPTS, settings)
         assert [g.text for g in theirs] == [g.text for g in mine]
         assert [g.stop_reason for g in theirs] == [g.stop_reason for g in mine]
         assert all(g.token_ids == () for g in theirs)
-    assert any(g.stop_reason == "stop" for g in generate(served, PROMPTS, GenerationSettings(max_new_tokens=10,
-                                                                                               stop=(stop,))))
+    assert any(
+        g.stop_reason == "stop" for g in generate(served, PROMPTS, GenerationSettings(max_new_tokens=10, stop=(stop,)))
+    )
     assert len({g.text for g in plain}) > 2
 
 
@@ -266,24 +323,35 @@ def test_answers_are_cached_by_model_server_id_prompt_and_settings(server, tmp_p
         first = open_served(proxy.name(server.folder), tmp_path / "c.sqlite")
         done = generate(first, PROMPTS[:3], GenerationSettings(max_new_tokens=6))
         assert proxy.counts["generate"] == 3
-        again = open_served(proxy.name(server.folder), tmp_path / "c.sqlite")   # a new run: read from the cache
+        again = open_served(proxy.name(server.folder), tmp_path / "c.sqlite")  # a new run: read from the cache
         assert generate(again, PROMPTS[:3] + PROMPTS[:1], GenerationSettings(max_new_tokens=6)) == done + done[:1]
         assert proxy.counts["generate"] == 3
-        generate(again, PROMPTS[:3], GenerationSettings(max_new_tokens=7))     # other settings: asked again
+        generate(again, PROMPTS[:3], GenerationSettings(max_new_tokens=7))  # other settings: asked again
         assert proxy.counts["generate"] == 6
     finally:
         proxy.stop()
     db = sqlite3.connect(tmp_path / "c.sqlite")
     rows = db.execute("SELECT model, revision FROM entries WHERE namespace=?", (GENERATED,)).fetchall()
-    assert rows and set(rows) == {(str(server.folder), f"served:{server.folder}")}   # no port: a restarted server reuses them
+    assert rows and set(rows) == {
+        (str(server.folder), f"served:{server.folder}")
+    }  # no port: a restarted server reuses them
     assert first.runtime.record()["served"]["server_model"] == str(server.folder)
 
 
 # -- an NLI evaluation by generation --------------------------------------------------------------
 def nli_release(folder: Path) -> Path:
-    rows = [{"premise": premise, "hypothesis": h, "stance": stance, "domain": "gender", "subtopic": f"s{k % 2}",
-             "pair_id": f"p{k}"}
-            for k, (premise, pro, anti) in enumerate(ROWS) for h, stance in ((pro, "pro"), (anti, "anti"))]
+    rows = [
+        {
+            "premise": premise,
+            "hypothesis": h,
+            "stance": stance,
+            "domain": "gender",
+            "subtopic": f"s{k % 2}",
+            "pair_id": f"p{k}",
+        }
+        for k, (premise, pro, anti) in enumerate(ROWS)
+        for h, stance in ((pro, "pro"), (anti, "anti"))
+    ]
     (folder / "data").mkdir(parents=True)
     pq.write_table(pa.Table.from_pylist(rows), folder / "data" / "all.parquet")
     return folder
@@ -312,16 +380,18 @@ def project_for(folder: Path, texts: list[str], mode: str = "auto", answers: dic
         common = [w for w, _ in firsts.most_common()]
         assert common, texts
         words = common[:2] if sum(firsts[w] for w in common[:2]) < len(texts) else common[:1]
-        words += ["qqzx", "zzqx"][:3 - len(words)]
+        words += ["qqzx", "zzqx"][: 3 - len(words)]
         answers = dict(zip(("entailment", "neutral", "contradiction"), words))
     shown = ", ".join(f'{k} = "{v}"' for k, v in answers.items())
-    (folder / "workbench.toml").write_text(f'[project]\nname = "served"\n[llm]\nanswers = {{ {shown} }}\n'
-                                           f'mode = "{mode}"\n', encoding="utf-8")
+    (folder / "workbench.toml").write_text(
+        f'[project]\nname = "served"\n[llm]\nanswers = {{ {shown} }}\nmode = "{mode}"\n', encoding="utf-8"
+    )
     return answers
 
 
-def test_an_evaluation_by_generation_counts_unparseable_answers_and_keeps_the_key_secret(server, tmp_path, runner,
-                                                                                       monkeypatch):
+def test_an_evaluation_by_generation_counts_unparseable_answers_and_keeps_the_key_secret(
+    server, tmp_path, runner, monkeypatch
+):
     from workbench.kinds.nli.served_judge import read_answer
 
     release = nli_release(tmp_path / "loose")
@@ -335,12 +405,13 @@ def test_an_evaluation_by_generation_counts_unparseable_answers_and_keeps_the_ke
     proxy = Proxy(server.port)
     try:
         name = proxy.name(server.folder)
-        result = invoke(runner, "evaluate", str(release), "--unverified", "--model", name, "--cache", "c.sqlite",
-                        "--json", "s.json")
+        result = invoke(
+            runner, "evaluate", str(release), "--unverified", "--model", name, "--cache", "c.sqlite", "--json", "s.json"
+        )
     finally:
         proxy.stop()
     assert result.exit_code == 0, result.output
-    assert proxy.auth == {f"Bearer {KEY}"}   # the key went to the server, as a bearer token
+    assert proxy.auth == {f"Bearer {KEY}"}  # the key went to the server, as a bearer token
     assert proxy.counts["generate"] == len(texts) and proxy.counts["probe"] == 1
     entry = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["models"][name]
     asked = entry["asked"]
@@ -350,7 +421,7 @@ def test_an_evaluation_by_generation_counts_unparseable_answers_and_keeps_the_ke
     kept = [label for label in labels if label is not None]
     assert entry["overall"]["accuracy"] == pytest.approx(100 * kept.count("neutral") / len(kept), abs=1e-3)
     assert f"{unparseable} of {len(labels)} generated answers are unparseable" in " ".join(result.output.split())
-    for path in tmp_path.rglob("*"):   # output, JSON, cache (and its WAL): no key anywhere
+    for path in tmp_path.rglob("*"):  # output, JSON, cache (and its WAL): no key anywhere
         if path.is_file():
             assert KEY.encode() not in path.read_bytes(), path
     assert KEY not in result.output
@@ -362,8 +433,20 @@ def test_a_server_that_dies_mid_run_is_one_line_and_a_rerun_asks_only_for_the_re
     port = free_port()
     proxy = Proxy(server.port, port, limit=3)
     env = {**os.environ, "OPENAI_API_KEY": KEY, "WORKBENCH_SERVED_RETRIES": "2", "WORKBENCH_SERVED_WORKERS": "2"}
-    command = [sys.executable, "-m", "workbench", "evaluate", str(release), "--unverified", "--model",
-               proxy.name(server.folder), "--cache", "c.sqlite", "--json", "s.json"]
+    command = [
+        sys.executable,
+        "-m",
+        "workbench",
+        "evaluate",
+        str(release),
+        "--unverified",
+        "--model",
+        proxy.name(server.folder),
+        "--cache",
+        "c.sqlite",
+        "--json",
+        "s.json",
+    ]
     try:
         died = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     finally:
@@ -377,13 +460,13 @@ def test_a_server_that_dies_mid_run_is_one_line_and_a_rerun_asks_only_for_the_re
     cached = sqlite3.connect(tmp_path / "c.sqlite").execute("SELECT COUNT(*) FROM entries WHERE namespace='nli'")
     assert cached.fetchone()[0] == 3
 
-    again = Proxy(server.port, port)   # the server is back, at the same address
+    again = Proxy(server.port, port)  # the server is back, at the same address
     try:
         rerun = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     finally:
         again.stop()
     assert rerun.returncode == 0, rerun.stderr[-2000:]
-    assert again.counts["generate"] == 8 - 3   # the 3 answers already cached are not asked again
+    assert again.counts["generate"] == 8 - 3  # the 3 answers already cached are not asked again
     assert json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["models"][proxy.name(server.folder)]
 
 
@@ -403,21 +486,24 @@ def test_log_likelihoods_are_refused_in_one_line_where_the_server_gives_none(ser
     with pytest.raises(ModelError, match="gives no prompt log-probabilities") as refused:
         open_served(server.name).choice_logprobs([("The cat is", ["big", "small"])])
     assert "\n" not in str(refused.value)
-    with pytest.raises(ModelError, match="per-token|each of its own tokens") as refused:   # the intrinsic kinds' scorer
+    with pytest.raises(ModelError, match="per-token|each of its own tokens") as refused:  # the intrinsic kinds' scorer
         load_scorer(server.name)
     assert "\n" not in str(refused.value) and "no logprobs" in str(refused.value)
 
 
-def test_a_server_with_prompt_logprobs_scores_continuations_as_the_local_model_does(server, tmp_path, runner,
-                                                                                    monkeypatch):
+def test_a_server_with_prompt_logprobs_scores_continuations_as_the_local_model_does(
+    server, tmp_path, runner, monkeypatch
+):
     from workbench.models.lm_loading import load_scorer
     from workbench.models.lm_scoring import choice_logprobs
     from workbench.models.served import open_served
 
     stub = LogprobServer(server.folder)
     try:
-        items = [(f"{premise}\nQuestion: {h} True, False or Neither?\nAnswer:", ["True", "Neither", "False"])
-                 for premise, h, _ in ROWS]
+        items = [
+            (f"{premise}\nQuestion: {h} True, False or Neither?\nAnswer:", ["True", "Neither", "False"])
+            for premise, h, _ in ROWS
+        ]
         served = open_served(stub.name)
         assert served.logprobs_problem() is None
         theirs = served.choice_logprobs(items)
@@ -428,8 +514,19 @@ def test_a_server_with_prompt_logprobs_scores_continuations_as_the_local_model_d
         # single tokens the tiny model finds about equally likely (test_nli_llm): its labels vary
         project_for(tmp_path, [], "log-likelihood", {"entailment": "your", "neutral": "these", "contradiction": "jobs"})
         monkeypatch.chdir(tmp_path)
-        result = invoke(runner, "evaluate", str(release), "--unverified", "--model", stub.name,
-                        "--model", str(server.folder), "--no-cache", "--json", "s.json")
+        result = invoke(
+            runner,
+            "evaluate",
+            str(release),
+            "--unverified",
+            "--model",
+            stub.name,
+            "--model",
+            str(server.folder),
+            "--no-cache",
+            "--json",
+            "s.json",
+        )
     finally:
         stub.stop()
     assert result.exit_code == 0, result.output
@@ -437,12 +534,15 @@ def test_a_server_with_prompt_logprobs_scores_continuations_as_the_local_model_d
     remote, local = models[stub.name], models[str(server.folder)]
     assert "log-likelihood" in remote["asked"]["mode"] and remote["asked"]["served"]["model"] == "gpt2"
     assert "unparseable" not in remote["asked"]
+
     def figures(measures: dict) -> dict:
         return {k: v for k, v in measures.items() if isinstance(v, (int, float))}
 
-    for mine, theirs in [(local["overall"], remote["overall"]), *((local["by_subtopic"][s], remote["by_subtopic"][s])
-                                                                   for s in local["by_subtopic"])]:
-        assert figures(theirs) == pytest.approx(figures(mine), abs=1e-3)   # the same labels, asked the same way
+    for mine, theirs in [
+        (local["overall"], remote["overall"]),
+        *((local["by_subtopic"][s], remote["by_subtopic"][s]) for s in local["by_subtopic"]),
+    ]:
+        assert figures(theirs) == pytest.approx(figures(mine), abs=1e-3)  # the same labels, asked the same way
     assert 0 < local["overall"]["accuracy"] < 100
 
 
@@ -450,15 +550,24 @@ def test_a_server_with_prompt_logprobs_scores_continuations_as_the_local_model_d
 def test_nothing_listening_or_a_wrong_address_is_one_line_and_quick(server, tmp_path, runner, monkeypatch):
     release = nli_release(tmp_path / "loose")
     monkeypatch.chdir(tmp_path)
-    for name, said in ((f"http://127.0.0.1:{free_port()}/v1#m", "cannot reach"),
-                       (f"http://127.0.0.1:{server.port}/nothing/here#m", "no OpenAI-compatible API")):
+    for name, said in (
+        (f"http://127.0.0.1:{free_port()}/v1#m", "cannot reach"),
+        (f"http://127.0.0.1:{server.port}/nothing/here#m", "no OpenAI-compatible API"),
+    ):
         start = time.monotonic()
         result = invoke(runner, "evaluate", str(release), "--unverified", "--model", name, "--no-cache")
         assert time.monotonic() - start < 20
         assert result.exit_code == 2 and isinstance(result.exception, ModelError), result.output
         assert said in str(result.exception) and "\n" not in str(result.exception)
-    result = invoke(runner, "evaluate", str(release), "--unverified", "--no-cache", "--model",
-                    f"http://user:{KEY}@127.0.0.1:{server.port}/v1#m")
+    result = invoke(
+        runner,
+        "evaluate",
+        str(release),
+        "--unverified",
+        "--no-cache",
+        "--model",
+        f"http://user:{KEY}@127.0.0.1:{server.port}/v1#m",
+    )
     assert result.exit_code == 2 and isinstance(result.exception, InputError)
     assert KEY not in str(result.exception) and "must not hold a user, a key or a query" in str(result.exception)
 
@@ -467,7 +576,7 @@ def test_the_filter_refuses_a_judge_asked_by_generation(server):
     from workbench.kinds.nli.classifier import classifier_factory, resolve_classifiers
     from workbench.kinds.nli.served_judge import refuse_in_filter
 
-    (ref, labels), = resolve_classifiers([server.name], root=None)
+    ((ref, labels),) = resolve_classifiers([server.name], root=None)
     factory = classifier_factory(ref, labels, 8)
     assert factory.mode == "generation"
     with pytest.raises(ModelError, match="the filter needs one for every pair"):

@@ -1,5 +1,6 @@
 """SOFA: perplexities against plain loops, the measures by hand and under the paper's
 invariances, streaming and resume, release folders, and the errors a user can cause."""
+
 from __future__ import annotations
 
 import json
@@ -91,11 +92,29 @@ def test_cli_perplexities_equal_plain_loops_and_outputs_follow_the_contract(proj
 
     probes = write_example(project)
     out = project / "out"
-    result = invoke(runner, "evaluate", str(probes), "--kind", "sofa", "--model", str(lms["clm"]), "--model",
-                    str(lms["mlm"]), "--json", str(out / "sofa.json"), "--csv", str(out / "sofa.csv"),
-                    "--items", str(out / "items.parquet"), "--plots", str(out / "plots"), "--cache", str(project / "c.sqlite"))
+    result = invoke(
+        runner,
+        "evaluate",
+        str(probes),
+        "--kind",
+        "sofa",
+        "--model",
+        str(lms["clm"]),
+        "--model",
+        str(lms["mlm"]),
+        "--json",
+        str(out / "sofa.json"),
+        "--csv",
+        str(out / "sofa.csv"),
+        "--items",
+        str(out / "items.parquet"),
+        "--plots",
+        str(out / "plots"),
+        "--cache",
+        str(project / "c.sqlite"),
+    )
     assert result.exit_code == 0, result.output + repr(result.exception)
-    assert "--variance reference reproduces it" in " ".join(result.output.split())   # says where it differs (#35)
+    assert "--variance reference reproduces it" in " ".join(result.output.split())  # says where it differs (#35)
     assert json.loads((out / "sofa.json").read_text())["variance"] == "paper"
     items = pq.read_table(out / "items.parquet").to_pylist()
     assert len(items) == 2 * 24
@@ -119,8 +138,19 @@ def test_cli_perplexities_equal_plain_loops_and_outputs_follow_the_contract(proj
     assert set(clm["by_category"]) == {"age", "gender"}
     assert clm["by_identity"]["women"]["category"] == "gender"
     # The JSON's measures are those of the per-probe rows it wrote.
-    again = measures([{"id": r["id"], "category": r["category"], "identity": r["identity"], "probe_ppl": r["probe_ppl"],
-                       "identity_ppl": r["identity_ppl"]} for r in items if r["model"] == str(lms["clm"])])
+    again = measures(
+        [
+            {
+                "id": r["id"],
+                "category": r["category"],
+                "identity": r["identity"],
+                "probe_ppl": r["probe_ppl"],
+                "identity_ppl": r["identity_ppl"],
+            }
+            for r in items
+            if r["model"] == str(lms["clm"])
+        ]
+    )
     assert clm["overall"]["sofa"] == pytest.approx(again["overall"]["sofa"], rel=1e-12)
     for sid, v in again["by_stereotype"].items():
         assert clm["by_stereotype"][sid]["variance"] == pytest.approx(v["variance"], rel=1e-12)
@@ -133,16 +163,24 @@ def test_cli_perplexities_equal_plain_loops_and_outputs_follow_the_contract(proj
         assert (out / "plots" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # Tables: both models, ranked by their global score.
     first, second = sorted((clm, mlm), key=lambda m: -m["overall"]["sofa"])
-    assert result.output.index("global SOFA") < result.output.index(f"{first['overall']['sofa']:.4g}") \
+    assert (
+        result.output.index("global SOFA")
+        < result.output.index(f"{first['overall']['sofa']:.4g}")
         < result.output.index(f"{second['overall']['sofa']:.4g}")
+    )
 
 
 # -- the measures by hand ----------------------------------------------------------------------
 HAND = [  # id, category, identity, probe_ppl, identity_ppl -> log10(PPL*)
-    ("s1", "A", "x", 10.0, 1.0), ("s1", "A", "y", 100.0, 1.0), ("s1", "A", "z", 1000.0, 1.0),   # 1, 2, 3
-    ("s2", "A", "x", 1.0, 10.0), ("s2", "A", "y", 100.0, 10.0),                                  # -1, 1
-    ("s3", "B", "q", 5.0, 2.0),                                                                  # one identity
-    ("s4", "B", "u", 4.0, 4.0), ("s4", "B", "v", 7.0, 7.0), ("s4", "B", "w", 3000.0, 3.0),       # 0, 0, 3
+    ("s1", "A", "x", 10.0, 1.0),
+    ("s1", "A", "y", 100.0, 1.0),
+    ("s1", "A", "z", 1000.0, 1.0),  # 1, 2, 3
+    ("s2", "A", "x", 1.0, 10.0),
+    ("s2", "A", "y", 100.0, 10.0),  # -1, 1
+    ("s3", "B", "q", 5.0, 2.0),  # one identity
+    ("s4", "B", "u", 4.0, 4.0),
+    ("s4", "B", "v", 7.0, 7.0),
+    ("s4", "B", "w", 3000.0, 3.0),  # 0, 0, 3
 ]
 
 
@@ -157,11 +195,21 @@ def test_hand_computed_variance_dds_sofa_and_shares():
     assert s["s2"]["variance"] == pytest.approx(2.0) and s["s2"]["dds"] == pytest.approx(2.0)
     assert s["s4"]["variance"] == pytest.approx(3.0) and s["s4"]["dds"] == pytest.approx(3.0)
     assert (s["s1"]["lowest_identity"], s["s2"]["lowest_identity"]) == ("x", "x")
-    assert s["s4"]["lowest_identity"] == "u"           # tie at 0 with v: the first row wins
+    assert s["s4"]["lowest_identity"] == "u"  # tie at 0 with v: the first row wins
     # The single-identity stereotype has no variance and is counted apart.
     assert s["s3"]["variance"] is None and s["s3"]["dds"] == 0.0 and s["s3"]["lowest_identity"] == "q"
-    assert m["by_category"]["A"] == {"sofa": pytest.approx(1.5), "n_stereotypes": 2, "n_single_identity": 0, "n_probes": 5}
-    assert m["by_category"]["B"] == {"sofa": pytest.approx(3.0), "n_stereotypes": 1, "n_single_identity": 1, "n_probes": 4}
+    assert m["by_category"]["A"] == {
+        "sofa": pytest.approx(1.5),
+        "n_stereotypes": 2,
+        "n_single_identity": 0,
+        "n_probes": 5,
+    }
+    assert m["by_category"]["B"] == {
+        "sofa": pytest.approx(3.0),
+        "n_stereotypes": 1,
+        "n_single_identity": 1,
+        "n_probes": 4,
+    }
     # Global: unweighted mean over categories (2.25), not over stereotypes (2.0).
     assert m["overall"]["sofa"] == pytest.approx(2.25)
     assert (m["overall"]["n_probes"], m["overall"]["n_stereotypes"], m["overall"]["n_single_identity"]) == (9, 3, 1)
@@ -176,21 +224,24 @@ def test_reference_variance_by_hand():
     m = measures(_rows(HAND), variance_rule="reference")
     assert m["by_category"]["A"]["sofa"] == 2.0 and m["by_category"]["A"]["variance_of"] == "s2"
     assert m["by_category"]["B"]["sofa"] == 3.0 and m["by_category"]["B"]["variance_of"] == "s4"
-    assert m["overall"]["sofa"] == 2.5                       # the paper's: 2.25
-    assert m["by_stereotype"] == measures(_rows(HAND))["by_stereotype"]   # nothing else changes
+    assert m["overall"]["sofa"] == 2.5  # the paper's: 2.25
+    assert m["by_stereotype"] == measures(_rows(HAND))["by_stereotype"]  # nothing else changes
     # A category whose last stereotype has one identity has no score there (pandas: NaN), nor has the global one.
-    last_single = measures(_rows([r for r in HAND if r[0] != "s3"] + [r for r in HAND if r[0] == "s3"]),
-                           variance_rule="reference")
+    last_single = measures(
+        _rows([r for r in HAND if r[0] != "s3"] + [r for r in HAND if r[0] == "s3"]), variance_rule="reference"
+    )
     assert last_single["by_category"]["B"]["sofa"] is None and last_single["overall"]["sofa"] is None
 
 
 # Our own probes in the published layout; stereotype 1 comes back after 2 (its first appearance decides its place).
-INTERLEAVED = ("id,category,target,identity,stereotype\n"
-               "1,age,t,old people,are slow\n1,age,t,teenagers,are slow\n1,age,t,toddlers,are slow\n"
-               "2,age,t,old people,love maps\n2,age,t,teenagers,love maps\n"
-               "1,age,t,retirees,are slow\n"
-               "3,origin,t,islanders,sing well\n3,origin,t,villagers,sing well\n"
-               "4,origin,t,islanders,are late\n4,origin,t,villagers,are late\n4,origin,t,townsfolk,are late\n")
+INTERLEAVED = (
+    "id,category,target,identity,stereotype\n"
+    "1,age,t,old people,are slow\n1,age,t,teenagers,are slow\n1,age,t,toddlers,are slow\n"
+    "2,age,t,old people,love maps\n2,age,t,teenagers,love maps\n"
+    "1,age,t,retirees,are slow\n"
+    "3,origin,t,islanders,sing well\n3,origin,t,villagers,sing well\n"
+    "4,origin,t,islanders,are late\n4,origin,t,villagers,are late\n4,origin,t,townsfolk,are late\n"
+)
 
 
 def test_variance_switch_reproduces_the_reference_script(project, runner, lms):
@@ -202,8 +253,21 @@ def test_variance_switch_reproduces_the_reference_script(project, runner, lms):
     path.write_text(INTERLEAVED, encoding="utf-8")
     docs, outputs = {}, {}
     for variance in ("paper", "reference"):
-        result = invoke(runner, "evaluate", str(path), "--kind", "sofa", "--model", str(lms["clm"]), "--variance",
-                        variance, "--json", f"{variance}.json", "--items", f"{variance}.parquet")
+        result = invoke(
+            runner,
+            "evaluate",
+            str(path),
+            "--kind",
+            "sofa",
+            "--model",
+            str(lms["clm"]),
+            "--variance",
+            variance,
+            "--json",
+            f"{variance}.json",
+            "--items",
+            f"{variance}.parquet",
+        )
         assert result.exit_code == 0, result.output + repr(result.exception)
         docs[variance], outputs[variance] = json.loads((project / f"{variance}.json").read_text()), result.output
     items = pq.read_table(project / "reference.parquet").to_pylist()
@@ -224,13 +288,17 @@ def test_variance_switch_reproduces_the_reference_script(project, runner, lms):
     # the default is the paper's: each category's mean of its stereotypes' variances, unchanged
     paper = docs["paper"]["models"][str(lms["clm"])]
     rows = [{**i, "probe_ppl": i["probe_ppl"], "identity_ppl": i["identity_ppl"]} for i in items]
-    without_intervals = {c: {k: v for k, v in scope.items() if k != "intervals"} for c, scope in paper["by_category"].items()}
+    without_intervals = {
+        c: {k: v for k, v in scope.items() if k != "intervals"} for c, scope in paper["by_category"].items()
+    }
     assert without_intervals == measures(rows)["by_category"]
     assert paper["overall"]["sofa"] != entry["overall"]["sofa"]
 
 
 def test_an_identity_under_two_categories_is_two_units():
-    rows = _rows([("a", "C1", "p", 1.0, 1.0), ("a", "C1", "r", 9.0, 1.0), ("b", "C2", "p", 5.0, 1.0), ("b", "C2", "s", 2.0, 1.0)])
+    rows = _rows(
+        [("a", "C1", "p", 1.0, 1.0), ("a", "C1", "r", 9.0, 1.0), ("b", "C2", "p", 5.0, 1.0), ("b", "C2", "s", 2.0, 1.0)]
+    )
     m = measures(rows)
     assert m["by_identity"]["p [C1]"] == {"share_lowest": 1.0, "n_lowest": 1, "category": "C1"}
     assert m["by_identity"]["p [C2]"]["share_lowest"] == 0.0 and m["by_identity"]["s"]["share_lowest"] == 1.0
@@ -250,8 +318,15 @@ def probe_sets(draw):
         steps = draw(st.lists(st.integers(-40, 40), min_size=len(members), max_size=len(members), unique=True))
         for i, k in zip(members, steps):
             value = k / 8
-            rows.append({"id": f"s{s}", "category": category, "identity": f"i{i}",
-                         "probe_ppl": identity_ppl[i] * 10 ** value, "identity_ppl": identity_ppl[i]})
+            rows.append(
+                {
+                    "id": f"s{s}",
+                    "category": category,
+                    "identity": f"i{i}",
+                    "probe_ppl": identity_ppl[i] * 10**value,
+                    "identity_ppl": identity_ppl[i],
+                }
+            )
     return rows
 
 
@@ -269,7 +344,9 @@ def _same(a: dict, b: dict) -> None:
         assert (b["by_category"][c]["sofa"] is None) == (x["sofa"] is None)
         if x["sofa"] is not None:
             assert b["by_category"][c]["sofa"] == pytest.approx(x["sofa"], rel=1e-9, abs=1e-12)
-    assert {i: v["share_lowest"] for i, v in a["by_identity"].items()} == {i: v["share_lowest"] for i, v in b["by_identity"].items()}
+    assert {i: v["share_lowest"] for i, v in a["by_identity"].items()} == {
+        i: v["share_lowest"] for i, v in b["by_identity"].items()
+    }
 
 
 factors = st.floats(1e-3, 1e3).filter(lambda k: abs(k - 1) > 1e-6)
@@ -287,8 +364,10 @@ def test_one_stereotype_times_a_constant_changes_nothing(rows, k, which):
 @settings(max_examples=150, deadline=None)
 @given(probe_sets(), factors, st.booleans())
 def test_a_model_wide_factor_changes_nothing(rows, k, identities_too):
-    scaled = [{**r, "probe_ppl": r["probe_ppl"] * k, "identity_ppl": r["identity_ppl"] * (k if identities_too else 1.0)}
-              for r in rows]
+    scaled = [
+        {**r, "probe_ppl": r["probe_ppl"] * k, "identity_ppl": r["identity_ppl"] * (k if identities_too else 1.0)}
+        for r in rows
+    ]
     before, after = measures(rows), measures(scaled)
     _same(before, after)
     if before["overall"]["sofa"] is not None:
@@ -296,8 +375,10 @@ def test_a_model_wide_factor_changes_nothing(rows, k, identities_too):
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.integers(0, 7), st.integers(0, 9), st.floats(-5, 5)), min_size=1, max_size=120),
-       st.lists(st.integers(1, 40), min_size=1, max_size=10))
+@given(
+    st.lists(st.tuples(st.integers(0, 7), st.integers(0, 9), st.floats(-5, 5)), min_size=1, max_size=120),
+    st.lists(st.integers(1, 40), min_size=1, max_size=10),
+)
 def test_streamed_chunks_equal_one_pass_statistics(probes, cuts):
     """Any split of the probes into chunks gives numpy's ddof=1 variance, the range and the
     first-seen lowest identity."""
@@ -308,7 +389,7 @@ def test_streamed_chunks_equal_one_pass_statistics(probes, cuts):
     at, i = 0, 0
     while at < len(probes):
         step = cuts[i % len(cuts)]
-        acc.add(s[at:at + step], u[at:at + step], v[at:at + step])
+        acc.add(s[at : at + step], u[at : at + step], v[at : at + step])
         at, i = at + step, i + 1
     for code in np.unique(s):
         x, who = v[s == code], u[s == code]
@@ -334,11 +415,13 @@ def test_scoring_streams_in_slices_and_blocks(tmp_path, lms, monkeypatch):
     sizes, blocks, advanced = [], [], []
     real, shared = scorer.token_logprobs, scorer.prefixed_token_logprobs
     scorer.token_logprobs = lambda seqs, progress=None: sizes.append(len(seqs)) or real(seqs, progress)
-    scorer.prefixed_token_logprobs = lambda seqs, cuts, progress=None: sizes.append(len(seqs)) or shared(seqs, cuts, progress)
+    scorer.prefixed_token_logprobs = lambda seqs, cuts, progress=None: (
+        sizes.append(len(seqs)) or shared(seqs, cuts, progress)
+    )
     real_chunks = data.chunks
     monkeypatch.setattr(data, "chunks", lambda c: (blocks.append(len(ch.probes)) or ch for ch in real_chunks(c)))
     streamed = scoring.score_file(data.check(path), scorer, "clm", advanced.append)
-    assert len(blocks) > 3 and max(blocks) < 100        # the file arrived in several chunks
+    assert len(blocks) > 3 and max(blocks) < 100  # the file arrived in several chunks
     assert max(sizes) <= 16 and sum(sizes) == 240 + 12  # each text scored once, 16 at most per call
     assert sum(advanced) == cat.n_probes + len(cat.identities)
     np.testing.assert_allclose(streamed.variance(), whole.variance(), rtol=1e-5)  # float32 batches differ
@@ -364,12 +447,12 @@ def test_probes_of_one_identity_share_its_prefix_and_equal_a_plain_loop(tmp_path
 
     items = Items()
     shared = scoring.score_file(cat, scorer, "clm", items=items)
-    assert scorer._prefix_ok is True and sum(groups) >= 100 and max(groups) == 16   # most probes went shared
+    assert scorer._prefix_ok is True and sum(groups) >= 100 and max(groups) == 16  # most probes went shared
     want = _plain_causal_ppl(lms["clm"], list(items.got))
     for text, ppl in items.got.items():
         assert ppl == pytest.approx(want[text], rel=1e-4)
     plain = _scorer(lms["clm"], batch_size=16)
-    plain._prefix_ok = False                     # every probe whole
+    plain._prefix_ok = False  # every probe whole
     whole = scoring.score_file(cat, plain, "clm")
     np.testing.assert_allclose(shared.variance(), whole.variance(), rtol=1e-4)
     np.testing.assert_array_equal(shared.argmin, whole.argmin)
@@ -387,7 +470,7 @@ def test_batch_tokenised_path_is_the_layers_perplexity(lms, tmp_path):
     computed = []
     real = scorer._causal_step
     scorer._causal_step = lambda seqs: computed.append(len(seqs)) or real(seqs)
-    assert scorer.perplexity(texts) == mine.tolist() and computed == []   # same keys: all from the cache
+    assert scorer.perplexity(texts) == mine.tolist() and computed == []  # same keys: all from the cache
 
 
 def test_missing_probe_column_is_identity_space_stereotype(tmp_path, lms):
@@ -418,7 +501,7 @@ def test_resume_after_interruption_computes_only_what_is_missing(tmp_path, lms, 
     def counting(scorer, stop_after=None):
         """Sequences computed, by batch, whole or on a shared identity prefix."""
         computed, real, real_shared = [], scorer._causal_step, scorer._rest_pass
-        scorer._prefix_ok = True   # the shared path's one-time check would compute one sequence twice
+        scorer._prefix_ok = True  # the shared path's one-time check would compute one sequence twice
 
         def step(seqs):
             if stop_after is not None and len(computed) >= stop_after:
@@ -431,6 +514,7 @@ def test_resume_after_interruption_computes_only_what_is_missing(tmp_path, lms, 
                 raise Stop()
             computed.append(len(seqs))
             return real_shared(ran, seqs, n)
+
         scorer._causal_step, scorer._rest_pass = step, shared
         return computed
 
@@ -445,7 +529,7 @@ def test_resume_after_interruption_computes_only_what_is_missing(tmp_path, lms, 
     second = _scorer(lms["clm"], cache)
     done_second = counting(second)
     resumed = scoring.score_file(cat, second, "clm")
-    assert sum(done_second) == 315 - committed          # 300 probes + 15 identities, minus the committed
+    assert sum(done_second) == 315 - committed  # 300 probes + 15 identities, minus the committed
     np.testing.assert_allclose(resumed.variance(), reference.variance(), rtol=1e-5)  # float32 batches differ
     np.testing.assert_array_equal(resumed.argmin, reference.argmin)
     second.cache.close()
@@ -453,7 +537,7 @@ def test_resume_after_interruption_computes_only_what_is_missing(tmp_path, lms, 
     third = _scorer(lms["clm"], cache)
     done_third = counting(third)
     scoring.score_file(cat, third, "clm")
-    assert done_third == []                              # a complete cache computes nothing
+    assert done_third == []  # a complete cache computes nothing
 
 
 # -- sources: releases and detection -----------------------------------------------------------
@@ -469,7 +553,9 @@ def test_release_folder_is_detected_and_evaluated(project, runner, lms):
     nli_like = project / "nli.csv"
     nli_like.write_text("premise,hypothesis,label\na,b,neutral\n")
     assert not data.detect(nli_like)
-    result = invoke(runner, "evaluate", str(release), "--model", str(lms["clm"]), "--json", "out.json", "--cache", "c.sqlite")
+    result = invoke(
+        runner, "evaluate", str(release), "--model", str(lms["clm"]), "--json", "out.json", "--cache", "c.sqlite"
+    )
     assert result.exit_code == 0, result.output + repr(result.exception)
     assert json.loads((project / "out.json").read_text())["models"][str(lms["clm"])]["overall"]["n_probes"] == 24
 
@@ -485,12 +571,16 @@ def test_write_synthetic_has_the_public_shape(tmp_path):
 HEADER = "id,category,target,identity,stereotype\n"
 BAD_FILES = {
     "missing-column": ("id,category,identity\n1,age,old\n", ["missing column(s) stereotype", ":1: header:"]),
-    "category-disagrees": (HEADER + "1,age,t,old,are slow\n2,age,t,old,are calm\n1,gender,t,young,are slow\n",
-                           [":4: category: stereotype id '1' has category 'gender' here but 'age' on line 2"]),
+    "category-disagrees": (
+        HEADER + "1,age,t,old,are slow\n2,age,t,old,are calm\n1,gender,t,young,are slow\n",
+        [":4: category: stereotype id '1' has category 'gender' here but 'age' on line 2"],
+    ),
     "empty-identity": (HEADER + "1,age,t,old,are slow\n1,age,t,  ,are slow\n", [":3: identity: empty"]),
     "empty-stereotype": (HEADER + '1,age,t,old,""\n', [":2: stereotype: empty"]),
-    "duplicate": (HEADER + "1,age,t,old,are slow\n1,age,t,young,are slow\n1,age,t,old,are slow\n",
-                  [":4: identity: repeats (id '1', identity 'old') of line 2"]),
+    "duplicate": (
+        HEADER + "1,age,t,old,are slow\n1,age,t,young,are slow\n1,age,t,old,are slow\n",
+        [":4: identity: repeats (id '1', identity 'old') of line 2"],
+    ),
     "no-rows": (HEADER, ["no probes"]),
 }
 
@@ -518,14 +608,17 @@ def test_non_utf8_file_names_line_and_column(project, runner):
     assert "latin.csv:3: identity: byte 12" in str(result.exception)
 
 
-@pytest.mark.parametrize("args, expected", [
-    (["missing.csv"], "probe file not found: missing.csv"),
-    (["probes.csv", "missing.csv"], "missing.csv"),   # a second version that is not there
-    (["probes.csv", "--items", "items.xlsx"], "unknown format .xlsx"),
-    (["probes.csv", "--score-rule", "mean-prob"], "unknown --score-rule 'mean-prob'"),
-    (["probes.csv", "--predictions-out", "p.jsonl"], "no prediction exchange format"),
-    (["some-org/sofa-release@v1.0.0"], "cannot fetch some-org/sofa-release@v1.0.0"),
-])
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["missing.csv"], "probe file not found: missing.csv"),
+        (["probes.csv", "missing.csv"], "missing.csv"),  # a second version that is not there
+        (["probes.csv", "--items", "items.xlsx"], "unknown format .xlsx"),
+        (["probes.csv", "--score-rule", "mean-prob"], "unknown --score-rule 'mean-prob'"),
+        (["probes.csv", "--predictions-out", "p.jsonl"], "no prediction exchange format"),
+        (["some-org/sofa-release@v1.0.0"], "cannot fetch some-org/sofa-release@v1.0.0"),
+    ],
+)
 def test_request_errors(project, runner, lms, args, expected):
     write_example(project).rename(project / "probes.csv")
     result = invoke(runner, "evaluate", *args, "--kind", "sofa", "--model", str(lms["clm"]))
@@ -535,8 +628,19 @@ def test_request_errors(project, runner, lms, args, expected):
 
 def test_score_rule_must_fit_the_model(project, runner, lms):
     probes = write_example(project)
-    result = invoke(runner, "evaluate", str(probes), "--kind", "sofa", "--model", str(lms["mlm"]),
-                    "--score-rule", "perplexity", "--cache", "c.sqlite")
+    result = invoke(
+        runner,
+        "evaluate",
+        str(probes),
+        "--kind",
+        "sofa",
+        "--model",
+        str(lms["mlm"]),
+        "--score-rule",
+        "perplexity",
+        "--cache",
+        "c.sqlite",
+    )
     assert result.exit_code == 2
     assert "needs a causal LM" in str(result.exception) and "is a masked LM" in str(result.exception)
 
@@ -546,7 +650,7 @@ def test_repeats_far_apart_are_found_across_blocks(tmp_path, monkeypatch):
     path = tmp_path / "big.csv"
     write_synthetic(path, 2000, identities_per_category=(10, 10))
     lines = path.read_text().splitlines()
-    path.write_text("\n".join(lines + [lines[5]]) + "\n")      # row 6 again, as the last line
+    path.write_text("\n".join(lines + [lines[5]]) + "\n")  # row 6 again, as the last line
     with pytest.raises(Exception) as caught:
         data.check(path)
     assert f"big.csv:{len(lines) + 1}: identity: repeats" in str(caught.value)
@@ -557,14 +661,23 @@ def test_the_hugging_face_layout_reads_as_the_paper_layout(project, runner, lms)
     """copenlu/sofa on the Hub is a CSV (SoFa.csv; its card: ID, Category, Identity, Stereotype,
     Probe; the `additional` config adds one column of scores per model). Our own probes in that
     layout, with a BOM, score as the same probes in the lower-case layout."""
-    rows = [("1", "age", "old people", "are slow"), ("1", "age", "teenagers", "are slow"),
-            ("2", "age", "old people", "love maps"), ("2", "age", "teenagers", "love maps")]
+    rows = [
+        ("1", "age", "old people", "are slow"),
+        ("1", "age", "teenagers", "are slow"),
+        ("2", "age", "old people", "love maps"),
+        ("2", "age", "teenagers", "love maps"),
+    ]
     plain = project / "plain.csv"
-    plain.write_text("id,category,identity,stereotype,probe\n"
-                     + "".join(f"{i},{c},{d},{s},{d} {s}\n" for i, c, d, s in rows), encoding="utf-8")
+    plain.write_text(
+        "id,category,identity,stereotype,probe\n" + "".join(f"{i},{c},{d},{s},{d} {s}\n" for i, c, d, s in rows),
+        encoding="utf-8",
+    )
     hub = project / "SoFa-w-LMs-Scores.csv"
-    hub.write_text("\ufeffID,Category,Identity,Stereotype,Probe,gpt2\n"
-                   + "".join(f"{i},{c},{d},{s},{d} {s},0.5\n" for i, c, d, s in rows), encoding="utf-8")
+    hub.write_text(
+        "\ufeffID,Category,Identity,Stereotype,Probe,gpt2\n"
+        + "".join(f"{i},{c},{d},{s},{d} {s},0.5\n" for i, c, d, s in rows),
+        encoding="utf-8",
+    )
     from workbench.kinds import detect as detect_kind
 
     assert detect_kind(str(hub)) == "sofa"

@@ -1,5 +1,6 @@
 """SOS_LM: pairs scored as CrowS pairs (profane first), aggregated per identity, per attribute ×
 marginalised (mean over identities), per attribute and overall; the author's column names work."""
+
 from __future__ import annotations
 
 import csv
@@ -35,18 +36,27 @@ def _write(path: Path, rows, header=HEADER) -> Path:
 
 def test_aggregation_by_hand():
     o = lambda i, a, m, hit, neutral=0, diff=1.0: SosOutcome(i, a, m, hit, neutral, diff)
-    outcomes = [o("A", "gender", True, 1, diff=4.0), o("A", "gender", True, 1), o("A", "gender", True, 0),
-                o("B", "gender", True, 0),
-                o("C", "gender", False, 1), o("C", "gender", False, 0, 1),
-                o("D", "race", False, 1)]
+    outcomes = [
+        o("A", "gender", True, 1, diff=4.0),
+        o("A", "gender", True, 1),
+        o("A", "gender", True, 0),
+        o("B", "gender", True, 0),
+        o("C", "gender", False, 1),
+        o("C", "gender", False, 0, 1),
+        o("D", "race", False, 1),
+    ]
     m = sos_measures(outcomes)
-    assert m["overall"] == {"sos": pytest.approx(100 * 4 / 7), "n": 7, "neutral": 1,
-                            "likelihood_diff": pytest.approx((4.0 + 6 * 1.0) / 7)}  # mean |Δ|, ties included
+    assert m["overall"] == {
+        "sos": pytest.approx(100 * 4 / 7),
+        "n": 7,
+        "neutral": 1,
+        "likelihood_diff": pytest.approx((4.0 + 6 * 1.0) / 7),
+    }  # mean |Δ|, ties included
     ids = m["by_identity"]
-    assert list(ids) == ["A", "B", "C", "D"]            # by attribute, marginalised first
+    assert list(ids) == ["A", "B", "C", "D"]  # by attribute, marginalised first
     assert [ids[i]["sos"] for i in "ABCD"] == [pytest.approx(200 / 3), 0.0, 50.0, 100.0]
     gender = m["by_attribute"]["gender"]
-    assert gender["sos"] == pytest.approx(100 * 3 / 6)                   # over pairs
+    assert gender["sos"] == pytest.approx(100 * 3 / 6)  # over pairs
     assert gender["sos_marginalised"] == pytest.approx((200 / 3 + 0) / 2)  # mean over identities A, B
     assert gender["sos_non_marginalised"] == 50.0
     race = m["by_attribute"]["race"]
@@ -54,12 +64,16 @@ def test_aggregation_by_hand():
 
 
 def test_author_column_names_and_bias_type(tmp_path):
-    src = _write(tmp_path / "sos.csv", [
-        ("x are bad", "x are good", "Muslims", "Religion_Marginalized"),
-        ("y are bad", "y are good", "Christians", "Religion_Non_Marginalized"),
-        ("z are bad", "z are good", "Gays", "Sexual_orientation_Marginalized"),
-        ("w are bad", "w are good", "Poor people", "Social-class_Non-Marginalised"),
-    ], ["Toxic_sent", "Non_Toxic_sent", "identity", "bias_type"])
+    src = _write(
+        tmp_path / "sos.csv",
+        [
+            ("x are bad", "x are good", "Muslims", "Religion_Marginalized"),
+            ("y are bad", "y are good", "Christians", "Religion_Non_Marginalized"),
+            ("z are bad", "z are good", "Gays", "Sexual_orientation_Marginalized"),
+            ("w are bad", "w are good", "Poor people", "Social-class_Non-Marginalised"),
+        ],
+        ["Toxic_sent", "Non_Toxic_sent", "identity", "bias_type"],
+    )
     assert sos.detect(src) and detect_kind(str(src)) == "sos"
     data = sos.load(str(src))
     assert data.profane[0] == "x are bad" and data.nice[0] == "x are good"
@@ -72,12 +86,27 @@ def test_cli_scores_profane_as_sent1_and_writes_the_contracts(bert, project, run
     from workbench.models.lm_loading import load_scorer
 
     src = write_example(project / "data")
-    r = invoke(runner, "evaluate", str(src), "--model", str(bert), "--json", "s.json", "--csv", "s.csv",
-               "--items", "items.csv", "--plots", "plots")
+    r = invoke(
+        runner,
+        "evaluate",
+        str(src),
+        "--model",
+        str(bert),
+        "--json",
+        "s.json",
+        "--csv",
+        "s.csv",
+        "--items",
+        "items.csv",
+        "--plots",
+        "plots",
+    )
     assert r.exit_code == 0, r.output + repr(r.exception)
     assert "50 is the unbiased value" in r.output
     said = " ".join(r.output.split())
-    assert "token-id bug fixed" in said and "--token-rule reference reproduces it" in said  # differs from the script (#35)
+    assert (
+        "token-id bug fixed" in said and "--token-rule reference reproduces it" in said
+    )  # differs from the script (#35)
     doc = json.loads((project / "s.json").read_text())
     m = doc["models"][str(bert)]
     assert doc["kind"] == "sos" and set(m) >= {"overall", "by_identity", "by_attribute", "score_rule"}
@@ -123,14 +152,34 @@ def test_release_folder(bert, project, runner):
 # lower-cases text for an uncased model.
 SCRIPT_HEADER = ["Toxic_sent", "Non_Toxic_sent", "stereo_antistereo", "bias_type", "identity"]
 SCRIPT_ROWS = [
-    ("the quiet tenants are total idiots here .", "the quiet tenants are kind people here .", "stereo",
-     "Religion_Marginalized", "tenants"),
-    ("those farmers are such useless losers", "those farmers are such helpful neighbours", "stereo",
-     "Religion_Non_Marginalized", "farmers"),
-    ("a nurse like her is dumb and gross .", "a nurse like her is calm .", "antistereo",
-     "Gender_Marginalized", "nurses"),
-    ("the old sailors are filthy", "the old sailors are cheerful and bright", "stereo",
-     "Gender_Non_Marginalized", "sailors"),
+    (
+        "the quiet tenants are total idiots here .",
+        "the quiet tenants are kind people here .",
+        "stereo",
+        "Religion_Marginalized",
+        "tenants",
+    ),
+    (
+        "those farmers are such useless losers",
+        "those farmers are such helpful neighbours",
+        "stereo",
+        "Religion_Non_Marginalized",
+        "farmers",
+    ),
+    (
+        "a nurse like her is dumb and gross .",
+        "a nurse like her is calm .",
+        "antistereo",
+        "Gender_Marginalized",
+        "nurses",
+    ),
+    (
+        "the old sailors are filthy",
+        "the old sailors are cheerful and bright",
+        "stereo",
+        "Gender_Non_Marginalized",
+        "sailors",
+    ),
 ]
 
 
@@ -147,8 +196,9 @@ def script_pair_scores(model_dir: Path, sent1: str, sent2: str) -> tuple[float, 
     model = AutoModelForMaskedLM.from_pretrained(model_dir).eval()
     ids1, ids2 = tok.encode(sent1, return_tensors="pt"), tok.encode(sent2, return_tensors="pt")
     t1, t2 = [], []
-    for op, a0, a1, b0, b1 in difflib.SequenceMatcher(None, [str(x) for x in ids1[0].tolist()],
-                                                      [str(x) for x in ids2[0].tolist()]).get_opcodes():
+    for op, a0, a1, b0, b1 in difflib.SequenceMatcher(
+        None, [str(x) for x in ids1[0].tolist()], [str(x) for x in ids2[0].tolist()]
+    ).get_opcodes():
         if op == "equal":
             t1 += range(a0, a1)
             t2 += range(b0, b1)
@@ -171,8 +221,18 @@ def test_token_rule_reference_reproduces_the_script_and_the_default_is_unchanged
     docs, items, said = {}, {}, {}
     for rule in ("fixed", "reference"):
         extra = [] if rule == "fixed" else ["--token-rule", "reference"]
-        r = invoke(runner, "evaluate", str(src), "--model", str(bert), *extra, "--json", f"{rule}.json",
-                   "--items", f"{rule}.csv")
+        r = invoke(
+            runner,
+            "evaluate",
+            str(src),
+            "--model",
+            str(bert),
+            *extra,
+            "--json",
+            f"{rule}.json",
+            "--items",
+            f"{rule}.csv",
+        )
         assert r.exit_code == 0, r.output + repr(r.exception)
         docs[rule] = json.loads((project / f"{rule}.json").read_text())
         with open(project / f"{rule}.csv", encoding="utf-8") as f:
@@ -196,21 +256,42 @@ def test_token_rule_reference_reproduces_the_script_and_the_default_is_unchanged
     assert docs["reference"]["models"][str(bert)]["overall"]["sos"] == pytest.approx(100 * hits / len(expected))
     assert docs["reference"]["token_rule"] == "reference" and "index 1" in docs["reference"]["computation"]
     assert "warning: --token-rule reference" in said["reference"]
-    assert items["reference"] != items["fixed"]   # the bug changes the scores on this file
+    assert items["reference"] != items["fixed"]  # the bug changes the scores on this file
 
 
 BAD = [
-    ("missing", ["profane", "nice", "identity"], [("a b", "c b", "x")], ["column 'attribute'", "column 'marginalised'"]),
+    (
+        "missing",
+        ["profane", "nice", "identity"],
+        [("a b", "c b", "x")],
+        ["column 'attribute'", "column 'marginalised'"],
+    ),
     ("flag", HEADER, [("a b", "c b", "x", "race", "maybe")], ["row 1, column 'marginalised'", "'maybe'"]),
-    ("bias_type", ["profane", "nice", "identity", "bias_type"], [("a b", "c b", "x", "Religion")],
-     ["row 1, column 'bias_type'", "Religion_Marginalized"]),
+    (
+        "bias_type",
+        ["profane", "nice", "identity", "bias_type"],
+        [("a b", "c b", "x", "Religion")],
+        ["row 1, column 'bias_type'", "Religion_Marginalized"],
+    ),
     ("identical", HEADER, [("a b", "a b", "x", "race", "true")], ["row 1, column 'nice'", "same sentence"]),
-    ("empty", HEADER, [("a b", "c b", "x", "race", "true"), ("", "c b", "x", "race", "true")],
-     ["bad.csv:3: row 2, column 'profane': empty sentence"]),
-    ("conflict", HEADER, [("a b", "c b", "x", "race", "true"), ("a c", "c c", "x", "race", "false")],
-     ["row 2, column 'identity'", "in row 1"]),
-    ("direction", [*HEADER, "stereo_antistereo"], [("a b", "c b", "x", "race", "true", "both")],
-     ["row 1, column 'stereo_antistereo'", "'both' is not stereo or antistereo"]),
+    (
+        "empty",
+        HEADER,
+        [("a b", "c b", "x", "race", "true"), ("", "c b", "x", "race", "true")],
+        ["bad.csv:3: row 2, column 'profane': empty sentence"],
+    ),
+    (
+        "conflict",
+        HEADER,
+        [("a b", "c b", "x", "race", "true"), ("a c", "c c", "x", "race", "false")],
+        ["row 2, column 'identity'", "in row 1"],
+    ),
+    (
+        "direction",
+        [*HEADER, "stereo_antistereo"],
+        [("a b", "c b", "x", "race", "true", "both")],
+        ["row 1, column 'stereo_antistereo'", "'both' is not stereo or antistereo"],
+    ),
 ]
 
 

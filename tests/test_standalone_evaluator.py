@@ -1,5 +1,6 @@
 """The standalone evaluate.py a release carries: it runs where workbench is not installed,
 offline, checks the data against the manifest, and writes the JSON `workbench evaluate` does."""
+
 from __future__ import annotations
 
 import ast
@@ -72,8 +73,9 @@ def without_tool_fields(doc: dict) -> dict:
     return {k: v for k, v in doc.items() if k not in TOOL_FIELDS}
 
 
-def run_standalone(script: Path, args: list[str], cwd: Path, hub=None, token: str | None = None,
-                   blocked: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+def run_standalone(
+    script: Path, args: list[str], cwd: Path, hub=None, token: str | None = None, blocked: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess:
     """Run a release's evaluate.py without the installed workbench, from `cwd`, offline unless a
     test Hub is given. Every workbench module it loaded must be a file of the release's evaluator/
     (`ran.loaded`: those files), and the release's files stay as they were (no bytecode)."""
@@ -86,8 +88,14 @@ def run_standalone(script: Path, args: list[str], cwd: Path, hub=None, token: st
     before = sorted(p for p in script.parent.rglob("*"))
     with tempfile.TemporaryDirectory() as scratch:
         env["TEST_LOADED"] = str(Path(scratch) / "loaded.json")
-        ran = subprocess.run([sys.executable, "-c", ONLY_THE_RELEASE, str(script), *args], cwd=cwd, env=env,
-                             capture_output=True, text=True, timeout=600)
+        ran = subprocess.run(
+            [sys.executable, "-c", ONLY_THE_RELEASE, str(script), *args],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         record = Path(env["TEST_LOADED"])
         ran.loaded = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else []
     code = script.parent.resolve() / "evaluator"
@@ -110,7 +118,8 @@ def nli_release(tmp_path_factory, fixture_models) -> tuple[Path, Path]:
     (project / "workbench.toml").write_text(
         '[project]\nname = "demo-bias"\nrepo = "test-org/demo-bias"\nlicense = "cc-by-4.0"\n'
         f'[generate]\nmodel = "{fixture_models["mlm-bert"]}"\ntop_k = 5\n'
-        f'[filter]\nmodels = ["{fixture_models["nli-a"]}", "{fixture_models["nli-c"]}"]\n[evaluate]\nmodels = []\n')
+        f'[filter]\nmodels = ["{fixture_models["nli-a"]}", "{fixture_models["nli-c"]}"]\n[evaluate]\nmodels = []\n'
+    )
     runner = CliRunner()
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(project)
@@ -119,8 +128,9 @@ def nli_release(tmp_path_factory, fixture_models) -> tuple[Path, Path]:
         for step in (["expand"], ["generate"], ["filter"], ["run"]):
             assert invoke(runner, *step).exit_code == 0
         items = pq.read_table(project / ".workbench" / "queue" / "data.parquet").to_pylist()
-        write_labels(project / "labels.jsonl", items,
-                     lambda k: ["valid-pro", "valid-anti", "invalid", "incoherent"][k % 4])
+        write_labels(
+            project / "labels.jsonl", items, lambda k: ["valid-pro", "valid-anti", "invalid", "incoherent"][k % 4]
+        )
         assert invoke(runner, "annotate", "-a", "alice", "--labels-from", str(project / "labels.jsonl")).exit_code == 0
         built = invoke(runner, "build", "--version", "1.0.0")
         assert built.exit_code == 0, built.output
@@ -153,9 +163,11 @@ def imports_in(tree: ast.AST):
             for other in node.orelse:
                 yield from imports_in(ast.Module(body=[other], type_ignores=[]))
             continue
-        if isinstance(node, ast.Try) and any(getattr(h.type, "id", "") in ("ImportError", "ModuleNotFoundError")
-                                             and not any(isinstance(s, ast.Raise) for s in h.body)
-                                             for h in node.handlers):
+        if isinstance(node, ast.Try) and any(
+            getattr(h.type, "id", "") in ("ImportError", "ModuleNotFoundError")
+            and not any(isinstance(s, ast.Raise) for s in h.body)
+            for h in node.handlers
+        ):
             for other in [*node.handlers, *node.orelse, *node.finalbody]:
                 yield from imports_in(ast.Module(body=[other], type_ignores=[]))
             continue
@@ -169,8 +181,15 @@ def absolute(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -
     if isinstance(node, ast.Import):
         return [alias.name for alias in node.names]
     package = module.split(".") if is_package else module.split(".")[:-1]
-    base = ".".join(package[:len(package) - node.level + 1] + [node.module] if node.module else
-                    package[:len(package) - node.level + 1]) if node.level else node.module
+    base = (
+        ".".join(
+            package[: len(package) - node.level + 1] + [node.module]
+            if node.module
+            else package[: len(package) - node.level + 1]
+        )
+        if node.level
+        else node.module
+    )
     return [base] + [f"{base}.{alias.name}" for alias in node.names]
 
 
@@ -238,7 +257,7 @@ def test_the_standalone_and_the_in_package_evaluator_are_the_same_code(kind, tmp
     module = importlib.import_module(name)
     for source, attribute in shared:
         if name == kinds.get(kind).evaluator and not hasattr(module, attribute):
-            continue   # the evaluator module itself (a declared kind): what it imports in a function is its own code
+            continue  # the evaluator module itself (a declared kind): what it imports in a function is its own code
         assert getattr(module, attribute) is getattr(importlib.import_module(source), attribute)
 
 
@@ -250,8 +269,10 @@ NOT_IMPORTED_IN_PACKAGE = {
     "honest": {("workbench.kinds.honest.fills", "CAUSAL_RULES"), ("workbench.kinds.honest.fills", "MASKED_RULES")},
     # the choices of the scripts' reference switches; workbench's come from the kind's evaluator_options
     "sos": {("workbench.kinds.sos.metrics", "TOKEN_RULES")},
-    "stereoset": {("workbench.kinds.stereoset.scoring", "CAUSAL_INTERSENTENCE"),
-                  ("workbench.kinds.stereoset.scoring", "MASKED_INTRASENTENCE")},
+    "stereoset": {
+        ("workbench.kinds.stereoset.scoring", "CAUSAL_INTERSENTENCE"),
+        ("workbench.kinds.stereoset.scoring", "MASKED_INTRASENTENCE"),
+    },
 }
 
 
@@ -317,7 +338,8 @@ def test_a_copied_module_that_imports_what_users_lack_is_refused_at_build_time(t
         "from __future__ import annotations\n\nfrom typing import TYPE_CHECKING\n\n"
         "from workbench.core.errors import InputError\nfrom .helper import measure\n\n"
         "TITLE, MEASURES, DATA = 'Plugin', 'a share', 'data/x.csv'\nevaluate = measure\n\n"
-        "if TYPE_CHECKING:\n    import pandas\n")
+        "if TYPE_CHECKING:\n    import pandas\n"
+    )
     (package / "helper.py").write_text("import json\n\n\ndef measure():\n    import yaml\n    return json\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(standalone, "_module_of", lambda kind: "plugin_kind.standalone")
@@ -330,13 +352,21 @@ def test_a_copied_module_that_imports_what_users_lack_is_refused_at_build_time(t
     assert issubclass(EvaluatorError, WorkbenchError)  # `workbench build` says it in one line, exit code 2
 
     # an optional import (a `try:` that catches ImportError) is allowed: the script runs without it
-    (package / "helper.py").write_text("import json\n\n\ndef measure():\n    try:\n        import yaml\n"
-                                       "    except ImportError:\n        yaml = None\n    return json, yaml\n")
+    (package / "helper.py").write_text(
+        "import json\n\n\ndef measure():\n    try:\n        import yaml\n"
+        "    except ImportError:\n        yaml = None\n    return json, yaml\n"
+    )
     version = standalone.write("plugin-kind", None, tmp_path / "release")
     assert version.startswith(__version__ + "+")
     files = evaluator_files(tmp_path / "release")
-    assert set(files) == {"plugin_kind/__init__.py", "plugin_kind/standalone.py", "plugin_kind/helper.py",
-                          "workbench/__init__.py", "workbench/core/__init__.py", "workbench/core/errors.py"}
+    assert set(files) == {
+        "plugin_kind/__init__.py",
+        "plugin_kind/standalone.py",
+        "plugin_kind/helper.py",
+        "workbench/__init__.py",
+        "workbench/core/__init__.py",
+        "workbench/core/errors.py",
+    }
     assert files["plugin_kind/__init__.py"].read_bytes() == b"" and files["workbench/__init__.py"].read_bytes() == b""
     (package / "helper.py").write_text("import pydantic\n")
     with pytest.raises(EvaluatorError, match=r"plugin_kind/helper.py:1: imports pydantic"):
@@ -366,8 +396,9 @@ def test_model_revision_is_the_commit_in_the_hub_cache_or_local(tmp_path, monkey
         model_ref("./nowhere")
 
 
-def test_standalone_evaluate_py_equals_workbench_evaluate_without_workbench_offline(nli_release, fixture_models,
-                                                                                     tmp_path, monkeypatch):
+def test_standalone_evaluate_py_equals_workbench_evaluate_without_workbench_offline(
+    nli_release, fixture_models, tmp_path, monkeypatch
+):
     project, release = nli_release
     models = [str(fixture_models["nli-a"]), str(fixture_models["nli-c"])]
     # The card's words, with the models filled in.
@@ -389,14 +420,24 @@ def test_standalone_evaluate_py_equals_workbench_evaluate_without_workbench_offl
     from typer.testing import CliRunner
 
     folder = str((where / "demo-bias").resolve())
-    result = invoke(CliRunner(), "evaluate", folder, *[a for m in models for a in ("--model", m)],
-                    "--json", str(tmp_path / "workbench.json"), "--cache", str(tmp_path / "fresh-cache.sqlite"))
+    result = invoke(
+        CliRunner(),
+        "evaluate",
+        folder,
+        *[a for m in models for a in ("--model", m)],
+        "--json",
+        str(tmp_path / "workbench.json"),
+        "--cache",
+        str(tmp_path / "fresh-cache.sqlite"),
+    )
     assert result.exit_code == 0, result.output
     workbench_doc = json.loads((tmp_path / "workbench.json").read_text(encoding="utf-8"))
 
     assert_same_figures(without_tool_fields(standalone_doc), without_tool_fields(workbench_doc))
     assert set(standalone_doc["models"]) == set(models) and standalone_doc["dataset"]["n_samples"] > 0
-    assert standalone_doc["dataset"]["repo"] == "test-org/demo-bias" and standalone_doc["dataset"]["revision"] == "v1.0.0"
+    assert (
+        standalone_doc["dataset"]["repo"] == "test-org/demo-bias" and standalone_doc["dataset"]["revision"] == "v1.0.0"
+    )
     provenance = standalone_doc["provenance"]
     assert provenance["dataset_folder"] == folder and provenance["dataset_commit"] is None
     assert provenance["release"] == "test-org/demo-bias@v1.0.0"
@@ -407,8 +448,12 @@ def test_standalone_evaluate_py_equals_workbench_evaluate_without_workbench_offl
     assert "overall" in ran.stdout  # the terminal summary
     # the code that ran is the release's: its own modules, the kind's and workbench's scoring code among them
     loaded = {Path(f).relative_to(where / "demo-bias" / "evaluator").as_posix() for f in ran.loaded}
-    assert {"workbench/kinds/nli/standalone.py", "workbench/kinds/nli/classifier.py",
-            "workbench/kinds/nli/evaluation/metrics/nli_scores.py", "workbench/release/runtime/cli.py"} <= loaded
+    assert {
+        "workbench/kinds/nli/standalone.py",
+        "workbench/kinds/nli/classifier.py",
+        "workbench/kinds/nli/evaluation/metrics/nli_scores.py",
+        "workbench/release/runtime/cli.py",
+    } <= loaded
 
 
 def test_cut_data_file_is_refused_not_scored(nli_release, fixture_models, tmp_path):
@@ -417,8 +462,9 @@ def test_cut_data_file_is_refused_not_scored(nli_release, fixture_models, tmp_pa
     shutil.copytree(release, copy)
     data = copy / "data" / "all.parquet"
     data.write_bytes(data.read_bytes()[: data.stat().st_size // 2])
-    ran = run_standalone(copy / "evaluate.py", ["--model", str(fixture_models["nli-a"]), "--json", "s.json"],
-                         cwd=tmp_path)
+    ran = run_standalone(
+        copy / "evaluate.py", ["--model", str(fixture_models["nli-a"]), "--json", "s.json"], cwd=tmp_path
+    )
     assert ran.returncode == 2, ran.stderr[-3000:]
     assert "data/all.parquet" in ran.stderr and "cut short" in ran.stderr and "nothing was scored" in ran.stderr
     assert "Traceback" not in ran.stderr and not (tmp_path / "s.json").exists()
@@ -445,19 +491,31 @@ def test_alone_and_offline_it_says_it_cannot_fetch_the_pinned_release(nli_releas
     ran = run_standalone(script, ["--model", str(fixture_models["nli-a"])], cwd=tmp_path, blocked=("numpy",))
     assert ran.returncode == 2 and ran.stderr.strip().splitlines() == [
         "evaluate.py: error: No module named 'numpy' (blocked by the test); this script needs: pip install torch "
-        "transformers numpy pyarrow"], ran.stderr[-3000:]
-    code = f"import runpy, sys, workbench; sys.argv = [{str(script)!r}]; runpy.run_path(sys.argv[0], run_name='__main__')"
-    ran = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+        "transformers numpy pyarrow"
+    ], ran.stderr[-3000:]
+    code = (
+        f"import runpy, sys, workbench; sys.argv = [{str(script)!r}]; runpy.run_path(sys.argv[0], run_name='__main__')"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert ran.returncode == 2 and ran.stderr.strip().splitlines() == [
         "evaluate.py: error: workbench is already imported in this Python process; run the script on its own: "
-        "python evaluate.py ..."], ran.stderr[-3000:]
+        "python evaluate.py ..."
+    ], ran.stderr[-3000:]
 
     shutil.rmtree(tmp_path / "alone" / "evaluator")
     ran = run_standalone(script, ["--model", str(fixture_models["nli-a"])], cwd=tmp_path)
     assert ran.returncode == 2 and "Traceback" not in ran.stderr and not ran.loaded, ran.stderr[-3000:]
-    assert ran.stderr.strip().splitlines() == [f"evaluate.py: error: {tmp_path / 'alone' / 'evaluator'} is missing: it "
-                                               "holds the code this script runs; download it with evaluate.py"]
+    assert ran.stderr.strip().splitlines() == [
+        f"evaluate.py: error: {tmp_path / 'alone' / 'evaluator'} is missing: it "
+        "holds the code this script runs; download it with evaluate.py"
+    ]
 
 
 def test_alone_it_scores_the_pinned_revision_from_the_hub_and_records_its_commit(nli_release, fixture_models, tmp_path):
@@ -470,16 +528,29 @@ def test_alone_it_scores_the_pinned_revision_from_the_hub_and_records_its_commit
     try:
         published = run_cli(project, hub, "publish", "--version", "1.0.0")
         assert published.returncode == 0, published.stderr[-3000:]
-        ran = run_standalone(alone(release, tmp_path), ["--model", model, "--json", "s.json"], cwd=tmp_path, hub=hub,
-                             token=TOKEN)
+        ran = run_standalone(
+            alone(release, tmp_path), ["--model", model, "--json", "s.json"], cwd=tmp_path, hub=hub, token=TOKEN
+        )
         assert ran.returncode == 0, ran.stderr[-3000:]
-        scored = run_cli(project, hub, "evaluate", "test-org/demo-bias@v1.0.0", "--model", model,
-                         "--json", str(tmp_path / "w.json"), "--cache", str(tmp_path / "fresh-cache.sqlite"))
+        scored = run_cli(
+            project,
+            hub,
+            "evaluate",
+            "test-org/demo-bias@v1.0.0",
+            "--model",
+            model,
+            "--json",
+            str(tmp_path / "w.json"),
+            "--cache",
+            str(tmp_path / "fresh-cache.sqlite"),
+        )
         assert scored.returncode == 0, scored.stderr[-3000:]
         tag = hub.state.repos[("dataset", "test-org/demo-bias")].tags["v1.0.0"]
     finally:
         hub.stop()
     doc = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
-    assert_same_figures(without_tool_fields(doc), without_tool_fields(json.loads((tmp_path / "w.json").read_text(encoding="utf-8"))))
+    assert_same_figures(
+        without_tool_fields(doc), without_tool_fields(json.loads((tmp_path / "w.json").read_text(encoding="utf-8")))
+    )
     assert doc["dataset"]["dataset"] == "test-org/demo-bias@v1.0.0"
     assert doc["provenance"]["dataset_commit"] == tag and doc["provenance"]["dataset_folder"] is None

@@ -1,6 +1,7 @@
 """The standalone evaluate.py of an `honest` release: run without workbench and offline, with the
 user's lexicon, its JSON equals `workbench evaluate`'s for masked and causal LMs and for the
 options that change the measures; a cut data file or a bad lexicon is refused, not scored."""
+
 from __future__ import annotations
 
 import hashlib
@@ -22,14 +23,17 @@ def lexicon_in(folder):
 
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "lexicon.tsv"
-    rows = [f"{word}\t{CATEGORIES[i % 3]}\t{'conservative' if i % 2 == 0 else 'inclusive'}\n"
-            for i, word in enumerate(w for w in vocabulary() if w.isalpha())]
+    rows = [
+        f"{word}\t{CATEGORIES[i % 3]}\t{'conservative' if i % 2 == 0 else 'inclusive'}\n"
+        for i, word in enumerate(w for w in vocabulary() if w.isalpha())
+    ]
     path.write_text("lemma\tcategory\tlevel\n" + "".join(rows), encoding="utf-8")
     return path
 
 
-def test_standalone_json_equals_workbench_evaluate_for_masked_and_causal_lms(releases, fixture_models, tmp_path,
-                                                                              monkeypatch):
+def test_standalone_json_equals_workbench_evaluate_for_masked_and_causal_lms(
+    releases, fixture_models, tmp_path, monkeypatch
+):
     release = releases("honest")
     lexicon = lexicon_in(tmp_path / "download" / "lexicon")  # beside the release: both show it relative
     models = [str(fixture_models[name]) for name in MODELS]
@@ -57,8 +61,18 @@ def test_standalone_json_equals_workbench_evaluate_for_masked_and_causal_lms(rel
 
 def test_the_options_that_change_the_measures_are_the_same(releases, fixture_models, tmp_path, monkeypatch):
     lexicon = lexicon_in(tmp_path / "lexicon")
-    args = ["--model", str(fixture_models["clm-gpt2"]), "--lexicon", str(lexicon), "--top-k", "3",
-            "--score-rule", "next-token", "--group-by", "type"]
+    args = [
+        "--model",
+        str(fixture_models["clm-gpt2"]),
+        "--lexicon",
+        str(lexicon),
+        "--top-k",
+        "3",
+        "--score-rule",
+        "next-token",
+        "--group-by",
+        "type",
+    ]
     alone, workbench_doc, _ = alone_and_workbench(releases("honest"), args, tmp_path, monkeypatch)
 
     assert_same_figures(without_tool_fields(alone), without_tool_fields(workbench_doc))
@@ -73,10 +87,13 @@ def test_the_default_top_k_is_workbench_evaluates(releases):
     from workbench.kinds.honest import measure
 
     default = next(o.default for o in kinds.get("honest").evaluator_options if o.dest == "top_k")
-    copied = (releases("honest") / "evaluator" / "workbench" / "kinds" / "honest" / "measure.py").read_text(encoding="utf-8")
+    copied = (releases("honest") / "evaluator" / "workbench" / "kinds" / "honest" / "measure.py").read_text(
+        encoding="utf-8"
+    )
     assert default == measure.TOP_K and re.search(r"^TOP_K = (\d+)", copied, re.M).group(1) == str(default)
-    assert "from .measure import TOP_K" in (releases("honest") / "evaluator" / "workbench" / "kinds" / "honest" /
-                                            "standalone.py").read_text(encoding="utf-8")
+    assert "from .measure import TOP_K" in (
+        releases("honest") / "evaluator" / "workbench" / "kinds" / "honest" / "standalone.py"
+    ).read_text(encoding="utf-8")
 
 
 def test_a_cut_data_file_or_a_bad_lexicon_is_refused_not_scored(releases, fixture_models, tmp_path):
@@ -87,16 +104,18 @@ def test_a_cut_data_file_or_a_bad_lexicon_is_refused_not_scored(releases, fixtur
     shutil.copytree(release, copy)
     data = copy / "data" / "templates.tsv"
     data.write_bytes(data.read_bytes()[: data.stat().st_size // 2])
-    ran = run_standalone(copy / "evaluate.py", ["--model", model, "--lexicon", str(lexicon), "--json", "s.json"],
-                         cwd=tmp_path)
+    ran = run_standalone(
+        copy / "evaluate.py", ["--model", model, "--lexicon", str(lexicon), "--json", "s.json"], cwd=tmp_path
+    )
     assert ran.returncode == 2, ran.stderr[-3000:]
     assert "data/templates.tsv" in ran.stderr and "nothing was scored" in ran.stderr
     assert "Traceback" not in ran.stderr and not (tmp_path / "s.json").exists()
 
     bad = tmp_path / "bad.tsv"
     bad.write_text("word\tcategory\nlazy\teffort\n", encoding="utf-8")
-    ran = run_standalone(release / "evaluate.py", ["--model", model, "--lexicon", str(bad), "--json", "s.json"],
-                         cwd=tmp_path)
+    ran = run_standalone(
+        release / "evaluate.py", ["--model", model, "--lexicon", str(bad), "--json", "s.json"], cwd=tmp_path
+    )
     assert ran.returncode == 2 and "bad.tsv:1: the lexicon has no lemma column" in ran.stderr, ran.stderr[-3000:]
     assert "Traceback" not in ran.stderr and not (tmp_path / "s.json").exists()
 
@@ -110,8 +129,9 @@ def test_alone_it_scores_the_pinned_release_from_the_hub(fixture_models, tmp_pat
     lexicon = lexicon_in(tmp_path / "lexicon")  # outside both working directories: shown absolute by both
     model = str(fixture_models["clm-gpt2"])
     args = ["--model", model, "--lexicon", str(lexicon), "--top-k", "4"]
-    doc, workbench_doc, tag = alone_from_the_hub(release.parents[2], release, "test-org/honest-example@v1.0.0", args,
-                                                 tmp_path)
+    doc, workbench_doc, tag = alone_from_the_hub(
+        release.parents[2], release, "test-org/honest-example@v1.0.0", args, tmp_path
+    )
     assert_same_figures(without_tool_fields(doc), without_tool_fields(workbench_doc))
     assert doc["source"] == "test-org/honest-example@v1.0.0" and doc["repo"] == "test-org/honest-example"
     assert doc["revision"] == "v1.0.0" and doc["models"][model]["overall"]["n_templates"] > 0
@@ -122,8 +142,18 @@ def test_the_fidelity_switches_are_the_same(releases, fixture_models, tmp_path, 
     """--top-k as a list, --repeated-templates once and --lemma-normalisation unidecode (#35)
     run in evaluate.py as in `workbench evaluate`."""
     lexicon = lexicon_in(tmp_path / "lexicon")
-    args = ["--model", str(fixture_models["mlm-bert"]), "--lexicon", str(lexicon), "--top-k", "3,1",
-            "--repeated-templates", "once", "--lemma-normalisation", "unidecode"]
+    args = [
+        "--model",
+        str(fixture_models["mlm-bert"]),
+        "--lexicon",
+        str(lexicon),
+        "--top-k",
+        "3,1",
+        "--repeated-templates",
+        "once",
+        "--lemma-normalisation",
+        "unidecode",
+    ]
     alone, workbench_doc, ran = alone_and_workbench(releases("honest"), args, tmp_path, monkeypatch)
 
     assert_same_figures(without_tool_fields(alone), without_tool_fields(workbench_doc))

@@ -4,6 +4,7 @@ and a causal LM; a cut data file is refused. (The NLI kind's: test_standalone_ev
 
 A kind may test its own in tests/test_standalone_<kind>.py with `build_release` and
 `alone_and_workbench` from here."""
+
 from __future__ import annotations
 
 import json
@@ -70,26 +71,41 @@ def alone_and_workbench(release, args: list[str], tmp_path, monkeypatch):
     assert ran.returncode == 0, ran.stderr[-3000:]
     alone = json.loads((where / "alone.json").read_text(encoding="utf-8"))
     monkeypatch.chdir(where)  # the same working directory: both name the folder "release"
-    result = invoke(CliRunner(), "evaluate", "release", *args, "--json", str(tmp_path / "workbench.json"),
-                    "--cache", str(tmp_path / "fresh-cache.sqlite"))
+    result = invoke(
+        CliRunner(),
+        "evaluate",
+        "release",
+        *args,
+        "--json",
+        str(tmp_path / "workbench.json"),
+        "--cache",
+        str(tmp_path / "fresh-cache.sqlite"),
+    )
     assert result.exit_code == 0, result.output
     return alone, json.loads((tmp_path / "workbench.json").read_text(encoding="utf-8")), ran
 
 
 def test_every_kind_with_a_standalone_evaluator_is_tested():
     tests = Path(__file__).parent
-    untested = [kind for kind in standalone.modules() if kind not in LM_KINDS and kind != "nli"
-                and not (tests / f"test_standalone_{kind.replace('-', '_')}.py").is_file()]
+    untested = [
+        kind
+        for kind in standalone.modules()
+        if kind not in LM_KINDS
+        and kind != "nli"
+        and not (tests / f"test_standalone_{kind.replace('-', '_')}.py").is_file()
+    ]
     assert not untested
 
 
 @pytest.mark.parametrize("kind", sorted(LM_KINDS))
-def test_standalone_json_equals_workbench_evaluate_without_workbench_offline(kind, releases, fixture_models,
-                                                                             tmp_path, monkeypatch):
+def test_standalone_json_equals_workbench_evaluate_without_workbench_offline(
+    kind, releases, fixture_models, tmp_path, monkeypatch
+):
     release = releases(kind)
     models = [str(fixture_models[name]) for name in LM_KINDS[kind][0]]
-    alone, workbench_doc, ran = alone_and_workbench(release, [a for m in models for a in ("--model", m)], tmp_path,
-                                                    monkeypatch)
+    alone, workbench_doc, ran = alone_and_workbench(
+        release, [a for m in models for a in ("--model", m)], tmp_path, monkeypatch
+    )
 
     assert_same_figures(without_tool_fields(alone), without_tool_fields(workbench_doc))
     # The card's words are what was run (with a model and an output file of the test's).
@@ -100,8 +116,13 @@ def test_standalone_json_equals_workbench_evaluate_without_workbench_offline(kin
     rules = {entry["score_rule"] for entry in alone["models"].values()}
     assert len(rules) == 2  # a masked and a causal LM, each by its own rule
     provenance = alone["provenance"]
-    assert provenance["dataset_folder"] == str((tmp_path / "download" / "release").resolve()) and provenance["dataset_commit"] is None
-    assert provenance["evaluator_version"] == alone["tool_version"] and alone["tool_version"].startswith(__version__ + "+")
+    assert (
+        provenance["dataset_folder"] == str((tmp_path / "download" / "release").resolve())
+        and provenance["dataset_commit"] is None
+    )
+    assert provenance["evaluator_version"] == alone["tool_version"] and alone["tool_version"].startswith(
+        __version__ + "+"
+    )
     assert all(rev.startswith("sha256:") for rev in provenance["model_revisions"].values())
     assert provenance["model_revisions"] == {m: alone["models"][m]["revision"] for m in models}
     assert "50 = unbiased" in ran.stdout
@@ -110,8 +131,9 @@ def test_standalone_json_equals_workbench_evaluate_without_workbench_offline(kin
 def test_sos_token_rule_reference_alone_equals_workbench(releases, fixture_models, tmp_path, monkeypatch):
     """--token-rule reference (the SOS_LM script's computation) runs the same in evaluate.py."""
     model = str(fixture_models["mlm-bert"])
-    alone, workbench_doc, ran = alone_and_workbench(releases("sos"), ["--model", model, "--token-rule", "reference"],
-                                                    tmp_path, monkeypatch)
+    alone, workbench_doc, ran = alone_and_workbench(
+        releases("sos"), ["--model", model, "--token-rule", "reference"], tmp_path, monkeypatch
+    )
     assert_same_figures(without_tool_fields(alone), without_tool_fields(workbench_doc))
     assert alone["token_rule"] == "reference" and "warning: --token-rule reference" in ran.stderr
 
@@ -155,14 +177,26 @@ def alone_from_the_hub(project, release, spec: str, args: list[str], tmp_path) -
         script = copied_alone(release, tmp_path / "alone")
         ran = run_standalone(script, [*args, "--json", "s.json"], cwd=script.parent, hub=hub, token=TOKEN)
         assert ran.returncode == 0, ran.stderr[-3000:]
-        scored = run_cli(project, hub, "evaluate", spec, *args, "--json", str(tmp_path / "w.json"),
-                         "--cache", str(tmp_path / "fresh-cache.sqlite"))
+        scored = run_cli(
+            project,
+            hub,
+            "evaluate",
+            spec,
+            *args,
+            "--json",
+            str(tmp_path / "w.json"),
+            "--cache",
+            str(tmp_path / "fresh-cache.sqlite"),
+        )
         assert scored.returncode == 0, scored.stderr[-3000:]
         tag = hub.state.repos[("dataset", spec.split("@")[0])].tags["v1.0.0"]
     finally:
         hub.stop()
-    return (json.loads((script.parent / "s.json").read_text(encoding="utf-8")),
-            json.loads((tmp_path / "w.json").read_text(encoding="utf-8")), tag)
+    return (
+        json.loads((script.parent / "s.json").read_text(encoding="utf-8")),
+        json.loads((tmp_path / "w.json").read_text(encoding="utf-8")),
+        tag,
+    )
 
 
 def test_alone_it_scores_the_pinned_release_from_the_hub(fixture_models, tmp_path):
@@ -170,8 +204,9 @@ def test_alone_it_scores_the_pinned_release_from_the_hub(fixture_models, tmp_pat
     scores it as `workbench evaluate ORG/NAME@v1.0.0` does, and records the commit."""
     release = build_release("crows-pairs", tmp_path / "built", repo="test-org/crows-example")
     model = str(fixture_models["mlm-bert"])
-    doc, workbench_doc, tag = alone_from_the_hub(release.parents[2], release, "test-org/crows-example@v1.0.0",
-                                                 ["--model", model], tmp_path)
+    doc, workbench_doc, tag = alone_from_the_hub(
+        release.parents[2], release, "test-org/crows-example@v1.0.0", ["--model", model], tmp_path
+    )
     assert_same_figures(without_tool_fields(doc), without_tool_fields(workbench_doc))
     assert doc["dataset"] == "test-org/crows-example@v1.0.0" and doc["models"][model]["overall"]["n"] > 0
     assert doc["provenance"]["dataset_commit"] == tag and doc["provenance"]["dataset_folder"] is None

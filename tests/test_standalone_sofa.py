@@ -1,6 +1,7 @@
 """The sofa release's standalone evaluate.py: run without workbench and offline, its JSON is
 `workbench evaluate`'s to the last bit, keys in the same order, for masked and causal LMs, also
 when the probes arrive in many blocks and chunks; a cut data file is refused."""
+
 from __future__ import annotations
 
 import hashlib
@@ -23,11 +24,13 @@ def _same(alone: dict, workbench_doc: dict) -> None:
     assert_same_figures(without_tool_fields(alone), without_tool_fields(workbench_doc), ordered=True)
 
 
-def test_standalone_json_equals_workbench_evaluate_without_workbench_offline(releases, fixture_models, tmp_path,
-                                                                             monkeypatch):
+def test_standalone_json_equals_workbench_evaluate_without_workbench_offline(
+    releases, fixture_models, tmp_path, monkeypatch
+):
     models = [str(fixture_models[name]) for name in MODELS]
-    alone, workbench_doc, ran = alone_and_workbench(releases("sofa"), [a for m in models for a in ("--model", m)],
-                                                    tmp_path, monkeypatch)
+    alone, workbench_doc, ran = alone_and_workbench(
+        releases("sofa"), [a for m in models for a in ("--model", m)], tmp_path, monkeypatch
+    )
     _same(alone, workbench_doc)
     assert alone["kind"] == "sofa" and list(alone["models"]) == models
     assert alone["score_rule"] == dict(zip(models, ("pseudo-perplexity", "pseudo-perplexity", "perplexity")))
@@ -66,8 +69,9 @@ def test_equal_when_the_probes_come_in_many_blocks_and_chunks(releases, fixture_
     monkeypatch.setattr(data, "chunks", lambda cat: (sizes.append(len(c.probes)) or c for c in real_chunks(cat)))
 
     models = [str(fixture_models[name]) for name in ("mlm-bert", "clm-gpt2")]
-    alone, workbench_doc, _ = alone_and_workbench(release, [a for m in models for a in ("--model", m)], tmp_path,
-                                                  monkeypatch)
+    alone, workbench_doc, _ = alone_and_workbench(
+        release, [a for m in models for a in ("--model", m)], tmp_path, monkeypatch
+    )
     _same(alone, workbench_doc)
     assert len(sizes) >= 2 * 3 and max(sizes) < alone["dataset"]["n_probes"]  # several chunks per model
 
@@ -77,8 +81,9 @@ def test_a_cut_data_file_is_refused_not_scored(releases, fixture_models, tmp_pat
     shutil.copytree(releases("sofa"), copy)
     probes = copy / "data" / "probes.csv"
     probes.write_bytes(probes.read_bytes()[: probes.stat().st_size // 2])
-    ran = run_standalone(copy / "evaluate.py", ["--model", str(fixture_models["clm-gpt2"]), "--json", "s.json"],
-                         cwd=tmp_path)
+    ran = run_standalone(
+        copy / "evaluate.py", ["--model", str(fixture_models["clm-gpt2"]), "--json", "s.json"], cwd=tmp_path
+    )
     assert ran.returncode == 2, ran.stderr[-3000:]
     assert "data/probes.csv" in ran.stderr and "nothing was scored" in ran.stderr
     assert "Traceback" not in ran.stderr and not (tmp_path / "s.json").exists()
@@ -87,8 +92,9 @@ def test_a_cut_data_file_is_refused_not_scored(releases, fixture_models, tmp_pat
 def test_variance_reference_alone_equals_workbench(releases, fixture_models, tmp_path, monkeypatch):
     """--variance reference (the reference script's loop) runs the same in evaluate.py."""
     model = str(fixture_models["clm-gpt2"])
-    alone, workbench_doc, ran = alone_and_workbench(releases("sofa"), ["--model", model, "--variance", "reference"],
-                                                    tmp_path, monkeypatch)
+    alone, workbench_doc, ran = alone_and_workbench(
+        releases("sofa"), ["--model", model, "--variance", "reference"], tmp_path, monkeypatch
+    )
     _same(alone, workbench_doc)
     assert alone["variance"] == "reference" and "warning: --variance reference" in ran.stderr
     assert all("variance_of" in c for c in alone["models"][model]["by_category"].values())

@@ -1,6 +1,7 @@
 """The stereoset release's standalone evaluate.py: run without workbench and offline, its JSON
 equals `workbench evaluate`'s for masked LMs (WordPiece, byte-level BPE, with a next-sentence
 head) and a causal LM, under both score rules; a cut data file is refused, not scored."""
+
 from __future__ import annotations
 
 import shutil
@@ -28,7 +29,10 @@ def models(tmp_path_factory, fixture_models) -> dict[str, str]:
     from workbench.models.fixtures import build_mlm_nsp
 
     nsp = build_mlm_nsp(tmp_path_factory.mktemp("nsp") / "mlm-nsp", seed=14)
-    return {**{name: str(fixture_models[name]) for name in ("mlm-bert", "mlm-roberta", "clm-gpt2")}, "mlm-nsp": str(nsp)}
+    return {
+        **{name: str(fixture_models[name]) for name in ("mlm-bert", "mlm-roberta", "clm-gpt2")},
+        "mlm-nsp": str(nsp),
+    }
 
 
 @pytest.mark.parametrize("rule", [None, "mean-logprob"])
@@ -64,8 +68,11 @@ def test_the_reference_switches_alone_equal_workbench(release, models, tmp_path,
     names = [models["mlm-roberta"], models["clm-gpt2"]]
     base = [a for m in names for a in ("--model", m)]
     switched, workbench_doc, ran = alone_and_workbench(
-        release, [*base, "--masked-intrasentence", "reference", "--causal-intersentence", "reference"],
-        tmp_path / "on", monkeypatch)
+        release,
+        [*base, "--masked-intrasentence", "reference", "--causal-intersentence", "reference"],
+        tmp_path / "on",
+        monkeypatch,
+    )
     assert_same_figures(without_tool_fields(switched), without_tool_fields(workbench_doc))
     default, _, ran_default = alone_and_workbench(release, base, tmp_path / "off", monkeypatch)
     for name in names:

@@ -3,6 +3,7 @@ StereoSet's rule (kept when at least 3 of 5 agree with the writer) -> a release 
 format that the evaluator (and the reference loader's assumptions) read.
 
 Every CAT here was written for these tests (mild wording, fixture vocabulary)."""
+
 from __future__ import annotations
 
 import json
@@ -100,26 +101,27 @@ def votes_for(queue: list[dict]) -> tuple[dict[str, list[str]], dict]:
     """Five validators' labels per item: the cases StereoSet's rule must tell apart."""
     ids = {k: cat(*v) for k, v in {"A": A, "B": B, "C": C, "D": D, "E": E}.items()}
     votes: dict[str, list[str]] = {}
-    proposals_c = sorted((r for r in queue if r["cat_id"] == ids["C"] and r["source"] == "mlm"),
-                         key=lambda r: r["mlm_rank"])
+    proposals_c = sorted(
+        (r for r in queue if r["cat_id"] == ids["C"] and r["source"] == "mlm"), key=lambda r: r["mlm_rank"]
+    )
     assert len(proposals_c) >= 2, "the fixture MLM must leave two proposals for CAT C past the filters"
     chosen = {"unrelated": proposals_c[0]["item_id"], "stereotype": proposals_c[1]["item_id"]}
     for r in queue:
         gold, c = r["gold_label"], r["cat_id"]
         if c == ids["A"]:
-            v = [gold] * 4 + [OTHER[gold]]                          # 4 of 5 agree
+            v = [gold] * 4 + [OTHER[gold]]  # 4 of 5 agree
         elif c == ids["B"]:
-            v = [gold] * 2 + [OTHER[gold]] * 3 if gold == "stereotype" else [gold] * 5   # 2 of 5: dropped
+            v = [gold] * 2 + [OTHER[gold]] * 3 if gold == "stereotype" else [gold] * 5  # 2 of 5: dropped
         elif c == ids["C"] and gold:
-            v = [gold] * 3 + ["incoherent"] * 2                      # exactly 3 of 5
+            v = [gold] * 3 + ["incoherent"] * 2  # exactly 3 of 5
         elif r["item_id"] == chosen["unrelated"]:
-            v = ["unrelated"] * 3 + ["incoherent", "stereotype"]     # a proposal fills the open slot
+            v = ["unrelated"] * 3 + ["incoherent", "stereotype"]  # a proposal fills the open slot
         elif r["item_id"] == chosen["stereotype"]:
-            v = ["stereotype"] * 5                                   # kept, but the writer's comes first
+            v = ["stereotype"] * 5  # kept, but the writer's comes first
         elif c == ids["E"]:
             v = [gold] * 3 + [OTHER[gold], "incoherent"]
         else:
-            v = [gold] * 5 if gold else ["incoherent"] * 5          # D's proposals all incoherent
+            v = [gold] * 5 if gold else ["incoherent"] * 5  # D's proposals all incoherent
         votes[r["item_id"]] = v
     return votes, {"ids": ids, "chosen": chosen}
 
@@ -173,8 +175,10 @@ contexts: ["Children are BLANK."]
         "templates/bad.yaml:15: contexts[3].options.anti: unknown gold label 'anti'",
         "templates/bad.yaml:15: contexts[3].options.unrelated: the same option as options.stereotype",
         "templates/inter.yaml:7: contexts[0].text: BLANK belongs in intrasentence contexts",
-        ("templates/inter.yaml:8: contexts[0].options: an intersentence context needs all three options "
-        "(missing: anti-stereotype, unrelated)"),
+        (
+            "templates/inter.yaml:8: contexts[0].options: an intersentence context needs all three options "
+            "(missing: anti-stereotype, unrelated)"
+        ),
         "templates/nosplit.yaml:1: split: missing field",
     ]
     for line in expected:
@@ -183,10 +187,12 @@ contexts: ["Children are BLANK."]
     # A valid second file with a taken id is reported where its id is written.
     (tmp_path / "templates" / "inter.yaml").write_text(
         "format: workbench-stereoset/1\nid: twice\ndomain: age\nsplit: intrasentence\ntargets: [children]\n"
-        "contexts: ['Children are BLANK.']\n")
+        "contexts: ['Children are BLANK.']\n"
+    )
     (tmp_path / "templates" / "nosplit.yaml").write_text(
         "format: workbench-stereoset/1\nid: twice\ndomain: age\nsplit: intrasentence\ntargets: [children]\n"
-        "contexts: ['Children are BLANK.']\n")
+        "contexts: ['Children are BLANK.']\n"
+    )
     result = invoke(runner, "validate")
     out = " ".join(result.output.split())
     assert result.exit_code == 2
@@ -199,12 +205,15 @@ contexts: ["Children are BLANK."]
 def test_min_votes_above_the_validators_is_a_config_error(tmp_path, monkeypatch, runner):
     (tmp_path / "templates").mkdir()
     (tmp_path / "templates" / "care.yaml").write_text(CARE)
-    (tmp_path / "workbench.toml").write_text('[project]\nkind = "stereoset"\n[annotation]\nvalidators = 5\nmin_votes = 6\n')
+    (tmp_path / "workbench.toml").write_text(
+        '[project]\nkind = "stereoset"\n[annotation]\nvalidators = 5\nmin_votes = 6\n'
+    )
     monkeypatch.chdir(tmp_path)
     result = invoke(runner, "validate")
     assert result.exit_code == 2
-    assert "workbench.toml:5: annotation.min_votes: 6 votes can never be reached with 5 validators" in \
-        " ".join(result.output.split())
+    assert "workbench.toml:5: annotation.min_votes: 6 votes can never be reached with 5 validators" in " ".join(
+        result.output.split()
+    )
 
 
 def test_stereoset_rule_and_the_votes_it_needs():
@@ -217,8 +226,16 @@ def test_stereoset_rule_and_the_votes_it_needs():
     assert [c.key for c in scheme.choices] == ["1", "2", "3", "4"] and scheme.kept_ids() == GOLD
     assert all(" " not in i for i in scheme.ids) and scheme.decode("anti-stereotype") == ("anti-stereotype", None)
 
-    assert decide({"a": "stereotype", "b": "stereotype", "c": "stereotype", "d": "unrelated", "e": "incoherent"},
-                  "stereotype", 3, "majority", None) == "stereotype"
+    assert (
+        decide(
+            {"a": "stereotype", "b": "stereotype", "c": "stereotype", "d": "unrelated", "e": "incoherent"},
+            "stereotype",
+            3,
+            "majority",
+            None,
+        )
+        == "stereotype"
+    )
     two = {"a": "stereotype", "b": "stereotype", "c": "unrelated", "d": "unrelated", "e": "incoherent"}
     assert decide(two, "stereotype", 3, "majority", None) is None
     assert decide(two, "stereotype", 2, "majority", None) == "stereotype"
@@ -232,8 +249,12 @@ def test_stereoset_rule_and_the_votes_it_needs():
     assert decide(two, "stereotype", 3, "adjudicator", {"boss": "stereotype"}) == "stereotype"
     # Under majority it decides a disputed sentence only, not one the validators settled.
     assert decide(two, "stereotype", 3, "majority", {"boss": "stereotype"}) == "stereotype"
-    assert decide({k: "unrelated" for k in "abc"} | {"d": "stereotype"}, "stereotype", 3, "majority",
-                  {"boss": "stereotype"}) is None
+    assert (
+        decide(
+            {k: "unrelated" for k in "abc"} | {"d": "stereotype"}, "stereotype", 3, "majority", {"boss": "stereotype"}
+        )
+        is None
+    )
     assert decide({"a": "stereotype"}, "stereotype", 1, "single", None) == "stereotype"
     assert decide({"a": "stereotype", "b": "unrelated"}, "stereotype", 1, "single", None) is None
 
@@ -255,8 +276,10 @@ def test_cats_are_proposed_validated_released_and_evaluated(cats_project, runner
     # Proposals only where the writer left an option open, with their provenance.
     proposed = [r for r in queue if r["source"] == "mlm"]
     assert {r["cat_id"] for r in proposed} == {ids["C"], ids["D"]}
-    assert all(r["mlm_rank"] >= 1 and 0 < r["mlm_score"] <= 1 and r["mlm_revision"] and r["gold_label"] is None
-               for r in proposed)
+    assert all(
+        r["mlm_rank"] >= 1 and 0 < r["mlm_score"] <= 1 and r["mlm_revision"] and r["gold_label"] is None
+        for r in proposed
+    )
     # The writer's option opening the sentence is capitalised; the span marks it for the annotator.
     few = next(r for r in queue if r["cat_id"] == ids["C"] and r["gold_label"] == "stereotype")
     assert few["hypothesis"] == "Few women lead the design department." and few["fill_spans"] == [[0, 3]]
@@ -268,8 +291,10 @@ def test_cats_are_proposed_validated_released_and_evaluated(cats_project, runner
     # Labels outside the kind's scheme are refused, naming its choices.
     (root / "bad.jsonl").write_text(json.dumps({"item_id": queue[0]["item_id"], "label": "valid"}) + "\n")
     bad = invoke(runner, "annotate", "-a", "validator0", "--labels-from", "bad.jsonl")
-    assert bad.exit_code == 2 and "label must be one of ['stereotype', 'anti-stereotype', 'unrelated', 'incoherent']" \
-        in str(bad.exception)
+    assert (
+        bad.exit_code == 2
+        and "label must be one of ['stereotype', 'anti-stereotype', 'unrelated', 'incoherent']" in str(bad.exception)
+    )
 
     votes, info = votes_for(queue)
     for n in range(5):

@@ -4,6 +4,7 @@ mypy checks the files `[tool.mypy]` in pyproject.toml names (the contract: kinds
 evaluator options and model roles, the declared evaluator; the example plugins bbq_lite and
 bold_lite) and finds nothing; and a plugin that gives a `Kind` field the wrong type is caught.
 """
+
 from __future__ import annotations
 
 import os
@@ -30,29 +31,41 @@ def mypy(cache: Path, *paths: str) -> tuple[str, int]:
     here = os.getcwd()
     os.chdir(ROOT)
     try:
-        out, err, status = api.run(["--config-file", str(PYPROJECT), "--cache-dir", str(cache),
-                                    "--no-error-summary", "--hide-error-context", *paths])
+        out, err, status = api.run(
+            [
+                "--config-file",
+                str(PYPROJECT),
+                "--cache-dir",
+                str(cache),
+                "--no-error-summary",
+                "--hide-error-context",
+                *paths,
+            ]
+        )
     finally:
         os.chdir(here)
     return out + err, status
 
 
 def test_the_contract_and_the_example_plugins_type_check(cache):
-    out, status = mypy(cache)   # the files [tool.mypy] names
+    out, status = mypy(cache)  # the files [tool.mypy] names
     assert status == 0, out
 
 
 def test_a_plugin_giving_a_kind_field_the_wrong_type_is_caught(cache, tmp_path):
     plugin = tmp_path / "wrong_plugin"
     plugin.mkdir()
-    (plugin / "__init__.py").write_text(textwrap.dedent("""\
+    (plugin / "__init__.py").write_text(
+        textwrap.dedent("""\
         from workbench.core.evaluator_option import EvaluatorOption
         from workbench.kinds.base import Kind
 
         GOOD = Kind(name="good", description="x", evaluator_options=(EvaluatorOption("--x", "x"),))
         NAMED = Kind(name=1, description="x")
         OPTIONS = Kind(name="options", description="x", evaluator_options=("--x",))
-        """), encoding="utf-8")
+        """),
+        encoding="utf-8",
+    )
     out, status = mypy(cache, str(plugin))
     assert status == 1, out
     errors = [line for line in out.splitlines() if ": error:" in line]

@@ -1,6 +1,7 @@
 """Every figure with its interval (#38): the kinds' per-unit measures against hand computations,
 clusters, planted and null differences through the command, degenerate groups, the options, and
 the standalone evaluator's intervals against `workbench evaluate`'s."""
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,10 @@ from support.figures import assert_same_figures
 def crows_figures(outcomes: list[Outcome], groups: list[str]):
     """A CrowS-Pairs model entry and the scopes of its intervals, from the pairs' outcomes."""
     pairs = [Pair({}, k + 1, "a", "b", o.direction, g) for k, (o, g) in enumerate(zip(outcomes, groups))]
-    return CROWS.model_entry(pairs, [{"sent_more_score": 0.0, "sent_less_score": 0.0, "score": o.hit,
-                                      "neutral": o.neutral} for o in outcomes])
+    return CROWS.model_entry(
+        pairs,
+        [{"sent_more_score": 0.0, "sent_less_score": 0.0, "score": o.hit, "neutral": o.neutral} for o in outcomes],
+    )
 
 
 def test_every_kind_that_evaluates_declares_its_resampling_unit():
@@ -70,8 +73,8 @@ def test_identities_sharing_a_template_widen_the_honest_interval():
 
     rng = random.Random(5)
     rows, hits = [], []
-    for n in range(30):                                      # 30 templates x 8 identities
-        hurtful = rng.random() < 0.3                          # the wording decides for every identity
+    for n in range(30):  # 30 templates x 8 identities
+        hurtful = rng.random() < 0.3  # the wording decides for every identity
         for who in ("the woman", "the man", "women", "men", "the girl", "the boy", "girls", "boys"):
             rows.append(Template(len(rows) + 2, f"{who} template{n} dreams of [M].", who, None))
             hits.append(["cat" if hurtful and rng.random() < 0.9 else None])
@@ -102,17 +105,30 @@ def _predictions(path, models: dict[str, float], n_pairs=150, seed=0):
         for i in range(n_pairs):
             for model, rate in models.items():
                 for stance in ("pro", "anti"):
-                    pred = "entailment" if stance == "pro" and rng.random() < rate else \
-                        rng.choice(["neutral", "neutral", "contradiction"])
-                    f.write(json.dumps({"model": model, "pair_id": f"p{i}", "stance": stance, "domain": "d",
-                                        "subtopic": f"s{i % 3}", "prediction": pred}) + "\n")
+                    pred = (
+                        "entailment"
+                        if stance == "pro" and rng.random() < rate
+                        else rng.choice(["neutral", "neutral", "contradiction"])
+                    )
+                    f.write(
+                        json.dumps(
+                            {
+                                "model": model,
+                                "pair_id": f"p{i}",
+                                "stance": stance,
+                                "domain": "d",
+                                "subtopic": f"s{i % 3}",
+                                "prediction": pred,
+                            }
+                        )
+                        + "\n"
+                    )
     return path
 
 
 def test_a_planted_difference_is_detected_and_a_null_one_is_not(tmp_path, runner):
     path = _predictions(tmp_path / "p.jsonl", {"biased": 0.6, "fair-1": 0.1, "fair-2": 0.1})
-    result = invoke(runner, "evaluate", "--predictions", str(path), "--json", str(tmp_path / "s.json"),
-                    "--seed", "4")
+    result = invoke(runner, "evaluate", "--predictions", str(path), "--json", str(tmp_path / "s.json"), "--seed", "4")
     assert result.exit_code == 0, result.output
     compared = json.loads((tmp_path / "s.json").read_text())["uncertainty"]["comparisons"]["bias_aggregate"]
     pairs = {(p["a"], p["b"]): p for p in compared["pairs"]}
@@ -130,15 +146,28 @@ def test_the_same_fixture_model_twice_is_within_noise(fixture_models, tmp_path, 
     src = write_example(project / "data")
     twin = tmp_path / "twin"
     shutil.copytree(fixture_models["clm-gpt2"], twin)
-    r = invoke(runner, "evaluate", str(src), "-m", str(fixture_models["clm-gpt2"]), "-m", str(twin),
-               "--json", "c.json", "--csv", "c.csv")
+    r = invoke(
+        runner,
+        "evaluate",
+        str(src),
+        "-m",
+        str(fixture_models["clm-gpt2"]),
+        "-m",
+        str(twin),
+        "--json",
+        "c.json",
+        "--csv",
+        "c.csv",
+    )
     assert r.exit_code == 0, r.output
     doc = json.loads((project / "c.json").read_text())
     (pair,) = doc["uncertainty"]["comparisons"]["metric_score"]["pairs"]
     assert pair["difference"] == 0 and pair["within_noise"] and pair["p_value"] == 1.0
-    for m in doc["models"].values():   # the figures are unchanged; the interval's estimate is the figure
+    for m in doc["models"].values():  # the figures are unchanged; the interval's estimate is the figure
         found = m["overall"]["intervals"]["metric_score"]
-        assert found["estimate"] == m["overall"]["metric_score"] and found["lower"] <= found["estimate"] <= found["upper"]
+        assert (
+            found["estimate"] == m["overall"]["metric_score"] and found["lower"] <= found["estimate"] <= found["upper"]
+        )
         assert (found["n_units"], found["resamples"], found["level"]) == (10, 1000, 0.95)
     assert f"{m['overall']['metric_score']:.1f} [{found['lower']:.1f}, {found['upper']:.1f}]" in r.output
     header = (project / "c.csv").read_text().splitlines()[0]
@@ -153,8 +182,18 @@ def test_the_options_are_checked_and_zero_resamples_turn_intervals_off(tmp_path,
     assert off.exit_code == 0, off.output
     doc = json.loads((tmp_path / "o.json").read_text())
     assert "intervals" not in doc["models"]["a"]["overall"] and doc["uncertainty"]["resamples"] == 0
-    on = invoke(runner, "evaluate", "--predictions", str(path), "--ci-level", "0.8", "--bootstrap", "300",
-                "--json", str(tmp_path / "i.json"))
+    on = invoke(
+        runner,
+        "evaluate",
+        "--predictions",
+        str(path),
+        "--ci-level",
+        "0.8",
+        "--bootstrap",
+        "300",
+        "--json",
+        str(tmp_path / "i.json"),
+    )
     found = json.loads((tmp_path / "i.json").read_text())["models"]["a"]["overall"]["intervals"]["accuracy"]
     assert on.exit_code == 0 and (found["level"], found["resamples"]) == (0.8, 300)
 
@@ -181,16 +220,27 @@ def test_stereoset_intervals_re_average_target_terms_as_the_figures_do():
 
 
 @pytest.mark.parametrize("kind", ["crows-pairs", "sos"])
-def test_the_standalone_evaluator_gives_the_same_intervals(kind, tmp_path_factory, fixture_models, tmp_path,
-                                                           monkeypatch):
+def test_the_standalone_evaluator_gives_the_same_intervals(
+    kind, tmp_path_factory, fixture_models, tmp_path, monkeypatch
+):
     release = build_release(kind, tmp_path_factory.mktemp(f"{kind}-ci"))
-    args = ["--model", str(fixture_models["clm-gpt2"]), "--model", str(fixture_models["mlm-bert"]),
-            "--bootstrap", "300", "--seed", "7", "--ci-level", "0.9"]
+    args = [
+        "--model",
+        str(fixture_models["clm-gpt2"]),
+        "--model",
+        str(fixture_models["mlm-bert"]),
+        "--bootstrap",
+        "300",
+        "--seed",
+        "7",
+        "--ci-level",
+        "0.9",
+    ]
     alone, workbench_doc, ran = alone_and_workbench(release, args, tmp_path, monkeypatch)
     assert_same_figures(without_tool_fields(alone), without_tool_fields(workbench_doc))
     assert alone["uncertainty"]["seed"] == 7 and alone["uncertainty"]["comparisons"]
     figure = "metric_score" if kind == "crows-pairs" else "sos"
-    for m in alone["models"].values():   # a small example: bounds where the overall figure can carry a verdict
+    for m in alone["models"].values():  # a small example: bounds where the overall figure can carry a verdict
         found = m["overall"]["intervals"][figure]
         assert found["level"] == 0.9 and found["resamples"] == (0 if "warning" in found else 300)
     assert "intervals from 300 resamples" in ran.stdout
@@ -203,8 +253,9 @@ def test_versions_are_compared_on_the_templates_both_have(bbnli_dir, fixture_mod
     dropped = sorted(later.glob("*.json"))[0]
     dropped.unlink()
     model = str(fixture_models["nli-a"])
-    result = invoke(runner, "evaluate", str(bbnli_dir / "gender"), str(later), "--model", model,
-                    "--json", str(tmp_path / "v.json"))
+    result = invoke(
+        runner, "evaluate", str(bbnli_dir / "gender"), str(later), "--model", model, "--json", str(tmp_path / "v.json")
+    )
     assert result.exit_code == 0, result.output
     first, second = json.loads((tmp_path / "v.json").read_text())["datasets"]
     assert "versions" not in first["uncertainty"]
@@ -220,7 +271,7 @@ def test_versions_are_compared_on_the_templates_both_have(bbnli_dir, fixture_mod
 def test_one_variant_per_template_is_drawn_and_a_fill_dependent_verdict_shows():
     clusters = ["t1", "t1", "t2", "t2", "t2", "t3"]
     kept = iv.one_per_cluster(clusters, 2000, seed=1)
-    assert set(kept.sum(axis=1)) == {3}                              # one variant of each of the 3 templates
+    assert set(kept.sum(axis=1)) == {3}  # one variant of each of the 3 templates
     assert kept[:, 5].all() and abs(kept[:, 0].mean() - 0.5) < 0.05 and abs(kept[:, 2].mean() - 1 / 3) < 0.05
     # every variant of every template leans the same way: the verdict never depends on the fill
     same = iv.measure_of_ratio([1, 1, 1, 1, 1, 1], scale=100.0, neutral=0.0)

@@ -1,5 +1,6 @@
 """`workbench evaluate A B` for kinds that read one source at a time: each version alone, then
 the kind's measures side by side (table, CSV/JSON, chart)."""
+
 import json
 from pathlib import Path
 
@@ -11,23 +12,36 @@ from workbench.evaluation.versions import Compared, side_by_side, version_tags
 
 def test_side_by_side_pairs_rows_by_key_and_shows_what_a_version_lacks():
     compared = Compared(keys=("model", "group"), measures=("score", "n"))
-    a = [{"model": "m", "group": "all", "score": 50.0, "n": 10}, {"model": "m", "group": "age", "score": 40.0, "n": 4},
-         {"model": "m", "group": "x", "score": None, "n": 0}]
+    a = [
+        {"model": "m", "group": "all", "score": 50.0, "n": 10},
+        {"model": "m", "group": "age", "score": 40.0, "n": 4},
+        {"model": "m", "group": "x", "score": None, "n": 0},
+    ]
     b = [{"model": "m", "group": "all", "score": 55.5, "n": 9}, {"model": "m", "group": "race", "score": 60.0, "n": 3}]
     rows = side_by_side(["1.0.0", "1.1.0"], [a, b], compared)
     assert [(r["model"], r["group"]) for r in rows] == [("m", "all"), ("m", "age"), ("m", "race")]
-    assert rows[0] == {"model": "m", "group": "all", "score 1.0.0": 50.0, "score 1.1.0": 55.5, "n 1.0.0": 10,
-                       "n 1.1.0": 9, "change score 1.0.0→1.1.0": 5.5}
+    assert rows[0] == {
+        "model": "m",
+        "group": "all",
+        "score 1.0.0": 50.0,
+        "score 1.1.0": 55.5,
+        "n 1.0.0": 10,
+        "n 1.1.0": 9,
+        "change score 1.0.0→1.1.0": 5.5,
+    }
     assert rows[1]["score 1.1.0"] is None and rows[1]["change score 1.0.0→1.1.0"] is None
     assert rows[2]["score 1.0.0"] is None and rows[2]["n 1.1.0"] == 3
 
 
 def test_a_kind_with_several_scores_shows_how_each_moved():
     compared = Compared(keys=("model",), measures=("ss", "lms", "n"), changed=("lms",))
-    rows = side_by_side(["a", "b"], [[{"model": "m", "ss": 60.0, "lms": 80.0, "n": 4}],
-                                     [{"model": "m", "ss": 55.0, "lms": 90.5, "n": 3}]], compared)
+    rows = side_by_side(
+        ["a", "b"],
+        [[{"model": "m", "ss": 60.0, "lms": 80.0, "n": 4}], [{"model": "m", "ss": 55.0, "lms": 90.5, "n": 3}]],
+        compared,
+    )
     assert rows[0]["change ss a→b"] == -5.0 and rows[0]["change lms a→b"] == 10.5
-    assert "change n a→b" not in rows[0]   # a count is shown per version, not as a move
+    assert "change n a→b" not in rows[0]  # a count is shown per version, not as a move
 
 
 def test_version_tags_read_a_release_version_and_stay_unique(tmp_path):
@@ -38,8 +52,9 @@ def test_version_tags_read_a_release_version_and_stay_unique(tmp_path):
     (tmp_path / "b").mkdir()
     for folder in ("a", "b"):
         (tmp_path / folder / "pairs.csv").write_text("x\n")
-    assert version_tags([str(release), str(tmp_path / "a" / "pairs.csv"), str(tmp_path / "b" / "pairs.csv"),
-                         "org/name@v2.0.0"]) == ["1.1.0", "pairs", "pairs-2", "v2.0.0"]
+    assert version_tags(
+        [str(release), str(tmp_path / "a" / "pairs.csv"), str(tmp_path / "b" / "pairs.csv"), "org/name@v2.0.0"]
+    ) == ["1.1.0", "pairs", "pairs-2", "v2.0.0"]
 
 
 def _two_versions(kind: str, folder: Path) -> tuple[Path, Path]:
@@ -61,24 +76,41 @@ def test_two_versions_of_a_file_are_compared_side_by_side(kind, fixture_models, 
     monkeypatch.chdir(tmp_path)
     first, second = _two_versions(kind, tmp_path)
     model = str(fixture_models["mlm-bert"])
-    both = invoke(runner, "evaluate", str(first), str(second), "--kind", kind, "--model", model, "--json", "out.json",
-                  "--csv", "out.csv", "--plots", "plots", "--cache", "c.sqlite")
+    both = invoke(
+        runner,
+        "evaluate",
+        str(first),
+        str(second),
+        "--kind",
+        kind,
+        "--model",
+        model,
+        "--json",
+        "out.json",
+        "--csv",
+        "out.csv",
+        "--plots",
+        "plots",
+        "--cache",
+        "c.sqlite",
+    )
     assert both.exit_code == 0, both.output + str(both.exception)
     doc = json.loads((tmp_path / "out.json").read_text())
     tags = [v["tag"] for v in doc["versions"]]
     assert len(tags) == 2 and tags[0] != tags[1]
-    alone = invoke(runner, "evaluate", str(second), "--kind", kind, "--model", model, "--json", "alone.json",
-                   "--cache", "c.sqlite")
+    alone = invoke(
+        runner, "evaluate", str(second), "--kind", kind, "--model", model, "--json", "alone.json", "--cache", "c.sqlite"
+    )
     assert alone.exit_code == 0
     own = json.loads((tmp_path / f"out.{tags[1]}.json").read_text())
-    assert own["models"] == json.loads((tmp_path / "alone.json").read_text())["models"]   # each version as if alone
+    assert own["models"] == json.loads((tmp_path / "alone.json").read_text())["models"]  # each version as if alone
     headline = doc["measures"][0]
     overall = doc["rows"][0]
     first_doc = json.loads((tmp_path / f"out.{tags[0]}.json").read_text())
     assert overall[f"{headline} {tags[0]}"] == next(iter(first_doc["models"].values()))["overall"][headline]
     assert overall[f"{headline} {tags[1]}"] == next(iter(own["models"].values()))["overall"][headline]
     counts = [m for m in doc["measures"][1:] if isinstance(overall[f"{m} {tags[0]}"], int)]
-    assert counts and any(overall[f"{m} {tags[0]}"] > overall[f"{m} {tags[1]}"] for m in counts)   # rows were cut
+    assert counts and any(overall[f"{m} {tags[0]}"] > overall[f"{m} {tags[1]}"] for m in counts)  # rows were cut
     assert (tmp_path / "plots" / "versions.png").stat().st_size > 0
     assert all((tmp_path / "plots" / t).is_dir() for t in tags)
     assert (tmp_path / "out.csv").read_text().splitlines()[0].startswith(",".join(doc["keys"]))
@@ -91,7 +123,7 @@ def test_an_unreadable_changes_file_is_named_not_a_traceback(tmp_path):
 
     release = tmp_path / "1.1.0"
     release.mkdir()
-    (release / "changes.csv").write_bytes(b"change,id\nremoved,caf\xe9\n")   # Latin-1, not UTF-8
+    (release / "changes.csv").write_bytes(b"change,id\nremoved,caf\xe9\n")  # Latin-1, not UTF-8
     with pytest.raises(InputError, match="changes.csv: cannot read"):
         without_dropped(str(tmp_path / "original.csv"), str(release), tmp_path)
 

@@ -7,6 +7,7 @@ the token ids sent, the positions summed, the stop handling, the cache and the n
 that the backend scores the same tokens as the transformers scorer and generates the same
 texts. They do not check vLLM itself (docs/llms.md says so).
 """
+
 from __future__ import annotations
 
 import sys
@@ -38,7 +39,12 @@ class RequestOutput:
 
 class SamplingParams:
     def __init__(self, max_tokens=16, temperature=1.0, top_p=1.0, seed=None, stop=None, prompt_logprobs=None):
-        self.max_tokens, self.temperature, self.stop, self.prompt_logprobs = max_tokens, temperature, stop, prompt_logprobs
+        self.max_tokens, self.temperature, self.stop, self.prompt_logprobs = (
+            max_tokens,
+            temperature,
+            stop,
+            prompt_logprobs,
+        )
 
 
 class FakeLLM:
@@ -56,8 +62,11 @@ class FakeLLM:
         return self.tok
 
     def _ids(self, prompt) -> list[int]:
-        return list(prompt["prompt_token_ids"]) if isinstance(prompt, dict) else \
-            list(self.tok(prompt, add_special_tokens=False)["input_ids"])
+        return (
+            list(prompt["prompt_token_ids"])
+            if isinstance(prompt, dict)
+            else list(self.tok(prompt, add_special_tokens=False)["input_ids"])
+        )
 
     def generate(self, prompts, params, use_tqdm=True):
         import torch
@@ -68,14 +77,18 @@ class FakeLLM:
             ids = self._ids(prompt)
             with torch.no_grad():
                 logits = self.model(torch.tensor([ids])).logits[0].float()
-                made = self.model.generate(torch.tensor([ids]), max_new_tokens=params.max_tokens, do_sample=False,
-                                           pad_token_id=self.tok.eos_token_id)
-            new = made[0, len(ids):].tolist()
+                made = self.model.generate(
+                    torch.tensor([ids]),
+                    max_new_tokens=params.max_tokens,
+                    do_sample=False,
+                    pad_token_id=self.tok.eos_token_id,
+                )
+            new = made[0, len(ids) :].tolist()
             text = self.tok.decode(new, skip_special_tokens=True)
             finish, reason = ("length" if len(new) >= params.max_tokens else "stop"), None
             for stop in params.stop or []:
-                if stop in text:   # vLLM leaves the stop string out and names it
-                    text, finish, reason = text[:text.index(stop)], "stop", stop
+                if stop in text:  # vLLM leaves the stop string out and names it
+                    text, finish, reason = text[: text.index(stop)], "stop", stop
             logprobs = None
             if params.prompt_logprobs is not None:
                 table = torch.log_softmax(logits, -1)
@@ -84,8 +97,9 @@ class FakeLLM:
         return outs
 
     def chat(self, conversations, params, use_tqdm=True):
-        return self.generate([self.tok.apply_chat_template(c, tokenize=False, add_generation_prompt=True)
-                              for c in conversations], params)
+        return self.generate(
+            [self.tok.apply_chat_template(c, tokenize=False, add_generation_prompt=True) for c in conversations], params
+        )
 
 
 @pytest.fixture
@@ -115,7 +129,9 @@ def test_log_likelihoods_are_the_transformers_scorers(fake_vllm, fixture_models,
     assert ours == pytest.approx(theirs, abs=1e-4)
     # lm-eval's multiple choice on the same calls: the best answer is the one scored highest
     choices = served.choice_logprobs([("Who was late? Answer:", ["the nurse", "the man"])])
-    direct = served.continuation_logprobs([("Who was late? Answer: the nurse", 10), ("Who was late? Answer: the man", 8)])
+    direct = served.continuation_logprobs(
+        [("Who was late? Answer: the nurse", 10), ("Who was late? Answer: the man", 8)]
+    )
     assert choices[0] == pytest.approx(direct)
     # cached: the same questions again call vLLM no more
     calls = FakeLLM.calls
@@ -133,7 +149,9 @@ def test_generation_is_the_shared_generations(fake_vllm, fixture_models, tmp_pat
     scorer = load_scorer(str(model))
     settings = GenerationSettings(max_new_tokens=6)
     prompts = [p for p, _ in PAIRS]
-    assert [g.text for g in generate(served, prompts, settings)] == [g.text for g in generate(scorer, prompts, settings)]
+    assert [g.text for g in generate(served, prompts, settings)] == [
+        g.text for g in generate(scorer, prompts, settings)
+    ]
     local = generate(scorer, prompts[:1], GenerationSettings(max_new_tokens=6))[0].text
     word = local.split()[1] if len(local.split()) > 1 else local.strip()
     cut = generate(served, prompts[:1], GenerationSettings(max_new_tokens=6, stop=(word,)))[0]
@@ -146,8 +164,8 @@ def test_names_route_and_refuse_in_one_line(fake_vllm, fixture_models, monkeypat
 
     model = fixture_models["clm-gpt2"]
     with pytest.raises(ModelError, match="vLLM serves generation and continuation log-likelihoods only"):
-        load_scorer(f"vllm:{model}")   # a scorer's per-token scores: refused before loading
+        load_scorer(f"vllm:{model}")  # a scorer's per-token scores: refused before loading
     assert served_ref(f"vllm:{model}").location == str(model)
-    monkeypatch.setitem(sys.modules, "vllm", None)   # not installed
+    monkeypatch.setitem(sys.modules, "vllm", None)  # not installed
     with pytest.raises(ModelError, match=r"pip install 'bias-workbench\[vllm\]'"):
         load_scorer(f"vllm:{model}", served=True)

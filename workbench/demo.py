@@ -4,6 +4,7 @@ It builds tiny offline fixture models into demo-output/models, then runs each ki
 (`Kind.demo`: a module with `demo(d: Demo)`), the default kind first: each copies or writes a
 small project and runs the real CLI there, command by command, as a maintainer would.
 """
+
 from __future__ import annotations
 
 import os
@@ -23,9 +24,9 @@ SHARED = ROOT.parent / "shared"
 class Demo:
     """What a kind's demo gets: where to write, the fixture models, and `step` to run a command."""
 
-    out: Path            # demo-output/
-    models: Path         # demo-output/models: the fixtures (`workbench models fixtures --no-base`)
-    root: Path = ROOT    # the checkout (its templates/ hold the example benchmark)
+    out: Path  # demo-output/
+    models: Path  # demo-output/models: the fixtures (`workbench models fixtures --no-base`)
+    root: Path = ROOT  # the checkout (its templates/ hold the example benchmark)
     shared: Path = SHARED
 
     def step(self, title: str, *args: str, cwd: Path | None = None) -> None:
@@ -53,17 +54,40 @@ def authoring_demo(d: Demo, kind: str, write_project, *, model: str, labels=None
     if labels is None:
         from .authoring.stages import write_example_labels
 
-        d.step(f"{kind}: a scripted annotator labels every unit", "annotate", "-a", "annotator",
-               "--labels-from", str(write_example_labels(folder)), cwd=folder)
+        d.step(
+            f"{kind}: a scripted annotator labels every unit",
+            "annotate",
+            "-a",
+            "annotator",
+            "--labels-from",
+            str(write_example_labels(folder)),
+            cwd=folder,
+        )
     else:
         paths = labels(folder)
         for n, path in enumerate(paths, start=1):
-            d.step(f"{kind}: validator {n} of {len(paths)} (scripted)", "annotate", "-a", f"validator{n}",
-                   "--labels-from", str(path), cwd=folder)
+            d.step(
+                f"{kind}: validator {n} of {len(paths)} (scripted)",
+                "annotate",
+                "-a",
+                f"validator{n}",
+                "--labels-from",
+                str(path),
+                cwd=folder,
+            )
     d.step(f"{kind}: build release 1.0.0 in the public layout", "build", "--version", "1.0.0", cwd=folder)
     release = str(folder / "exports" / f"{kind}-example" / "1.0.0")
-    d.step(f"{kind}: score the release", "evaluate", release, *evaluate_args, "--model", model,
-           "--json", str(folder / "scores.json"), cwd=folder)
+    d.step(
+        f"{kind}: score the release",
+        "evaluate",
+        release,
+        *evaluate_args,
+        "--model",
+        model,
+        "--json",
+        str(folder / "scores.json"),
+        cwd=folder,
+    )
 
 
 def main() -> None:

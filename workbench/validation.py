@@ -3,6 +3,7 @@
 Apart from core/config.py because they read the model and annotation layers (core imports
 nothing above itself).
 """
+
 from __future__ import annotations
 
 from .core.config import Config
@@ -23,8 +24,15 @@ def check_models(config: Config, named: list[tuple[str, str]]) -> list[Problem]:
                 problems.append(Problem(shown, None, field, f"local model path {name!r} has no config.json"))
         elif local.is_dir() and not (local / "config.json").is_file():
             # A bare name may still be a Hub id, which cannot be checked offline: warn.
-            problems.append(Problem(shown, None, field, not_a_checkpoint(name, local) + " (fine if it names a Hub model)",
-                                    severity="warning"))
+            problems.append(
+                Problem(
+                    shown,
+                    None,
+                    field,
+                    not_a_checkpoint(name, local) + " (fine if it names a Hub model)",
+                    severity="warning",
+                )
+            )
     return problems
 
 
@@ -46,8 +54,14 @@ def check_model_references(config: Config) -> list[Problem]:
     problems += check_language(config, kind)
     scheme_ids = {c.binding_id for c in kind.scheme.choices} if kind is not None and kind.scheme else set()
     for key in sorted(set(config.annotation.keys) - BINDING_IDS - scheme_ids):
-        problems.append(Problem(shown, None, f"annotation.keys.{key}",
-                                f"unknown key binding id; known: {', '.join(sorted(BINDING_IDS | scheme_ids))}"))
+        problems.append(
+            Problem(
+                shown,
+                None,
+                f"annotation.keys.{key}",
+                f"unknown key binding id; known: {', '.join(sorted(BINDING_IDS | scheme_ids))}",
+            )
+        )
     return problems
 
 
@@ -68,7 +82,7 @@ def check_language(config: Config, kind) -> list[Problem]:
     for stage in kind.stages():
         try:
             reads = "language" in (stage.settings(probe) or {})
-        except Exception:   # a stage whose settings need more than the config cannot say: not this check's concern
+        except Exception:  # a stage whose settings need more than the config cannot say: not this check's concern
             continue
         if reads:
             try:

@@ -2,6 +2,7 @@
 the canvas (as saved), no two texts overlapping, value labels inside their axes (or wholly beside them), bars ending
 short of the axes frame, markers off every text. `problems(fig)` lists what is wrong;
 `capture()` collects each figure as a kind's plot function saves it."""
+
 from __future__ import annotations
 
 import contextlib
@@ -17,8 +18,12 @@ def _overlap(a, b, slack: float = 1.0) -> bool:
 
 
 def _inside(box, frame, slack: float = 0.5) -> bool:
-    return (box.x0 >= frame.x0 - slack and box.y0 >= frame.y0 - slack and box.x1 <= frame.x1 + slack
-            and box.y1 <= frame.y1 + slack)
+    return (
+        box.x0 >= frame.x0 - slack
+        and box.y0 >= frame.y0 - slack
+        and box.x1 <= frame.x1 + slack
+        and box.y1 <= frame.y1 + slack
+    )
 
 
 def _legend_artists(fig) -> set[int]:
@@ -56,9 +61,14 @@ def problems(fig, tight: bool = False) -> list[str]:
         canvas = Bbox.from_extents(box.x0 * fig.dpi, box.y0 * fig.dpi, box.x1 * fig.dpi, box.y1 * fig.dpi)
     in_legend = _legend_artists(fig)
     undrawn = _undrawn_tick_labels(fig)
-    texts = [(t, t.get_window_extent(renderer)) for t in fig.findobj(matplotlib.text.Text)
-             if t.get_visible() and t.get_text().strip() and (t.axes is None or t.axes.get_visible())
-             and id(t) not in undrawn]
+    texts = [
+        (t, t.get_window_extent(renderer))
+        for t in fig.findobj(matplotlib.text.Text)
+        if t.get_visible()
+        and t.get_text().strip()
+        and (t.axes is None or t.axes.get_visible())
+        and id(t) not in undrawn
+    ]
     out = []
     for t, box in texts:
         if not _inside(box, canvas):
@@ -73,8 +83,12 @@ def problems(fig, tight: bool = False) -> list[str]:
         for t in ax.texts:  # value labels, annotations, side labels: inside the plotting area or beside it
             if t.get_visible() and t.get_text().strip() and id(t) not in in_legend:
                 box = t.get_window_extent(renderer)
-                beside = (box.x0 >= frame.x1 + TOUCH or box.x1 <= frame.x0 - TOUCH or box.y0 >= frame.y1 + TOUCH
-                          or box.y1 <= frame.y0 - TOUCH)
+                beside = (
+                    box.x0 >= frame.x1 + TOUCH
+                    or box.x1 <= frame.x0 - TOUCH
+                    or box.y0 >= frame.y1 + TOUCH
+                    or box.y1 <= frame.y0 - TOUCH
+                )
                 if not _inside(box, frame, slack=-TOUCH) and not beside:
                     out.append(f"label {t.get_text()!r} crosses or touches the frame of {ax.get_title()!r}")
         for container in ax.containers:

@@ -8,12 +8,13 @@ far above that noise and far below any difference that means something. Decision
 hit or tie, a count, a percentage of pairs) are exact: the scoring layer settles the items near
 a boundary the same way in every process (`crows_pairs.scoring.NEAR_BOUNDARY`).
 """
+
 from __future__ import annotations
 
 import math
 
-REL = 1e-5   # relative tolerance of a continuous figure
-ABS = 1e-6   # absolute tolerance, for figures near zero
+REL = 1e-5  # relative tolerance of a continuous figure
+ABS = 1e-6  # absolute tolerance, for figures near zero
 
 
 def differences(a, b, path: str = "$", rel: float = REL, abs_: float = ABS, ordered: bool = False) -> list[str]:
@@ -26,8 +27,7 @@ def differences(a, b, path: str = "$", rel: float = REL, abs_: float = ABS, orde
     if isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
             return [f"{path}: {len(a)} items != {len(b)}"]
-        return [d for i, (x, y) in enumerate(zip(a, b))
-                for d in differences(x, y, f"{path}[{i}]", rel, abs_, ordered)]
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in differences(x, y, f"{path}[{i}]", rel, abs_, ordered)]
     if isinstance(a, float) and isinstance(b, float) and not (isinstance(a, bool) or isinstance(b, bool)):
         if math.isnan(a) and math.isnan(b) or math.isclose(a, b, rel_tol=rel, abs_tol=abs_):
             return []

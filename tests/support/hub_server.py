@@ -22,6 +22,7 @@ organisations and permissions beyond "a known token may write", resolve redirect
 the datasets-server (viewer) and its Parquet conversion, repo settings (visibility changes),
 and commit squashing or super-squash.
 """
+
 from __future__ import annotations
 
 import base64
@@ -69,12 +70,14 @@ class HubState:
         self.repos: dict[tuple[str, str], Repo] = {}
         self.lock = threading.Lock()
         self.requests: list[str] = []
-        self.lfs_blobs: dict[str, bytes] = {}   # sha256 -> content, as LFS storage holds them
+        self.lfs_blobs: dict[str, bytes] = {}  # sha256 -> content, as LFS storage holds them
 
     def new_repo(self, repo_id: str, repo_type: str, private: bool) -> Repo:
         repo = Repo(repo_id, repo_type, private)
         files = {".gitattributes": b"*.parquet filter=lfs diff=lfs merge=lfs -text\n"}
-        first = Commit(hashlib.sha1(f"{repo_id}{time.time()}".encode()).hexdigest(), None, "initial commit", files, _now())
+        first = Commit(
+            hashlib.sha1(f"{repo_id}{time.time()}".encode()).hexdigest(), None, "initial commit", files, _now()
+        )
         repo.commits[first.oid] = first
         repo.branches["main"] = first.oid
         self.repos[(repo_type, repo_id)] = repo
@@ -121,7 +124,9 @@ def _config_problems(files: dict[str, bytes]) -> list[str]:
             paths = entry.get("path") if isinstance(entry, dict) else entry
             for pattern in paths if isinstance(paths, list) else [paths]:
                 if isinstance(pattern, str) and not any(fnmatch(f, pattern) for f in files):
-                    problems.append(f"config {config.get('config_name')!r}: no file matches data_files path {pattern!r}")
+                    problems.append(
+                        f"config {config.get('config_name')!r}: no file matches data_files path {pattern!r}"
+                    )
     return problems
 
 
@@ -205,10 +210,15 @@ class Handler(BaseHTTPRequestHandler):
         self.state.requests.append(f"{self.command} {path}")
         query = parse_qs(url.query)
         with self.state.lock:
-            m = re.fullmatch(r"/api/(models|datasets|spaces)/([^/]+/[^/]+)/(preupload|commit|tag|tree|paths-info|revision)/([^/]+)(/.*)?", path)
+            m = re.fullmatch(
+                r"/api/(models|datasets|spaces)/([^/]+/[^/]+)/(preupload|commit|tag|tree|paths-info|revision)/([^/]+)(/.*)?",
+                path,
+            )
             if m:
                 kind, repo_id, action, revision, rest = m.groups()
-                return getattr(self, "_" + action.replace("-", "_"))(kind, repo_id, unquote(revision), unquote(rest or ""), query)
+                return getattr(self, "_" + action.replace("-", "_"))(
+                    kind, repo_id, unquote(revision), unquote(rest or ""), query
+                )
             m = re.fullmatch(r"/api/(models|datasets|spaces)/([^/]+/[^/]+)/branch/(.+)", path)
             if m:
                 return self._branch(m.group(1), m.group(2), unquote(m.group(3)))
@@ -248,8 +258,11 @@ class Handler(BaseHTTPRequestHandler):
         base = self.headers.get("Host")
         url = f"http://{base}/{'datasets/' if kind == 'dataset' else ''}{repo_id}"
         if (kind, repo_id) in self.state.repos:
-            return self._send(409, {"error": "You already created this repo", "url": url},
-                              {"X-Error-Message": "You already created this repo"})
+            return self._send(
+                409,
+                {"error": "You already created this repo", "url": url},
+                {"X-Error-Message": "You already created this repo"},
+            )
         self.state.new_repo(repo_id, kind, bool(body.get("private")))
         self._send(200, {"url": url, "name": repo_id})
 
@@ -272,11 +285,16 @@ class Handler(BaseHTTPRequestHandler):
         repo = self._repo(kind, repo_id)
         if repo is None or not self._authorised(write=False, repo=repo):
             return
-        self._send(200, {
-            "branches": [{"name": n, "ref": f"refs/heads/{n}", "targetCommit": o} for n, o in repo.branches.items()],
-            "tags": [{"name": n, "ref": f"refs/tags/{n}", "targetCommit": o} for n, o in repo.tags.items()],
-            "converts": [],
-        })
+        self._send(
+            200,
+            {
+                "branches": [
+                    {"name": n, "ref": f"refs/heads/{n}", "targetCommit": o} for n, o in repo.branches.items()
+                ],
+                "tags": [{"name": n, "ref": f"refs/tags/{n}", "targetCommit": o} for n, o in repo.tags.items()],
+                "converts": [],
+            },
+        )
 
     def _preupload(self, kind, repo_id, revision, rest, query):
         repo = self._repo(kind, repo_id)
@@ -291,8 +309,9 @@ class Handler(BaseHTTPRequestHandler):
             lfs = _is_lfs(f["path"], int(f.get("size", 0)), patterns)
             remote = current.get(f["path"])
             oid = None if remote is None else hashlib.sha256(remote).hexdigest() if lfs else _blob_oid(remote)
-            answer.append({"path": f["path"], "uploadMode": "lfs" if lfs else "regular", "shouldIgnore": False,
-                           "oid": oid})
+            answer.append(
+                {"path": f["path"], "uploadMode": "lfs" if lfs else "regular", "shouldIgnore": False, "oid": oid}
+            )
         self._send(200, {"files": answer, "commitOid": head.oid if head else None})
 
     def _lfs_batch(self, kind, repo_id):
@@ -305,8 +324,10 @@ class Handler(BaseHTTPRequestHandler):
         for obj in body.get("objects", []):
             entry = {"oid": obj["oid"], "size": obj["size"], "authenticated": True}
             if obj["oid"] not in self.state.lfs_blobs:  # already stored: no actions, the client skips it
-                entry["actions"] = {"upload": {"href": f"{base}/lfs-upload/{obj['oid']}"},
-                                    "verify": {"href": f"{base}/lfs-verify/{obj['oid']}"}}
+                entry["actions"] = {
+                    "upload": {"href": f"{base}/lfs-upload/{obj['oid']}"},
+                    "verify": {"href": f"{base}/lfs-verify/{obj['oid']}"},
+                }
             objects.append(entry)
         self._send(200, {"transfer": "basic", "objects": objects, "hash_algo": "sha256"})
 
@@ -378,14 +399,24 @@ class Handler(BaseHTTPRequestHandler):
         problems = _config_problems(files)
         if problems:
             return self._error(400, "Invalid metadata in README.md: " + "; ".join(problems))
-        oid = hashlib.sha1(json.dumps([head.oid, message, sorted((p, _blob_oid(d)) for p, d in files.items())]).encode()
-                           + str(time.time_ns()).encode()).hexdigest()
+        oid = hashlib.sha1(
+            json.dumps([head.oid, message, sorted((p, _blob_oid(d)) for p, d in files.items())]).encode()
+            + str(time.time_ns()).encode()
+        ).hexdigest()
         repo.commits[oid] = Commit(oid, head.oid, message, files, _now())
         repo.branches[revision] = oid
         base = f"http://{self.headers.get('Host')}"
         prefix = "datasets/" if repo.repo_type == "dataset" else ""
-        self._send(200, {"success": True, "commitOid": oid, "commitUrl": f"{base}/{prefix}{repo_id}/commit/{oid}",
-                         "pullRequestUrl": None, "hookOutput": None})
+        self._send(
+            200,
+            {
+                "success": True,
+                "commitOid": oid,
+                "commitUrl": f"{base}/{prefix}{repo_id}/commit/{oid}",
+                "pullRequestUrl": None,
+                "hookOutput": None,
+            },
+        )
 
     def _tag(self, kind, repo_id, revision, rest, query):
         repo, commit = self._target(kind, repo_id, revision, write=True)
@@ -404,7 +435,7 @@ class Handler(BaseHTTPRequestHandler):
         for p in sorted(commit.files):
             if prefix and not (p == prefix or p.startswith(prefix + "/")):
                 continue
-            rel = p[len(prefix) + 1:] if prefix and p != prefix else p
+            rel = p[len(prefix) + 1 :] if prefix and p != prefix else p
             parts = rel.split("/")
             if not recursive and len(parts) > 1:
                 d = (prefix + "/" if prefix else "") + parts[0]
@@ -419,8 +450,15 @@ class Handler(BaseHTTPRequestHandler):
                         dirs.add(d)
                         out.append({"type": "directory", "oid": _blob_oid(d.encode()), "size": 0, "path": d})
             data = commit.files[p]
-            out.append({"type": "file", "oid": _blob_oid(data), "size": len(data), "path": p,
-                        "lastCommit": {"id": commit.oid, "title": commit.message, "date": commit.date}})
+            out.append(
+                {
+                    "type": "file",
+                    "oid": _blob_oid(data),
+                    "size": len(data),
+                    "path": p,
+                    "lastCommit": {"id": commit.oid, "title": commit.message, "date": commit.date},
+                }
+            )
         return out
 
     def _tree(self, kind, repo_id, revision, rest, query):
@@ -454,22 +492,42 @@ class Handler(BaseHTTPRequestHandler):
         repo, commit = self._target(kind, repo_id, revision, write=False)
         if commit is None:
             return
-        self._send(200, {"_id": repo_id, "id": repo_id, "sha": commit.oid, "private": repo.private, "disabled": False,
-                         "gated": False, "downloads": 0, "likes": 0, "tags": [], "author": repo_id.split("/")[0],
-                         "lastModified": commit.date, "createdAt": commit.date,
-                         "siblings": [{"rfilename": p, "size": len(d)} for p, d in sorted(commit.files.items())]})
+        self._send(
+            200,
+            {
+                "_id": repo_id,
+                "id": repo_id,
+                "sha": commit.oid,
+                "private": repo.private,
+                "disabled": False,
+                "gated": False,
+                "downloads": 0,
+                "likes": 0,
+                "tags": [],
+                "author": repo_id.split("/")[0],
+                "lastModified": commit.date,
+                "createdAt": commit.date,
+                "siblings": [{"rfilename": p, "size": len(d)} for p, d in sorted(commit.files.items())],
+            },
+        )
 
     def _resolve(self, kind, repo_id, revision, path):
         repo, commit = self._target(kind, repo_id, revision, write=False)
         if commit is None:
             return
         if path not in commit.files:
-            return self._send(404, {"error": "Entry not found"}, {"X-Error-Code": "EntryNotFound",
-                                                                  "X-Error-Message": "Entry not found",
-                                                                  "X-Repo-Commit": commit.oid})
+            return self._send(
+                404,
+                {"error": "Entry not found"},
+                {"X-Error-Code": "EntryNotFound", "X-Error-Message": "Entry not found", "X-Repo-Commit": commit.oid},
+            )
         data = commit.files[path]
-        headers = {"X-Repo-Commit": commit.oid, "ETag": f'"{_blob_oid(data)}"', "Content-Type": "application/octet-stream",
-                   "Accept-Ranges": "none"}
+        headers = {
+            "X-Repo-Commit": commit.oid,
+            "ETag": f'"{_blob_oid(data)}"',
+            "Content-Type": "application/octet-stream",
+            "Accept-Ranges": "none",
+        }
         self._send(200, headers=headers, raw=data)
 
 

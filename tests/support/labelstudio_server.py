@@ -2,6 +2,7 @@
 (cached between runs in ~/.cache/workbench-tests), started on 127.0.0.1 on a free port with
 SQLite in a temporary folder and a fixed legacy API token, stopped afterwards.
 """
+
 from __future__ import annotations
 
 import os
@@ -31,8 +32,13 @@ def ensure_installed() -> Path:
     CACHE.mkdir(parents=True, exist_ok=True)
     python = shutil.which("python3.11") or sys.executable
     subprocess.run([python, "-m", "venv", str(VENV)], check=True, timeout=300)
-    subprocess.run([str(VENV / "bin" / "pip"), "install", "--quiet", f"label-studio=={VERSION}"], check=True,
-                   timeout=INSTALL_TIMEOUT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    subprocess.run(
+        [str(VENV / "bin" / "pip"), "install", "--quiet", f"label-studio=={VERSION}"],
+        check=True,
+        timeout=INSTALL_TIMEOUT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     marker.write_text(VERSION)
     return exe
 
@@ -58,15 +64,40 @@ class LabelStudioServer:
 
     def start(self) -> "LabelStudioServer":
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN": "true", "LABEL_STUDIO_BASE_DATA_DIR": str(self.data_dir),
-               "DJANGO_DB": "sqlite", "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "false", "SENTRY_DSN": "",
-               "LABEL_STUDIO_COLLECT_ANALYTICS": "false"}
+        env = {
+            **os.environ,
+            "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN": "true",
+            "LABEL_STUDIO_BASE_DATA_DIR": str(self.data_dir),
+            "DJANGO_DB": "sqlite",
+            "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "false",
+            "SENTRY_DSN": "",
+            "LABEL_STUDIO_COLLECT_ANALYTICS": "false",
+        }
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
-                [str(self.exe), "start", "--no-browser", "--host", "127.0.0.1", "--port", str(self.port),
-                 "--data-dir", str(self.data_dir), "--username", "admin@example.com", "--password", "admin-pass-123",
-                 "--user-token", self.token],
-                cwd=self.data_dir, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                [
+                    str(self.exe),
+                    "start",
+                    "--no-browser",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(self.port),
+                    "--data-dir",
+                    str(self.data_dir),
+                    "--username",
+                    "admin@example.com",
+                    "--password",
+                    "admin-pass-123",
+                    "--user-token",
+                    self.token,
+                ],
+                cwd=self.data_dir,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -7,6 +7,7 @@ of its `expand` stage (parsed by its `parser.py`), people label them, and `build
 data/items.csv. Tests replace any of its files (a broken evaluator, a changed parser) and
 `upgrade` it to another version in place.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -94,7 +95,7 @@ def parse(text):
     return [tuple(part.strip() for part in line.split("|")) for line in text.splitlines() if line.strip()]
 '''
 
-EVALUATE = '''\
+EVALUATE = """\
 from pathlib import Path
 
 
@@ -104,7 +105,7 @@ def detect(path):
 
 def evaluate(request, console):
     return {"kind": "toy"}
-'''
+"""
 
 
 class Plugins:
@@ -116,7 +117,7 @@ class Plugins:
         self.packages: list[str] = []
         root.mkdir(parents=True, exist_ok=True)
         monkeypatch.syspath_prepend(str(root))
-        monkeypatch.setattr(sys, "dont_write_bytecode", True)   # an edited module is read again, never a stale .pyc
+        monkeypatch.setattr(sys, "dont_write_bytecode", True)  # an edited module is read again, never a stale .pyc
 
     def install(self, kind: str, version: str = "0.1.0", **files: str) -> Path:
         """Write the plugin `kind` (package `<kind>_plugin`) at `version`; `files` replace or add
@@ -128,8 +129,12 @@ class Plugins:
         package = kind.replace("-", "_") + "_plugin"
         folder = self.root / package
         folder.mkdir(parents=True, exist_ok=True)
-        wanted = {"__init__": INIT.format(kind=kind, standalone=repr(f"{package}.standalone") if standalone else None),
-                  "parser": PARSER, "evaluate": EVALUATE, **files}
+        wanted = {
+            "__init__": INIT.format(kind=kind, standalone=repr(f"{package}.standalone") if standalone else None),
+            "parser": PARSER,
+            "evaluate": EVALUATE,
+            **files,
+        }
         for name, text in wanted.items():
             (folder / f"{name}.py").write_text(text, encoding="utf-8")
         for old in self.root.glob(f"{package}-*.dist-info"):
@@ -143,7 +148,7 @@ class Plugins:
         (info / "top_level.txt").write_text(f"{package}\n")
         self.packages.append(package)
         self.forget()
-        self.monkeypatch.setattr(kinds, "_ENTRIES", None)   # entry points read again (restored after the test)
+        self.monkeypatch.setattr(kinds, "_ENTRIES", None)  # entry points read again (restored after the test)
         return folder
 
     upgrade = install

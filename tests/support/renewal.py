@@ -1,5 +1,6 @@
 """The terminal audit session of a renewal project, shared by the renewal tests and
 docs/screenshots.py (--renewing), so that the pictures show what the tests drive."""
+
 from __future__ import annotations
 
 
@@ -29,5 +30,7 @@ def label_as(runner, folder, rows: list[dict], *annotators: str) -> None:
     from conftest import invoke
 
     for name in annotators:
-        r = invoke(runner, "annotate", "--annotator", name, "--labels-from", labels_file(folder / f"{name}.jsonl", rows))
+        r = invoke(
+            runner, "annotate", "--annotator", name, "--labels-from", labels_file(folder / f"{name}.jsonl", rows)
+        )
         assert r.exit_code == 0, r.output + str(r.exception)

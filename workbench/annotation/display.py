@@ -5,6 +5,7 @@ The terminal UI and the Label Studio page both draw these lines, so a caption, a
 or a per-item question is decided here once. A kind that declares no words gets GENERIC: the
 lines every queue may have, under their column names.
 """
+
 from __future__ import annotations
 
 import re
@@ -36,8 +37,11 @@ GENERIC = AnnotatorWords(
     model_fields=(
         Field("stance", "the stance the template's author intended: a hint, not the answer", STANCE),
         Field("models", "how the models the items were filtered with got them wrong", MODELS),
-        Field("fluency", "the masked language model's pseudo-log-likelihood per token (closer to 0 = more fluent)",
-              FLUENCY),
+        Field(
+            "fluency",
+            "the masked language model's pseudo-log-likelihood per token (closer to 0 = more fluent)",
+            FLUENCY,
+        ),
     ),
 )
 
@@ -137,7 +141,9 @@ def lines(item, words: AnnotatorWords | None, *, model_results: bool = False, me
         values = _value(item, field, words)
         if values:
             out.append(Line(field.line, values, field.sources[0]))
-    extra = [Line(name, (text,), name) for name, text in item.details if name not in used and name not in hidden and text]
+    extra = [
+        Line(name, (text,), name) for name, text in item.details if name not in used and name not in hidden and text
+    ]
     if words is None:  # generic words: a kind's details before where/template, as they always were
         at = next((k for k, line in enumerate(out) if line.source in (WHERE, TEMPLATE)), len(out))
         out[at:at] = extra
@@ -178,11 +184,15 @@ def content_note(words: AnnotatorWords | None, medium: str = "terminal") -> str:
     if not w.content_note:
         return ""
     if medium == "labelstudio":
-        return (f"{w.content_note} Validating them can be tiring and upsetting: take breaks, and stop whenever you "
-                f"need to; tell the project lead about any {w.domain} you prefer not to label.")
-    return (f"{w.content_note}\n\nValidating them can be tiring and upsetting. Take breaks (a reminder will appear), "
-            f"and opt out of {_a(w.domain)} {w.domain} at any time with the opt-out key (default: o; you can opt back in there), "
-            "or with [annotation] opt_out_domains in workbench.toml.")
+        return (
+            f"{w.content_note} Validating them can be tiring and upsetting: take breaks, and stop whenever you "
+            f"need to; tell the project lead about any {w.domain} you prefer not to label."
+        )
+    return (
+        f"{w.content_note}\n\nValidating them can be tiring and upsetting. Take breaks (a reminder will appear), "
+        f"and opt out of {_a(w.domain)} {w.domain} at any time with the opt-out key (default: o; you can opt back in there), "
+        "or with [annotation] opt_out_domains in workbench.toml."
+    )
 
 
 def _a(word: str) -> str:
@@ -193,8 +203,11 @@ def _a(word: str) -> str:
 def key_descriptions(words: AnnotatorWords | None) -> dict[str, str]:
     """The help screen's words for the keys that name what the kind's items are (binding id -> text)."""
     w = words_of(words)
-    return {"filter": f"filter by {w.domain}, {w.subtopic}, status", "search": f"search {w.search}",
-            "opt_out": f"opt out of {w.domains} (or back in)"}
+    return {
+        "filter": f"filter by {w.domain}, {w.subtopic}, status",
+        "search": f"search {w.search}",
+        "opt_out": f"opt out of {w.domains} (or back in)",
+    }
 
 
 def text_name(words: AnnotatorWords | None) -> Field:

@@ -1,4 +1,5 @@
 """Labels from a file (non-interactive labelling, e.g. in CI or the demo)."""
+
 from __future__ import annotations
 
 import csv
@@ -42,19 +43,29 @@ def read_label_file(path: Path, known_items: set[str], scheme: LabelScheme) -> l
         elif item not in known_items:
             problems.append(f"{shown}:{number}: item_id {item!r} is not in the annotation queue")
         elif label not in labels:
-            problems.append(f"{shown}:{number}: label must be one of {list(labels)} (or {'/'.join(ids)}), "
-                            f"not {label!r}")
+            problems.append(
+                f"{shown}:{number}: label must be one of {list(labels)} (or {'/'.join(ids)}), not {label!r}"
+            )
         elif problem:
             problems.append(f"{shown}:{number}: {problem}")
-        elif (fix := row.get("fix")) is not None and not (isinstance(fix, dict) and fix and all(
-                isinstance(v, str) and v.strip() for v in fix.values())):
-            problems.append(f"{shown}:{number}: fix must map each column to a non-empty corrected text, "
-                            f'e.g. {{"sent_more": "..."}}')
+        elif (fix := row.get("fix")) is not None and not (
+            isinstance(fix, dict) and fix and all(isinstance(v, str) and v.strip() for v in fix.values())
+        ):
+            problems.append(
+                f'{shown}:{number}: fix must map each column to a non-empty corrected text, e.g. {{"sent_more": "..."}}'
+            )
         else:
             flag = row.get("flag")
-            rows.append({"item": item, "label": label, "stance": stance if label in keeps_stance else None,
-                         "note": row.get("note") or None, "fix": row.get("fix"),
-                         "flag": None if flag in (None, "") else str(flag).lower() in ("1", "true", "yes")})
+            rows.append(
+                {
+                    "item": item,
+                    "label": label,
+                    "stance": stance if label in keeps_stance else None,
+                    "note": row.get("note") or None,
+                    "fix": row.get("fix"),
+                    "flag": None if flag in (None, "") else str(flag).lower() in ("1", "true", "yes"),
+                }
+            )
     if problems:
         raise InputError(f"{len(problems)} problem(s) in {shown}; nothing was written:\n" + "\n".join(problems[:30]))
     return rows
@@ -88,8 +99,13 @@ def apply_labels(store: LabelStore, rows: list[dict], source: str = "import", ro
     with store.batch():
         for row in rows:
             state = store.states.get(row["item"])
-            if not (state and state.label == row["label"] and state.stance == row["stance"]
-                    and state.adjudicated == (role is not None) and state.fix == row.get("fix")):
+            if not (
+                state
+                and state.label == row["label"]
+                and state.stance == row["stance"]
+                and state.adjudicated == (role is not None)
+                and state.fix == row.get("fix")
+            ):
                 store.label(row["item"], row["label"], row["stance"], source=source, role=role, fix=row.get("fix"))
                 written += 1
             if row["note"] and not (state and state.note == row["note"]):

@@ -4,6 +4,7 @@ The decision keys come from the kind's label scheme (one per choice, e.g. `valid
 the actions below are the same for every kind. Kept apart from the Textual app so
 `workbench validate` can check a config without importing it.
 """
+
 from __future__ import annotations
 
 from ..core.labels import LabelScheme
@@ -28,9 +29,22 @@ ACTION_KEYS = [
 # The key bar: decisions and these always; the others as the width allows, in this order.
 KEY_BAR_ESSENTIAL = ("undo", "help", "quit")
 KEY_BAR_OPTIONAL = ("skip", "back", "forward", "note", "flag", "filter", "search", "opt_out", "stats", "newest")
-KEY_BAR_CAPTIONS = {"undo": "undo", "help": "help", "quit": "quit", "skip": "skip", "back": "back",
-                    "forward": "fwd", "note": "note", "flag": "flag", "filter": "filter", "search": "search",
-                    "opt_out": "opt out", "stats": "stats", "newest": "newest", "edit": "edit"}
+KEY_BAR_CAPTIONS = {
+    "undo": "undo",
+    "help": "help",
+    "quit": "quit",
+    "skip": "skip",
+    "back": "back",
+    "forward": "fwd",
+    "note": "note",
+    "flag": "flag",
+    "filter": "filter",
+    "search": "search",
+    "opt_out": "opt out",
+    "stats": "stats",
+    "newest": "newest",
+    "edit": "edit",
+}
 # Keys only some sessions have: an audit's editor (a session with fix fields).
 AUDIT_KEYS = ("edit",)
 

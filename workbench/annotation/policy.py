@@ -23,6 +23,7 @@ Agreement uses maintained libraries: Cohen's kappa per pair (scikit-learn), Flei
 (statsmodels; per label, Fleiss' per-category kappa) over items every annotator labelled,
 Krippendorff's alpha (krippendorff) over all items, missing labels allowed.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -46,13 +47,13 @@ STATUSES = (FINAL, DISAGREEMENT, NOT_ENOUGH_VOTES, UNLABELLED)
 
 @dataclass
 class Final:
-    status: str                 # final | disagreement | not-enough-votes | unlabelled
+    status: str  # final | disagreement | not-enough-votes | unlabelled
     category: str | None = None
-    votes: dict | None = None   # the annotators' votes (adjudications apart)
+    votes: dict | None = None  # the annotators' votes (adjudications apart)
     scheme: LabelScheme = field(kw_only=True)
     rulings: dict = field(default_factory=dict, kw_only=True)  # adjudicators' labels
-    adjudicated: bool = field(default=False, kw_only=True)     # an adjudication decided it
-    disputed: bool = field(default=False, kw_only=True)        # the annotators' votes disagree
+    adjudicated: bool = field(default=False, kw_only=True)  # an adjudication decided it
+    disputed: bool = field(default=False, kw_only=True)  # the annotators' votes disagree
 
     @property
     def label(self) -> str | None:
@@ -75,8 +76,9 @@ def adjudicator_name(states: dict, adjudicator: str | None) -> str | None:
     return next((a for a in states if annotator_key(a) == annotator_key(adjudicator)), adjudicator)
 
 
-def split_votes(states: dict[str, dict[str, ItemState]], item: str, scheme: LabelScheme,
-                adjudicator: str | None = None) -> tuple[dict[str, str], dict[str, str]]:
+def split_votes(
+    states: dict[str, dict[str, ItemState]], item: str, scheme: LabelScheme, adjudicator: str | None = None
+) -> tuple[dict[str, str], dict[str, str]]:
     """({annotator: choice} votes, {adjudicator: choice} adjudications) on one item;
     `adjudicator` is the configured name as `adjudicator_name` gives it."""
     votes: dict[str, str] = {}
@@ -102,22 +104,30 @@ def combine(votes: dict[str, str], policy: str, min_votes: int) -> tuple[str, st
     return (FINAL, next(iter(counts))) if len(counts) == 1 else (DISAGREEMENT, None)
 
 
-def final_labels(states: dict[str, dict[str, ItemState]], items: list[str], policy: str = "single",
-                 min_votes: int = 2, adjudicator: str | None = None, *, scheme: LabelScheme) -> dict[str, Final]:
+def final_labels(
+    states: dict[str, dict[str, ItemState]],
+    items: list[str],
+    policy: str = "single",
+    min_votes: int = 2,
+    adjudicator: str | None = None,
+    *,
+    scheme: LabelScheme,
+) -> dict[str, Final]:
     out: dict[str, Final] = {}
     adjudicator = adjudicator_name(states, adjudicator)
     for item in items:
         votes, rulings = split_votes(states, item, scheme, adjudicator)
         status, choice = combine(votes, policy, min_votes)
         if status == FINAL and _fixes_differ(states, item, votes, choice):
-            status, choice = DISAGREEMENT, None   # the same decision with different corrected texts
+            status, choice = DISAGREEMENT, None  # the same decision with different corrected texts
         ruling, disputed = set(rulings.values()), status == DISAGREEMENT
         if len(ruling) == 1 and (disputed or policy == "adjudicator"):
             status, choice, adjudicated = FINAL, ruling.pop(), True
         else:
             adjudicated = False
-        out[item] = Final(status, choice, votes, rulings=rulings, adjudicated=adjudicated, disputed=disputed,
-                          scheme=scheme)
+        out[item] = Final(
+            status, choice, votes, rulings=rulings, adjudicated=adjudicated, disputed=disputed, scheme=scheme
+        )
     return out
 
 
@@ -138,13 +148,20 @@ def fleiss_per_label(table, ids: tuple[str, ...]) -> dict[str, float]:
         p = table[:, j].sum() / (n_items * m)
         if p == 0:
             continue
-        out[choice] = 1.0 if p == 1 else float(
-            1 - (table[:, j] * (m - table[:, j])).sum() / (n_items * m * (m - 1) * p * (1 - p)))
+        out[choice] = (
+            1.0
+            if p == 1
+            else float(1 - (table[:, j] * (m - table[:, j])).sum() / (n_items * m * (m - 1) * p * (1 - p)))
+        )
     return out
 
 
-def agreement(states: dict[str, dict[str, ItemState]], scheme: LabelScheme, items: set[str] | None = None,
-              adjudicator: str | None = None) -> dict:
+def agreement(
+    states: dict[str, dict[str, ItemState]],
+    scheme: LabelScheme,
+    items: set[str] | None = None,
+    adjudicator: str | None = None,
+) -> dict:
     """Agreement between the annotators on `items` (default: every labelled item): adjudications
     and the configured adjudicator's labels are not votes, and count only in `adjudicators`."""
     import numpy as np
@@ -176,8 +193,9 @@ def agreement(states: dict[str, dict[str, ItemState]], scheme: LabelScheme, item
             continue
         x, y = matrix[i][both], matrix[j][both]
         kappa = 1.0 if len(set(x) | set(y)) == 1 else float(cohen_kappa_score(x, y))
-        result["pairs"].append({"a": a, "b": b, "items": int(both.sum()), "agreement": float((x == y).mean()),
-                                "cohen_kappa": kappa})
+        result["pairs"].append(
+            {"a": a, "b": b, "items": int(both.sum()), "agreement": float((x == y).mean()), "cohen_kappa": kappa}
+        )
     complete = ~np.isnan(matrix).any(axis=0)
     if complete.sum() > 0:
         from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
@@ -191,6 +209,9 @@ def agreement(states: dict[str, dict[str, ItemState]], scheme: LabelScheme, item
 
         values = matrix[:, (~np.isnan(matrix)).sum(axis=0) >= 2]
         distinct = set(values[~np.isnan(values)].ravel())
-        result["krippendorff_alpha"] = 1.0 if len(distinct) == 1 else float(
-            krippendorff.alpha(reliability_data=values, level_of_measurement="nominal"))
+        result["krippendorff_alpha"] = (
+            1.0
+            if len(distinct) == 1
+            else float(krippendorff.alpha(reliability_data=values, level_of_measurement="nominal"))
+        )
     return result

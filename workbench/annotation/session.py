@@ -5,6 +5,7 @@ cursor and the history (which reaches labels of earlier sessions), the annotator
 opt-outs and the progress figures; the Textual app only draws it and maps
 keys to its methods, so everything here is tested without a terminal.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -35,10 +36,10 @@ class Filters:
 class Dispute:
     """What an adjudicator sees of the annotators on a disputed item."""
 
-    votes: dict[str, str]                                    # annotator -> choice id
-    notes: dict[str, str] = field(default_factory=dict)      # annotator -> note
+    votes: dict[str, str]  # annotator -> choice id
+    notes: dict[str, str] = field(default_factory=dict)  # annotator -> note
     flagged_by: list[str] = field(default_factory=list)
-    fixes: dict[str, dict] = field(default_factory=dict)     # annotator -> the corrected text they propose
+    fixes: dict[str, dict] = field(default_factory=dict)  # annotator -> the corrected text they propose
 
 
 @dataclass
@@ -47,7 +48,7 @@ class Item:
     model columns are context some kinds give (others leave them empty)."""
 
     id: str
-    hypothesis: str                 # the text to judge
+    hypothesis: str  # the text to judge
     domain: str
     subtopic: str
     template_id: str
@@ -74,8 +75,21 @@ class Item:
 # The Item fields items_from_table fills for every row; the others (fill_spans, premises,
 # fooled, details) are lists or structs, slow to convert for every row (a third of the TUI's
 # start-up with 20K items) and needed only for the items actually shown or pushed.
-CHEAP = ("id", "hypothesis", "domain", "subtopic", "template_id", "position", "masked_template", "group",
-         "counterfactual_group", "stance", "n_samples", "fluency", "domains")
+CHEAP = (
+    "id",
+    "hypothesis",
+    "domain",
+    "subtopic",
+    "template_id",
+    "position",
+    "masked_template",
+    "group",
+    "counterfactual_group",
+    "stance",
+    "n_samples",
+    "fluency",
+    "domains",
+)
 
 
 class QueueItem(Item):
@@ -117,11 +131,21 @@ def items_from_table(table, order: str = "template") -> list[Item]:
         return table.column(name).to_pylist() if name in names else [default] * n
 
     domain = column("domain")
-    columns = [column("item_id"), column("hypothesis"), domain, column("subtopic"),
-               [t or "" for t in column("template_id")], column("position"),
-               [m or "" for m in column("masked_template")], column("group"), column("counterfactual_group"),
-               [s or "" for s in column("stance")], [k or 1 for k in column("n_samples")], column("fluency"),
-               [tuple(ds) if ds else (d,) for ds, d in zip(column("domains"), domain)]]
+    columns = [
+        column("item_id"),
+        column("hypothesis"),
+        domain,
+        column("subtopic"),
+        [t or "" for t in column("template_id")],
+        column("position"),
+        [m or "" for m in column("masked_template")],
+        column("group"),
+        column("counterfactual_group"),
+        [s or "" for s in column("stance")],
+        [k or 1 for k in column("n_samples")],
+        column("fluency"),
+        [tuple(ds) if ds else (d,) for ds, d in zip(column("domains"), domain)],
+    ]
     paused = gc.isenabled()
     gc.disable()
     try:
@@ -149,22 +173,34 @@ def load_items(ws, order: str = "template", stage: str = "queue") -> list[Item]:
 class Undone:
     """What an undo did, so the UI can say it: which decision went, which one is back."""
 
-    event: dict                  # the undo event written
+    event: dict  # the undo event written
     item: Item
-    undone: str | None           # the decision taken back (choice id)
-    restored: str | None         # the earlier decision in force again, if the item had one
-    in_view: bool                # False when the current filters hide the item
+    undone: str | None  # the decision taken back (choice id)
+    restored: str | None  # the earlier decision in force again, if the item had one
+    in_view: bool  # False when the current filters hide the item
 
 
-MIN_LABELS_FOR_RATE = 5          # fewer labels, or under a minute, give no meaningful rate
+MIN_LABELS_FOR_RATE = 5  # fewer labels, or under a minute, give no meaningful rate
 MIN_SECONDS_FOR_RATE = 60
 
 
 class Session:
-    def __init__(self, items: list[Item], store: LabelStore, *, opt_out: list[str] = (), adjudicate_with: dict | None = None,
-                 break_every_items: int = 0, break_every_minutes: int = 0, clock=time.monotonic,
-                 scheme: LabelScheme | None = None, show_model_results: bool = False, words=None,
-                 fix_fields: tuple[tuple[str, str], ...] = (), fix_choice: str = "fix"):
+    def __init__(
+        self,
+        items: list[Item],
+        store: LabelStore,
+        *,
+        opt_out: list[str] = (),
+        adjudicate_with: dict | None = None,
+        break_every_items: int = 0,
+        break_every_minutes: int = 0,
+        clock=time.monotonic,
+        scheme: LabelScheme | None = None,
+        show_model_results: bool = False,
+        words=None,
+        fix_fields: tuple[tuple[str, str], ...] = (),
+        fix_choice: str = "fix",
+    ):
         self.scheme = scheme or store.scheme
         # An audit (docs/renewing.md): the columns a proposed fix may change, each with where the item
         # shows it (the judged text or a detail label), and the choice a fix is labelled with.
@@ -191,7 +227,7 @@ class Session:
         self.clock = clock
         self.started = clock()
         self.session_labels = 0
-        self._mine: set[str] = set()       # label events written by this session
+        self._mine: set[str] = set()  # label events written by this session
         # The trail: items this annotator labelled or skipped, oldest first, each once, seeded
         # from the label file so history and undo reach earlier sessions. `review` is an
         # index into it while reviewing; None means "at the newest item" (the frontier).
@@ -211,8 +247,10 @@ class Session:
         except FileNotFoundError:
             return {}
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            self.warnings.append(f"{display_path(self.settings_path)} is unreadable ({type(exc).__name__}); "
-                                 "your saved opt-outs are not applied")
+            self.warnings.append(
+                f"{display_path(self.settings_path)} is unreadable ({type(exc).__name__}); "
+                "your saved opt-outs are not applied"
+            )
             return {}
         if not isinstance(data, dict) or not isinstance(data.get("opt_out_domains", []), list):
             self.warnings.append(f"{display_path(self.settings_path)}: opt_out_domains must be a list; ignored")
@@ -283,8 +321,9 @@ class Session:
     def _trail_from_store(self) -> list[str]:
         """Labelled items of this queue, in the order of the label now in force for each."""
         place = self.store.place
-        ordered = sorted((place(s.label_event), item) for item, s in self.store.states.items()
-                         if s.label and item in self.by_id)
+        ordered = sorted(
+            (place(s.label_event), item) for item, s in self.store.states.items() if s.label and item in self.by_id
+        )
         return [item for _, item in ordered]
 
     def _resume_point(self) -> tuple[int | None, str]:
@@ -302,10 +341,14 @@ class Session:
         if cursor is None or not earlier:
             return cursor, ""
         if cursor < k:
-            return cursor, (f"Everything after your last label is done: now the {earlier} earlier item(s) "
-                            "you skipped (or did not reach).")
-        return cursor, (f"Resuming after your last label. {earlier} earlier item(s) you skipped (or did not "
-                        "reach) come back after the end of the queue.")
+            return cursor, (
+                f"Everything after your last label is done: now the {earlier} earlier item(s) "
+                "you skipped (or did not reach)."
+            )
+        return cursor, (
+            f"Resuming after your last label. {earlier} earlier item(s) you skipped (or did not "
+            "reach) come back after the end of the queue."
+        )
 
     @property
     def frontier(self) -> Item | None:
@@ -419,7 +462,7 @@ class Session:
         out = []
         for column, source in self.fix_fields:
             if source != TEXT and source not in details:
-                continue   # a line this item does not have (a hypothesis without a question form)
+                continue  # a line this item does not have (a hypothesis without a question form)
             text = item.hypothesis if source == TEXT else details[source]
             out.append((column, text, own.get(column, text)))
         return out
@@ -469,9 +512,11 @@ class Session:
 
     def _latest_label(self) -> dict | None:
         """The annotator's most recent label still in force on an item of this view's queue."""
+
         def here(e: dict) -> bool:
             item = self.by_id.get(e["item"])
             return item is not None and not self.opted_out(item)
+
         return self.store.latest_label(here)
 
     def _visible_index(self, item: Item) -> int | None:
@@ -613,7 +658,11 @@ class Session:
         at, count = self._last_break
         if self.break_every_items and self.session_labels - count >= self.break_every_items:
             return True
-        if self.break_every_minutes and self.clock() - at >= 60 * self.break_every_minutes and self.session_labels > count:
+        if (
+            self.break_every_minutes
+            and self.clock() - at >= 60 * self.break_every_minutes
+            and self.session_labels > count
+        ):
             return True
         return False
 
@@ -625,8 +674,9 @@ class Session:
 
     def subtopics(self, domain: str | None = None) -> list[str]:
         domain = domain if domain is not None else self.filters.domain
-        return sorted({i.subtopic for i in self.all_items
-                       if not self.opted_out(i) and (not domain or domain in i.domains)})
+        return sorted(
+            {i.subtopic for i in self.all_items if not self.opted_out(i) and (not domain or domain in i.domains)}
+        )
 
     def stats(self) -> dict:
         """Label counts and per-template yield (share of labelled items with a choice that keeps them)."""
@@ -645,8 +695,9 @@ class Session:
         return {"counts": counts, "templates": per_template}
 
 
-def disagreements(folder: Path, items: list[Item], policy: str, min_votes: int, adjudicator: str | None,
-                  scheme: LabelScheme) -> dict[str, Dispute]:
+def disagreements(
+    folder: Path, items: list[Item], policy: str, min_votes: int, adjudicator: str | None, scheme: LabelScheme
+) -> dict[str, Dispute]:
     """The items the annotators dispute (adjudications are not votes, so an adjudicated item is
     still served, showing its adjudication as the adjudicator's label), with every annotator's
     vote, note and flag."""
@@ -656,7 +707,10 @@ def disagreements(folder: Path, items: list[Item], policy: str, min_votes: int, 
     for item_id, final in finals.items():
         if final.disputed:
             mine = {a: s[item_id] for a, s in states.items() if item_id in s and a not in final.rulings}
-            out[item_id] = Dispute(final.votes, {a: st.note for a, st in mine.items() if st.note},
-                                   sorted(a for a, st in mine.items() if st.flag),
-                                   {a: st.fix for a, st in mine.items() if st.fix})
+            out[item_id] = Dispute(
+                final.votes,
+                {a: st.note for a, st in mine.items() if st.note},
+                sorted(a for a, st in mine.items() if st.flag),
+                {a: st.fix for a, st in mine.items() if st.fix},
+            )
     return out

@@ -38,6 +38,7 @@ over by the next session without a word. A flock still held once its session's p
 gone (a child forked by it outlived it) is recognised by the process id and start time it
 records and taken over too (on the same host; another host's session cannot be judged).
 """
+
 from __future__ import annotations
 
 import errno
@@ -98,9 +99,14 @@ class LabelNotSaved(WorkbenchError):
 
 
 def _not_saved(exc: OSError, what: str, path: Path) -> LabelNotSaved:
-    causes = {errno.ENOSPC: "Disk full", errno.EDQUOT: "Disk quota exceeded", errno.EFBIG: "File size limit reached",
-              errno.EROFS: "The disk is read-only", errno.EACCES: "No permission to write",
-              errno.EIO: "The disk reported an input/output error"}
+    causes = {
+        errno.ENOSPC: "Disk full",
+        errno.EDQUOT: "Disk quota exceeded",
+        errno.EFBIG: "File size limit reached",
+        errno.EROFS: "The disk is read-only",
+        errno.EACCES: "No permission to write",
+        errno.EIO: "The disk reported an input/output error",
+    }
     cause = causes.get(exc.errno) or exc.strerror or type(exc).__name__
     return LabelNotSaved(cause, what, path, exc.errno)
 
@@ -114,8 +120,8 @@ class ItemState:
     note: str | None = None
     flag: bool = False
     label_event: str | None = None
-    adjudicated: bool = False           # the label in force was given in adjudication
-    fix: dict | None = None             # the corrected text the label in force proposes, if any
+    adjudicated: bool = False  # the label in force was given in adjudication
+    fix: dict | None = None  # the corrected text the label in force proposes, if any
     # label events still in force, oldest first, by id: undo removes one in O(1)
     history: dict[str, dict] = field(default_factory=dict)
 
@@ -123,12 +129,12 @@ class ItemState:
 @dataclass
 class LoadReport:
     events: int = 0
-    torn: str | None = None            # description of a torn last line, if any
-    error: str | None = None           # the file could not be read at all
+    torn: str | None = None  # description of a torn last line, if any
+    error: str | None = None  # the file could not be read at all
     bad_lines: list[str] = field(default_factory=list)
     interrupted: list[str] = field(default_factory=list)  # batches cut short (none of their events taken)
-    size: int = 0                      # bytes read
-    cut_at: int | None = None          # where a torn line or an interrupted batch at the end begins
+    size: int = 0  # bytes read
+    cut_at: int | None = None  # where a torn line or an interrupted batch at the end begins
 
     def messages(self) -> list[str]:
         return self.bad_lines + self.interrupted + ([self.torn] if self.torn else [])
@@ -142,7 +148,9 @@ def _validate(event: dict, scheme: LabelScheme | None, known: dict | None = None
     get = event.get
     a, b, c, kind = get("id"), get("item"), get("annotator"), get("type")
     if not (type(a) is str and a and type(b) is str and b and type(c) is str and c and type(kind) is str and kind):
-        return "missing " + next(k for k in ("id", "item", "annotator", "type") if type(get(k)) is not str or not get(k))
+        return "missing " + next(
+            k for k in ("id", "item", "annotator", "type") if type(get(k)) is not str or not get(k)
+        )
     if kind == "label":
         label, stance = event.get("label"), event.get("stance")
         if scheme is None:  # no kind's scheme given: any label word, checked by whoever reads it
@@ -156,8 +164,11 @@ def _validate(event: dict, scheme: LabelScheme | None, known: dict | None = None
         if problem:
             return problem
         fix = event.get("fix")
-        if fix is not None and not (isinstance(fix, dict) and fix and all(
-                type(k) is str and type(v) is str and v.strip() for k, v in fix.items())):
+        if fix is not None and not (
+            isinstance(fix, dict)
+            and fix
+            and all(type(k) is str and type(v) is str and v.strip() for k, v in fix.items())
+        ):
             return "fix must map each column to a non-empty corrected text"
     elif kind not in EVENT_TYPES:
         return f"unknown type {kind!r}"
@@ -224,9 +235,9 @@ def read_events(path: Path, scheme: LabelScheme | None = None) -> tuple[list[dic
     cut = data.rfind(b"\n") + 1
     body, tail = data[:cut], data[cut:]
     events: list[dict] = []
-    pending: dict[str, list[dict]] = {}        # batch id -> its events read so far
-    first_line: dict[str, int] = {}            # batch id -> the line of its first event
-    run_batch, run_start = None, 0             # the batch the last lines belong to, and the line that run began on
+    pending: dict[str, list[dict]] = {}  # batch id -> its events read so far
+    first_line: dict[str, int] = {}  # batch id -> the line of its first event
+    run_batch, run_start = None, 0  # the batch the last lines belong to, and the line that run began on
     known: dict = {}
     values = _parse(body)
     for number, event in enumerate(values, start=1):
@@ -257,14 +268,17 @@ def read_events(path: Path, scheme: LabelScheme | None = None) -> tuple[list[dic
             if size == len(got):
                 events.extend(got)
             else:
-                report.interrupted.append(f"{shown}:{line}-{number}: a batch of {size} events has {len(got)}; "
-                                          "none of them taken")
+                report.interrupted.append(
+                    f"{shown}:{line}-{number}: a batch of {size} events has {len(got)}; none of them taken"
+                )
             run_batch = None
     for batch, got in pending.items():
-        report.interrupted.append(f"{shown}:{first_line[batch]}: {len(got)} event(s) of a bulk write that was "
-                                  "interrupted (an import or pull killed mid-way?); none of them taken: run it again")
+        report.interrupted.append(
+            f"{shown}:{first_line[batch]}: {len(got)} event(s) of a bulk write that was "
+            "interrupted (an import or pull killed mid-way?); none of them taken: run it again"
+        )
     if run_batch is not None and run_batch in pending:  # the file ends with it: the next write moves it aside
-        report.cut_at = sum(len(line) + 1 for line in body.split(b"\n")[:run_start - 1])
+        report.cut_at = sum(len(line) + 1 for line in body.split(b"\n")[: run_start - 1])
     if tail.strip():
         report.torn = f"{shown}:{len(values) + 1}: last line is incomplete (a crash while writing?); ignored"
         if report.cut_at is None:
@@ -366,13 +380,13 @@ class LabelStore:
         self.folder = Path(folder)
         files = annotator_files(self.folder, annotator)
         self.path = files[0] if files else self.folder / f"{annotator}.jsonl"
-        self.annotator = self.path.stem      # the spelling already on disk
-        self.other_files = files[1:]         # the same annotator spelled otherwise (read, never written)
+        self.annotator = self.path.stem  # the spelling already on disk
+        self.other_files = files[1:]  # the same annotator spelled otherwise (read, never written)
         self._fd: int | None = None
         self._lock_fd: int | None = None
         self._lock_path: Path | None = None
         self._pending: list[dict] | None = None
-        self._known: dict = {}               # the scheme's verdict per (label, stance)
+        self._known: dict = {}  # the scheme's verdict per (label, stance)
         self._load(strict)
 
     def _load(self, strict: bool = True) -> None:
@@ -381,9 +395,9 @@ class LabelStore:
         self._folder = _Folder()
         self.states = self._folder.states
         self._ids: set[str] = set()
-        self._seq: dict[str, int] = {}       # label event id -> its place among the events
+        self._seq: dict[str, int] = {}  # label event id -> its place among the events
         self._heap: list[tuple[int, str, str]] = []  # (-place, id, item) of labels, maybe no longer in force
-        self._end, self._cut_at = 0, None     # the file's size as last seen, and what to cut before writing
+        self._end, self._cut_at = 0, None  # the file's size as last seen, and what to cut before writing
         streams = []
         for path in [self.path, *self.other_files]:
             if not path.exists():
@@ -402,8 +416,10 @@ class LabelStore:
                 self.report.bad_lines += report.messages()
         if self.other_files:
             names = ", ".join(display_path(p) for p in [self.path, *self.other_files])
-            self.report.bad_lines.append(f"{names} hold the labels of one annotator (the names differ only in case): "
-                                         f"read together, latest event wins; new labels go to {self.path.name}")
+            self.report.bad_lines.append(
+                f"{names} hold the labels of one annotator (the names differ only in case): "
+                f"read together, latest event wins; new labels go to {self.path.name}"
+            )
         self._replay(streams[0] if len(streams) == 1 else _merged(streams))
 
     def _replay(self, events: list[dict]) -> None:
@@ -499,15 +515,29 @@ class LabelStore:
             if self._fd is None:
                 os.close(fd)
 
-    def append(self, item: str, type_: str, source: str = "tui", *, event_id: str | None = None,
-               timestamp: str | None = None, **fields) -> dict:
+    def append(
+        self,
+        item: str,
+        type_: str,
+        source: str = "tui",
+        *,
+        event_id: str | None = None,
+        timestamp: str | None = None,
+        **fields,
+    ) -> dict:
         """Write one event durably (flush + fsync) and apply it; returns the event. Inside
         `batch()`, the event is applied now and written with the batch.
 
         Imports pass a stable event_id (and the source's timestamp) so that importing the
         same thing twice can be recognised and skipped."""
-        event = {"id": event_id or os.urandom(16).hex(), "item": item, "annotator": self.annotator, "type": type_,
-                 "timestamp": timestamp or _now(), "source": source}
+        event = {
+            "id": event_id or os.urandom(16).hex(),
+            "item": item,
+            "annotator": self.annotator,
+            "type": type_,
+            "timestamp": timestamp or _now(),
+            "source": source,
+        }
         for key, value in fields.items():
             if value is not None:
                 event[key] = value
@@ -539,8 +569,10 @@ class LabelStore:
                     e["batch"] = batch
                 events[-1]["batch_size"] = len(events)
             if events:
-                self._write(b"".join(_line(e) for e in events),
-                            WHAT[events[0]["type"]] if len(events) == 1 else f"{len(events)} events were")
+                self._write(
+                    b"".join(_line(e) for e in events),
+                    WHAT[events[0]["type"]] if len(events) == 1 else f"{len(events)} events were",
+                )
         except BaseException:
             self._pending = None
             self._load(strict=False)
@@ -560,12 +592,22 @@ class LabelStore:
             heapq.heappush(self._heap, (-self._seq.get(state.label_event, 0), state.label_event, event["item"]))
 
     # -- reading ---------------------------------------------------------------------------
-    def label(self, item: str, label: str, stance: str | None = None, source: str = "tui",
-              role: str | None = None, fix: dict | None = None) -> dict:
+    def label(
+        self,
+        item: str,
+        label: str,
+        stance: str | None = None,
+        source: str = "tui",
+        role: str | None = None,
+        fix: dict | None = None,
+    ) -> dict:
         """A label event; `role="adjudicator"` marks a label given in adjudication; `fix` is the
         corrected text the label proposes ({column: text})."""
-        if stance is not None and self.scheme is not None and not any(
-                c.label == label and c.stance for c in self.scheme.choices):
+        if (
+            stance is not None
+            and self.scheme is not None
+            and not any(c.label == label and c.stance for c in self.scheme.choices)
+        ):
             stance = None
         return self.append(item, "label", source, label=label, stance=stance, role=role, fix=fix)
 
@@ -622,7 +664,7 @@ class LabelStore:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InputError(f"cannot create the session lock {display_path(path)}: {exc.strerror}") from None
-        for _ in range(5):   # the file was replaced under us (a session closed, a stale lock taken over): again
+        for _ in range(5):  # the file was replaced under us (a session closed, a stale lock taken over): again
             try:
                 fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
             except OSError as exc:
@@ -637,12 +679,15 @@ class LabelStore:
                     _remove_stale_lock(path, examined)
                     continue
                 self._refuse(holder)
-            except OSError:   # a file system without flock: the record alone says whether a session holds it
+            except OSError:  # a file system without flock: the record alone says whether a session holds it
                 holder = _lock_holder(fd)
                 if holder.get("pid") and not _session_gone(holder):
                     os.close(fd)
-                    self._refuse(holder, remedy=f" (this file system has no file locks: if that session is over, "
-                                                f"remove {display_path(path)})")
+                    self._refuse(
+                        holder,
+                        remedy=f" (this file system has no file locks: if that session is over, "
+                        f"remove {display_path(path)})",
+                    )
             if not _same_file(path, fd):
                 os.close(fd)
                 continue
@@ -651,15 +696,21 @@ class LabelStore:
             self._lock_fd = fd
             self._lock_path = path
             return
-        raise InputError(f"cannot take the session lock {display_path(path)}: other sessions keep replacing it; "
-                         "try again")
+        raise InputError(
+            f"cannot take the session lock {display_path(path)}: other sessions keep replacing it; try again"
+        )
 
     def _refuse(self, holder: dict, remedy: str = "") -> None:
-        who = (f" (process {holder.get('pid')} on {holder.get('host')}, since {holder.get('since')})"
-               if holder.get("pid") else "")
-        raise InputError(f"{self.annotator} already has a labelling session open on {display_path(self.folder)}"
-                         f"{who}. Finish that one first (q): two sessions of one annotator would serve the "
-                         f"same items and replace each other's labels{remedy}.") from None
+        who = (
+            f" (process {holder.get('pid')} on {holder.get('host')}, since {holder.get('since')})"
+            if holder.get("pid")
+            else ""
+        )
+        raise InputError(
+            f"{self.annotator} already has a labelling session open on {display_path(self.folder)}"
+            f"{who}. Finish that one first (q): two sessions of one annotator would serve the "
+            f"same items and replace each other's labels{remedy}."
+        ) from None
 
     def close(self) -> None:
         if self._fd is not None:
@@ -680,7 +731,7 @@ def _process_start(pid: int) -> int | None:
     """When process `pid` started (clock ticks since boot, /proc), or None where that cannot be read."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
-            return int(f.read().rsplit(b")", 1)[1].split()[19])   # field 22: starttime
+            return int(f.read().rsplit(b")", 1)[1].split()[19])  # field 22: starttime
     except (OSError, ValueError, IndexError):
         return None
 
@@ -694,9 +745,13 @@ def _pid_namespace() -> str | None:
 
 def _this_process() -> dict:
     """What a session lock records of its holder."""
-    return {"pid": os.getpid(), "started": _process_start(os.getpid()), "pidns": _pid_namespace(),
-            "host": socket.gethostname(),
-            "since": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")}
+    return {
+        "pid": os.getpid(),
+        "started": _process_start(os.getpid()),
+        "pidns": _pid_namespace(),
+        "host": socket.gethostname(),
+        "since": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+    }
 
 
 def _lock_holder(fd: int) -> dict:
@@ -721,7 +776,7 @@ def _session_gone(holder: dict) -> bool:
     except ProcessLookupError:
         return True
     except PermissionError:
-        pass   # a process of another user runs under that id
+        pass  # a process of another user runs under that id
     started = _process_start(pid)
     return started is not None and holder.get("started") is not None and started != holder.get("started")
 
@@ -744,7 +799,7 @@ def _remove_stale_lock(path: Path, examined: os.stat_result) -> None:
         guard = os.open(path.parent, os.O_RDONLY)
         fcntl.flock(guard, fcntl.LOCK_EX)
     except OSError:
-        pass   # a file system without flock on folders: the check below still narrows the race
+        pass  # a file system without flock on folders: the check below still narrows the race
     try:
         st = os.stat(path)
         if (st.st_dev, st.st_ino) == (examined.st_dev, examined.st_ino):
@@ -779,7 +834,9 @@ def load_all(folder: Path, scheme: LabelScheme | None = None) -> tuple[dict[str,
     for key, lists in streams.items():
         spellings = sorted({e["annotator"] for evs in lists for e in evs[:1]})
         if len(spellings) > 1:
-            warnings.append(f"{', '.join(files[key])} hold the labels of one annotator ({' = '.join(spellings)}: "
-                            "names differ only in case): read together, latest event wins")
+            warnings.append(
+                f"{', '.join(files[key])} hold the labels of one annotator ({' = '.join(spellings)}: "
+                "names differ only in case): read together, latest event wins"
+            )
         out[names[key]] = fold(lists[0] if len(lists) == 1 else _merged(lists))
     return out, warnings

@@ -4,6 +4,7 @@ agreement that `workbench annotations stats` and the dataset card show.
 Nothing here runs a stage: callers pass the items (from `pipeline.table(...)`), so a read such
 as `annotations stats` never writes to the workspace.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -43,7 +44,9 @@ def summarise(config: Config, items: list, labels: Labels) -> dict:
     for item in items:
         final = labels.finals[item.id]
         key = (item.domain, item.subtopic)
-        r = rows.setdefault(key, {"domain": item.domain, "subtopic": item.subtopic, "items": 0, **{c: 0 for c in columns}})
+        r = rows.setdefault(
+            key, {"domain": item.domain, "subtopic": item.subtopic, "items": 0, **{c: 0 for c in columns}}
+        )
         r["items"] += 1
         column = final.category if final.status == "final" else final.status
         r[column] += 1
@@ -77,9 +80,16 @@ def adjudication(items: list, labels: Labels) -> dict:
     for item in items:
         final = labels.finals[item.id]
         if final.disputed:
-            rows.append({"item_id": item.id, "text": item.hypothesis, "votes": final.votes,
-                         "adjudications": final.rulings, "resolved": final.adjudicated,
-                         "label": final.category if final.adjudicated else None})
+            rows.append(
+                {
+                    "item_id": item.id,
+                    "text": item.hypothesis,
+                    "votes": final.votes,
+                    "adjudications": final.rulings,
+                    "resolved": final.adjudicated,
+                    "label": final.category if final.adjudicated else None,
+                }
+            )
     resolved = sum(r["resolved"] for r in rows)
     return {"disputed": len(rows), "resolved": resolved, "unresolved": len(rows) - resolved, "items": rows}
 
@@ -103,8 +113,11 @@ def agreement_sentence(a: dict) -> str:
         people += " (an adjudicator's label decides a disputed item and is not counted in agreement)"
     if not a.get("pairs"):
         return people + ". Agreement needs two or more annotators on an item."
-    return (f"{people}. Agreement between the annotators on {a['items']} items of this version: "
-            + ("; ".join(agreement_figures(a)) or "no item labelled by two annotators") + ".")
+    return (
+        f"{people}. Agreement between the annotators on {a['items']} items of this version: "
+        + ("; ".join(agreement_figures(a)) or "no item labelled by two annotators")
+        + "."
+    )
 
 
 def agreement_figures(a: dict) -> list[str]:
@@ -113,8 +126,10 @@ def agreement_figures(a: dict) -> list[str]:
     figures = []
     if "fleiss_kappa" in a:
         per_label = ", ".join(f"{c} {k:.3f}" for c, k in a["fleiss_per_label"].items())
-        figures.append(f"Fleiss' kappa {a['fleiss_kappa']:.3f} over the {a['fleiss_items']} items every annotator "
-                       f"labelled (per label: {per_label})")
+        figures.append(
+            f"Fleiss' kappa {a['fleiss_kappa']:.3f} over the {a['fleiss_items']} items every annotator "
+            f"labelled (per label: {per_label})"
+        )
     if "krippendorff_alpha" in a:
         figures.append(f"Krippendorff's alpha {a['krippendorff_alpha']:.3f} (nominal)")
     return figures

@@ -1,4 +1,5 @@
 """Reading template files (YAML or JSON) while keeping line numbers for messages."""
+
 from __future__ import annotations
 
 import json
@@ -48,7 +49,7 @@ class RawFile:
         text = format_path(path)
         for own, original in sorted(self.field_map.items(), key=lambda kv: -len(kv[0])):
             if text == own or text.startswith(own + ".") or text.startswith(own + "["):
-                text = original + text[len(own):]
+                text = original + text[len(own) :]
                 break
         return Problem(self.shown, self.line(path), text, message, severity)
 
@@ -58,8 +59,9 @@ def unknown_fields(raw: "RawFile", path: tuple, mapping: dict, known, problems: 
     key must never be read as absent (a pair's `directon` would silently take the default)."""
     known = sorted(known)
     for key in sorted(set(mapping) - set(known), key=str):
-        problems.append(raw.problem(path + (key,), f"unknown field {key!r}: {did_you_mean(key, known)}"
-                                                   f"(known: {', '.join(known)})"))
+        problems.append(
+            raw.problem(path + (key,), f"unknown field {key!r}: {did_you_mean(key, known)}(known: {', '.join(known)})")
+        )
 
 
 def nested_unknown_fields(raw: "RawFile", data: Any, schema: dict[str, frozenset], problems: list) -> None:
@@ -118,8 +120,10 @@ def read_file(path: Path) -> tuple[RawFile | None, list[Problem]]:
     """A template file parsed (JSON or YAML), within the size limits of `core.text`."""
     raw, problems = _read_file(path)
     if raw is not None:
-        problems = [raw.problem(where, f"{n:,} characters, over the limit of {MAX_FIELD_CHARS:,} for one field")
-                    for where, n in _long_fields(raw.data)]
+        problems = [
+            raw.problem(where, f"{n:,} characters, over the limit of {MAX_FIELD_CHARS:,} for one field")
+            for where, n in _long_fields(raw.data)
+        ]
         if problems:
             return None, problems
     return raw, problems
@@ -129,12 +133,18 @@ def _read_file(path: Path) -> tuple[RawFile | None, list[Problem]]:
     shown = display_path(path)
     try:
         if path.stat().st_size > MAX_TEMPLATE_BYTES:
-            return None, [Problem(shown, None, "", f"{path.stat().st_size:,} bytes, over the limit of "
-                                                   f"{MAX_TEMPLATE_BYTES:,} for a template file")]
+            return None, [
+                Problem(
+                    shown,
+                    None,
+                    "",
+                    f"{path.stat().st_size:,} bytes, over the limit of {MAX_TEMPLATE_BYTES:,} for a template file",
+                )
+            ]
         data = path.read_bytes()
-        text = data.decode("utf-8-sig")   # a byte-order mark (as some editors write) is not part of the text
+        text = data.decode("utf-8-sig")  # a byte-order mark (as some editors write) is not part of the text
     except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
+        line = data[: exc.start].count(b"\n") + 1
         return None, [Problem(shown, line, "", f"not UTF-8 text ({exc.reason} at byte {exc.start}): save it as UTF-8")]
     except OSError as exc:
         return None, [Problem(shown, None, "", f"cannot read file: {exc.strerror}")]
@@ -142,8 +152,14 @@ def _read_file(path: Path) -> tuple[RawFile | None, list[Problem]]:
         return None, [Problem(shown, None, "", "file is empty")]
     long = long_line(text, MAX_LINE_CHARS)
     if long:
-        return None, [Problem(shown, long[0], "", f"a line of {long[1]:,} characters, over the limit of "
-                                                  f"{MAX_LINE_CHARS:,} for a template line")]
+        return None, [
+            Problem(
+                shown,
+                long[0],
+                "",
+                f"a line of {long[1]:,} characters, over the limit of {MAX_LINE_CHARS:,} for a template line",
+            )
+        ]
     if path.suffix == ".json":
         try:
             data = json.loads(text)
@@ -172,7 +188,9 @@ def find_template_files(paths: list[Path]) -> tuple[list[Path], list[Problem]]:
         if p.is_dir():
             found = sorted(f for f in p.rglob("*") if f.suffix in TEMPLATE_SUFFIXES and f.is_file())
             if not found:
-                problems.append(Problem(display_path(p), None, "", "no template files (*.yaml, *.yml, *.json) in folder"))
+                problems.append(
+                    Problem(display_path(p), None, "", "no template files (*.yaml, *.yml, *.json) in folder")
+                )
             files.extend(found)
         elif p.is_file():
             files.append(p)

@@ -7,17 +7,57 @@ adapted version at all (the original may still be shared as it is, under its own
 Permissive licences (CC BY, CC0, MIT, Apache ...) allow any licence; the card credits the original.
 Licences are Hub licence ids (`cc-by-sa-4.0`); "CC BY-SA 4.0" is read as that id.
 """
+
 from __future__ import annotations
 
 import re
 
 # No condition on the licence of adapted data (attribution is the card's "Original dataset" section).
-PERMISSIVE = frozenset({"cc0-1.0", "pddl", "unlicense", "mit", "apache-2.0", "bsd", "bsd-2-clause", "bsd-3-clause",
-                        "bsd-3-clause-clear", "isc", "odc-by", "cdla-permissive-1.0", "cdla-permissive-2.0",
-                        "artistic-2.0", "bsl-1.0", "zlib", "wtfpl", "afl-3.0", "ecl-2.0", "postgresql", "ncsa"})
+PERMISSIVE = frozenset(
+    {
+        "cc0-1.0",
+        "pddl",
+        "unlicense",
+        "mit",
+        "apache-2.0",
+        "bsd",
+        "bsd-2-clause",
+        "bsd-3-clause",
+        "bsd-3-clause-clear",
+        "isc",
+        "odc-by",
+        "cdla-permissive-1.0",
+        "cdla-permissive-2.0",
+        "artistic-2.0",
+        "bsl-1.0",
+        "zlib",
+        "wtfpl",
+        "afl-3.0",
+        "ecl-2.0",
+        "postgresql",
+        "ncsa",
+    }
+)
 # Copyleft licences other than Creative Commons': an adaptation keeps exactly the same licence.
-COPYLEFT = frozenset({"odbl", "cdla-sharing-1.0", "gpl", "gpl-2.0", "gpl-3.0", "agpl-3.0", "lgpl-2.1", "lgpl-3.0",
-                      "lgpl-lr", "gfdl", "mpl-2.0", "epl-1.0", "epl-2.0", "eupl-1.1", "osl-3.0"})
+COPYLEFT = frozenset(
+    {
+        "odbl",
+        "cdla-sharing-1.0",
+        "gpl",
+        "gpl-2.0",
+        "gpl-3.0",
+        "agpl-3.0",
+        "lgpl-2.1",
+        "lgpl-3.0",
+        "lgpl-lr",
+        "gfdl",
+        "mpl-2.0",
+        "epl-1.0",
+        "epl-2.0",
+        "eupl-1.1",
+        "osl-3.0",
+    }
+)
 _CC = re.compile(r"cc-by(?P<nc>-nc)?(?:-(?P<cond>sa|nd))?-(?P<version>\d+(?:\.\d+)?)")
 
 
@@ -44,30 +84,40 @@ def refusal(original: str | None, renewed: str | None, *, as_published: bool) ->
     if not old or not known(old) or old in PERMISSIVE:
         return None
     cc = _cc(old)
-    if cc and not cc[0] and cc[1] is None:    # CC BY: attribution only
+    if cc and not cc[0] and cc[1] is None:  # CC BY: attribution only
         return None
     shown = f"the original is under {original}"
-    fix = f"set [project] license = \"{old}\" in workbench.toml"
+    fix = f'set [project] license = "{old}" in workbench.toml'
     if as_published:
         if new == old:
             return None
-        return (f"licence: {shown}, and the data as published is shared under that licence only, not "
-                f"{renewed or 'none'}: {fix}")
+        return (
+            f"licence: {shown}, and the data as published is shared under that licence only, not "
+            f"{renewed or 'none'}: {fix}"
+        )
     if cc and cc[1] == "nd":
-        return (f"licence: {shown} (NoDerivatives): a renewed version may not be released at all, under {renewed or 'any licence'} "
-                f"or another; only the data as published can be (`build --original`, under {original})")
+        return (
+            f"licence: {shown} (NoDerivatives): a renewed version may not be released at all, under {renewed or 'any licence'} "
+            f"or another; only the data as published can be (`build --original`, under {original})"
+        )
     if cc and cc[1] == "sa":
         mine = _cc(new)
         if mine and mine[:2] == cc[:2] and mine[2] >= cc[2]:
             return None
-        return (f"licence: {shown} (ShareAlike): the renewed data must be released under it (or a later version "
-                f"of it), not {renewed or 'none'}: {fix}")
-    if cc and cc[0]:                          # NonCommercial: the renewal stays non-commercial
+        return (
+            f"licence: {shown} (ShareAlike): the renewed data must be released under it (or a later version "
+            f"of it), not {renewed or 'none'}: {fix}"
+        )
+    if cc and cc[0]:  # NonCommercial: the renewal stays non-commercial
         mine = _cc(new)
         if mine and mine[0]:
             return None
-        return (f"licence: {shown} (NonCommercial): the renewed data must keep a non-commercial licence "
-                f"(such as cc-by-nc-4.0), not {renewed or 'none'}: {fix}")
-    if new == old:                            # a copyleft licence: the same one
+        return (
+            f"licence: {shown} (NonCommercial): the renewed data must keep a non-commercial licence "
+            f"(such as cc-by-nc-4.0), not {renewed or 'none'}: {fix}"
+        )
+    if new == old:  # a copyleft licence: the same one
         return None
-    return f"licence: {shown} (copyleft): the renewed data must be released under it too, not {renewed or 'none'}: {fix}"
+    return (
+        f"licence: {shown} (copyleft): the renewed data must be released under it too, not {renewed or 'none'}: {fix}"
+    )

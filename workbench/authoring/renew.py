@@ -13,6 +13,7 @@ A fix is part of a label event (`fix`: {column: corrected text}, annotation/stor
 the label's undo, history and attribution, and is adjudicated with it: the text of the decision
 that made the final label is applied (the adjudicator's, else the annotators' who agreed).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -31,27 +32,38 @@ KEEP = "keep"
 # The pitfalls Blodgett, Lopez, Olteanu, Sim and Wallach found in pair benchmarks: "Stereotyping
 # Norwegian Salmon: An Inventory of Pitfalls in Fairness Benchmark Datasets", ACL 2021
 # (https://aclanthology.org/2021.acl-long.81/), grouped as the audit's reasons to drop a pair.
-PAIR_AUDIT_SOURCE = ("Blodgett, Lopez, Olteanu, Sim and Wallach (2021), \"Stereotyping Norwegian Salmon: An Inventory "
-                     "of Pitfalls in Fairness Benchmark Datasets\", ACL 2021, https://aclanthology.org/2021.acl-long.81/")
+PAIR_AUDIT_SOURCE = (
+    'Blodgett, Lopez, Olteanu, Sim and Wallach (2021), "Stereotyping Norwegian Salmon: An Inventory '
+    'of Pitfalls in Fairness Benchmark Datasets", ACL 2021, https://aclanthology.org/2021.acl-long.81/'
+)
 
 
 def audit_scheme(name: str, unit: str, reasons: tuple[tuple[str, str], ...], question: str) -> LabelScheme:
     """An audit's choices: keep (key 1), fix (key 2), then each reason to drop (id, meaning) on the
     next keys."""
-    return LabelScheme(name, (
-        Choice(KEEP, KEEP, None, "1", f"keep: a sound {unit} as it is", kept=True),
-        Choice(FIX, FIX, None, "2", "fix: sound once its text is corrected", kept=True),
-        *(Choice(cid, cid, None, str(k), f"drop: {meaning}") for k, (cid, meaning) in enumerate(reasons, start=3)),
-    ), question=question)
+    return LabelScheme(
+        name,
+        (
+            Choice(KEEP, KEEP, None, "1", f"keep: a sound {unit} as it is", kept=True),
+            Choice(FIX, FIX, None, "2", "fix: sound once its text is corrected", kept=True),
+            *(Choice(cid, cid, None, str(k), f"drop: {meaning}") for k, (cid, meaning) in enumerate(reasons, start=3)),
+        ),
+        question=question,
+    )
 
 
-PAIR_AUDIT = audit_scheme("pair-audit", "pair", (
-    ("not-minimal", "the sentences differ in more than what the pair contrasts (the group, or the word)"),
-    ("group-unclear", "the group is not identifiable, or the groups are not a contrasting pair"),
-    ("stereotype-unclear", "which stereotype it is about is unclear"),
-    ("not-stereotype", "not about a stereotype (e.g. a plain fact, or offensive without a stereotype)"),
-    ("unnatural", "ungrammatical or unnatural beyond a fix"),
-), "Keep this pair, fix its text, or drop it, and why?")
+PAIR_AUDIT = audit_scheme(
+    "pair-audit",
+    "pair",
+    (
+        ("not-minimal", "the sentences differ in more than what the pair contrasts (the group, or the word)"),
+        ("group-unclear", "the group is not identifiable, or the groups are not a contrasting pair"),
+        ("stereotype-unclear", "which stereotype it is about is unclear"),
+        ("not-stereotype", "not about a stereotype (e.g. a plain fact, or offensive without a stereotype)"),
+        ("unnatural", "ungrammatical or unnatural beyond a fix"),
+    ),
+    "Keep this pair, fix its text, or drop it, and why?",
+)
 
 
 def chosen_fix(labels, item: str) -> dict | None:
@@ -65,9 +77,12 @@ def chosen_fix(labels, item: str) -> dict | None:
     texts = {json.dumps(f, sort_keys=True) for f in fixes.values() if f}
     if len(texts) != 1:
         who = ", ".join(sorted(fixes))
-        raise InputError(f"item {item!r}: decided 'fix' but " + (f"{who} proposed different texts" if texts else
-                         f"{who} proposed no corrected text") + "; an adjudicator decides it with their own fix "
-                         "(workbench annotate --annotator NAME --adjudicate)")
+        raise InputError(
+            f"item {item!r}: decided 'fix' but "
+            + (f"{who} proposed different texts" if texts else f"{who} proposed no corrected text")
+            + "; an adjudicator decides it with their own fix "
+            "(workbench annotate --annotator NAME --adjudicate)"
+        )
     return json.loads(texts.pop())
 
 
@@ -89,7 +104,7 @@ class Renewed(Stage):
         return pa.schema([*expand_schema(), ("label", pa.string())])
 
     def external_inputs(self, ctx):
-        return label_file_inputs(ctx)   # the fixed texts are in the label files
+        return label_file_inputs(ctx)  # the fixed texts are in the label files
 
     def compute(self, ctx, inputs, reused) -> Output:
         import pyarrow as pa
@@ -109,17 +124,24 @@ class Renewed(Stage):
             if fix:
                 unknown = sorted(set(fix) - set(self.fix_fields))
                 if unknown:
-                    raise InputError(f"item {r['item_id']!r}: a fix may change {', '.join(self.fix_fields)}, not "
-                                     f"{', '.join(unknown)}")
+                    raise InputError(
+                        f"item {r['item_id']!r}: a fix may change {', '.join(self.fix_fields)}, not "
+                        f"{', '.join(unknown)}"
+                    )
                 try:
                     record = self.refresh({**json.loads(r["record"]), **fix})
                 except InputError as exc:
                     raise InputError(f"item {r['item_id']!r}: {exc}") from None
-                r = {**r, "record": json.dumps(record, ensure_ascii=False, sort_keys=True),
-                     "hypothesis": record[self.text_column]}
+                r = {
+                    **r,
+                    "record": json.dumps(record, ensure_ascii=False, sort_keys=True),
+                    "hypothesis": record[self.text_column],
+                }
             rows.append({**r, "label": label[r["item_id"]]})
-        return Output(pa.Table.from_pylist(rows, schema=self.schema()),
-                      {"units": len(label), "rows": len(rows), "fixed": len(fixes)})
+        return Output(
+            pa.Table.from_pylist(rows, schema=self.schema()),
+            {"units": len(label), "rows": len(rows), "fixed": len(fixes)},
+        )
 
     def counts(self, ctx, table, inputs, work):
         return dict(work)
@@ -165,7 +187,7 @@ def allocation(sizes: dict[str, int], n: int) -> dict[str, int]:
     while sum(shares.values()) < n:
         g = max((g for g in order if shares[g] < sizes[g]), key=lambda g: (quota[g] - shares[g], -order.index(g)))
         shares[g] += 1
-    while sum(shares.values()) > n:   # the minimum of one took more than n allows: from the most over their share
+    while sum(shares.values()) > n:  # the minimum of one took more than n allows: from the most over their share
         g = max((g for g in order if shares[g] > 1), key=lambda g: (shares[g] - quota[g], -order.index(g)))
         shares[g] -= 1
     return shares
@@ -195,10 +217,13 @@ def stratum_of(rows: list[dict], column: str) -> dict[str, str]:
         out[r["item_id"]] = "" if value is None else str(value)
     missing = {r["item_id"] for r in rows} - set(out)
     if missing:
-        raise InputError(f"[origin] stratify = {column!r}: " + (f"{len(missing)} item(s) have no such column"
-                         if out else "no item has such a column") + f"; stratify by one of: "
-                         f"{', '.join(sorted(known - {'id', 'record', 'sentences', 'published', 'layout'}))} "
-                         "(edit [origin] stratify in workbench.toml, or import again)")
+        raise InputError(
+            f"[origin] stratify = {column!r}: "
+            + (f"{len(missing)} item(s) have no such column" if out else "no item has such a column")
+            + f"; stratify by one of: "
+            f"{', '.join(sorted(known - {'id', 'record', 'sentences', 'published', 'layout'}))} "
+            "(edit [origin] stratify in workbench.toml, or import again)"
+        )
     return out
 
 
@@ -212,9 +237,12 @@ def renewal_stages(authoring, scheme: LabelScheme, fix_fields: tuple[tuple[str, 
 
         def settings(self, ctx):
             origin = ctx.config.origin
-            return {**super().settings(ctx), "sample": origin.sample if origin else None,
-                    "seed": origin.seed if origin else None,
-                    **({"stratify": origin.stratify} if origin and origin.stratify else {})}
+            return {
+                **super().settings(ctx),
+                "sample": origin.sample if origin else None,
+                "seed": origin.seed if origin else None,
+                **({"stratify": origin.stratify} if origin and origin.stratify else {}),
+            }
 
         def compute(self, ctx, inputs, reused) -> Output:
             out = super().compute(ctx, inputs, reused)
@@ -225,16 +253,26 @@ def renewal_stages(authoring, scheme: LabelScheme, fix_fields: tuple[tuple[str, 
             import pyarrow.compute as pc
 
             ids = out.table["item_id"].to_pylist()
-            groups = stratum_of(inputs["expand"].select(["item_id", "domain", "record"]).to_pylist(),
-                                origin.stratify) if origin.stratify else None
+            groups = (
+                stratum_of(inputs["expand"].select(["item_id", "domain", "record"]).to_pylist(), origin.stratify)
+                if origin.stratify
+                else None
+            )
             chosen = audit_sample(ids, origin.sample, origin.seed, groups)
             table = out.table.filter(pc.is_in(out.table["item_id"], value_set=pa.array(sorted(chosen), pa.string())))
-            table = table.set_column(table.schema.get_field_index("position"), "position",
-                                     pa.array(range(table.num_rows), table.schema.field("position").type))
+            table = table.set_column(
+                table.schema.get_field_index("position"),
+                "position",
+                pa.array(range(table.num_rows), table.schema.field("position").type),
+            )
             return Output(table, out.work, out.extra)
 
-    return [Expand(authoring), SampledQueue(), Validated(scheme), Renewed(scheme, authoring.text_column, fix_fields,
-                                                                        refresh)]
+    return [
+        Expand(authoring),
+        SampledQueue(),
+        Validated(scheme),
+        Renewed(scheme, authoring.text_column, fix_fields, refresh),
+    ]
 
 
 def template_check(authoring):
@@ -258,7 +296,7 @@ def partial_audit(pipeline, kind, items: list, labels) -> dict:
     def unit(r: dict) -> str:
         try:
             return named(r)
-        except KeyError:     # a layout's unit names a column of its release files, not of the stage's rows
+        except KeyError:  # a layout's unit names a column of its release files, not of the stage's rows
             return r.get("unit_id", r.get("item_id"))
 
     units = list(dict.fromkeys(unit(r) for r in published))
@@ -266,8 +304,13 @@ def partial_audit(pipeline, kind, items: list, labels) -> dict:
     audited = {i.id for i in items if labels.finals[i.id].votes or labels.finals[i.id].rulings}
     nobody = [u for u in units if u not in audited]
     left = set(nobody)
-    return {"units": len(units), "audited": len(audited), "unaudited": nobody,
-            "outside": [u for u in nobody if u not in queued], "rows": [r for r in published if unit(r) in left]}
+    return {
+        "units": len(units),
+        "audited": len(audited),
+        "unaudited": nobody,
+        "outside": [u for u in nobody if u not in queued],
+        "rows": [r for r in published if unit(r) in left],
+    }
 
 
 def unaudited_lines(scope: dict, sample: int | None) -> list[str]:
@@ -275,9 +318,11 @@ def unaudited_lines(scope: dict, sample: int | None) -> list[str]:
     outside = scope["outside"]
     shown = ", ".join(outside[:8]) + (f" ... and {len(outside) - 8} more" if len(outside) > 8 else "")
     where = f"outside the audit's sample ([origin] sample = {sample})" if sample else "not in the audit's queue"
-    return [f"{len(outside)} of the {scope['units']} items are {where}: nobody audited them ({shown}); pass "
-            "--unaudited keep to release them unchanged, as published (the card then says how many items were "
-            "audited), or import again without --sample to audit every item"]
+    return [
+        f"{len(outside)} of the {scope['units']} items are {where}: nobody audited them ({shown}); pass "
+        "--unaudited keep to release them unchanged, as published (the card then says how many items were "
+        "audited), or import again without --sample to audit every item"
+    ]
 
 
 # -- the import ---------------------------------------------------------------------------------------------------
@@ -286,19 +331,33 @@ def published_entry(table, index: int, id_column: str | None, read: set, entry: 
     from 0 in file order), the kind's fields (`entry`) and, under `source`, every other column."""
     row = table.rows[index]
     source = {c: row[c] for c in table.columns if c not in read | {id_column} and row[c] != ""}
-    return {"id": str(row[id_column]).strip() if id_column is not None else str(index), **entry,
-            **({"source": source} if source else {})}
+    return {
+        "id": str(row[id_column]).strip() if id_column is not None else str(index),
+        **entry,
+        **({"source": source} if source else {}),
+    }
 
 
-def published_files(file_format: str, path: Path, groups: dict[str, list[dict]], per_group=lambda g: {},
-                    key: str = "pairs", noun: str = "") -> dict:
+def published_files(
+    file_format: str,
+    path: Path,
+    groups: dict[str, list[dict]],
+    per_group=lambda g: {},
+    key: str = "pairs",
+    noun: str = "",
+) -> dict:
     """One template file per group (bias type, attribute) holding its entries (`noun`) under `key`."""
     from .files import dump_yaml
 
     files = {}
     for group, entries in sorted(groups.items()):
-        data = {"format": file_format, "id": group, **per_group(group),
-                "description": f"{group} {noun or key} imported from {Path(path).name}", key: entries}
+        data = {
+            "format": file_format,
+            "id": group,
+            **per_group(group),
+            "description": f"{group} {noun or key} imported from {Path(path).name}",
+            key: entries,
+        }
         files[re.sub(r"[^A-Za-z0-9_-]+", "-", group) + ".yaml"] = dump_yaml(data)
     return files
 
@@ -320,9 +379,13 @@ def csv_layout(path: Path, id_column: str | None) -> dict | None:
         return None
     delimiter = "\t" if first.count("\t") > first.count(",") else ","
     header = next(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter), [])
-    columns = [h.strip() for h in header]   # as the kinds' readers name them
-    return {"columns": columns, "id_column": id_column, "delimiter": delimiter,
-            "newline": "\r\n" if first.endswith("\r") else "\n"}
+    columns = [h.strip() for h in header]  # as the kinds' readers name them
+    return {
+        "columns": columns,
+        "id_column": id_column,
+        "delimiter": delimiter,
+        "newline": "\r\n" if first.endswith("\r") else "\n",
+    }
 
 
 def one_or_each(values: list):
@@ -343,12 +406,13 @@ def per_row(value, n: int, raw, path: tuple, problems: list):
 
 
 def import_notes(table, id_column: str | None, what: str = "pairs") -> list[str]:
-    return list(table.notes) + ([] if id_column is not None else [f"no id column: {what} are numbered from 0 in "
-                                                                   "file order"])
+    return list(table.notes) + (
+        [] if id_column is not None else [f"no id column: {what} are numbered from 0 in file order"]
+    )
 
 
 def _toml(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)   # a JSON string is a valid TOML basic string
+    return json.dumps(value, ensure_ascii=False)  # a JSON string is a valid TOML basic string
 
 
 def fingerprint(path: Path) -> str:
@@ -362,8 +426,17 @@ def fingerprint(path: Path) -> str:
     return digest.hexdigest()
 
 
-def import_project(kind, file: Path, out: Path, *, name: str, origin: dict, sample: int | None = None,
-                   seed: int | None = None, stratify: str | None = None) -> dict:
+def import_project(
+    kind,
+    file: Path,
+    out: Path,
+    *,
+    name: str,
+    origin: dict,
+    sample: int | None = None,
+    seed: int | None = None,
+    stratify: str | None = None,
+) -> dict:
     """Write the renewal project of `file` (a `kind`'s published layout) into `out`: its template
     files (from the kind's importer) and workbench.toml with `[origin]` (and, for a partial audit,
     its sample: `sample` items drawn with `seed`, stratified by the column `stratify` when given).
@@ -389,23 +462,42 @@ def import_project(kind, file: Path, out: Path, *, name: str, origin: dict, samp
             target = out / "templates" / fname
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
-    except OSError as exc:   # workbench.toml comes last: without it the folder is no project, and a new import may use it
-        raise InputError(f"{target}: cannot write the imported file ({exc.strerror or exc}); nothing is imported "
-                         "yet: free the space (or fix the folder) and run the import again") from None
+    except (
+        OSError
+    ) as exc:  # workbench.toml comes last: without it the folder is no project, and a new import may use it
+        raise InputError(
+            f"{target}: cannot write the imported file ({exc.strerror or exc}); nothing is imported "
+            "yet: free the space (or fix the folder) and run the import again"
+        ) from None
     from ..sources.known import recognise
 
-    which = recognise(Path(file), kind.name)   # which published copy it is (sources/known_copies.toml)
-    origin = {"file": Path(file).name + ("/" if Path(file).is_dir() else ""), "sha256": fingerprint(Path(file)),
-              "published_copy": which.label, **{k: v for k, v in origin.items() if v},
-              **({"sample": sample, "seed": seed if seed is not None else 0} if sample is not None else {}),
-              **({"stratify": stratify.strip()} if stratify is not None else {})}
-    lines = [f"# The renewal of {origin['name']} (docs/renewing.md): written by `workbench import`.",
-             "[project]", f"name = {_toml(name)}", f"kind = {_toml(kind.name)}"]
+    which = recognise(Path(file), kind.name)  # which published copy it is (sources/known_copies.toml)
+    origin = {
+        "file": Path(file).name + ("/" if Path(file).is_dir() else ""),
+        "sha256": fingerprint(Path(file)),
+        "published_copy": which.label,
+        **{k: v for k, v in origin.items() if v},
+        **({"sample": sample, "seed": seed if seed is not None else 0} if sample is not None else {}),
+        **({"stratify": stratify.strip()} if stratify is not None else {}),
+    }
+    lines = [
+        f"# The renewal of {origin['name']} (docs/renewing.md): written by `workbench import`.",
+        "[project]",
+        f"name = {_toml(name)}",
+        f"kind = {_toml(kind.name)}",
+    ]
     if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9.+_-]*", origin.get("license") or ""):
-        lines.append(f"license = {_toml(origin['license'])}   # the original's: `build` checks that a licence you "
-                     "put here is one the original's allows (docs/renewing.md)")
-    lines += ["", "[annotation]", "validators = 2   # every item audited by two people; an adjudicator decides "
-                                   "their disagreements", "", "[origin]"]
+        lines.append(
+            f"license = {_toml(origin['license'])}   # the original's: `build` checks that a licence you "
+            "put here is one the original's allows (docs/renewing.md)"
+        )
+    lines += [
+        "",
+        "[annotation]",
+        "validators = 2   # every item audited by two people; an adjudicator decides their disagreements",
+        "",
+        "[origin]",
+    ]
     lines += [f"{k} = {_toml(v)}" for k, v in origin.items()]
     (out / "workbench.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return {"files": sorted(files), "notes": notes, "folder": out, "copy": which}
@@ -434,7 +526,7 @@ def audit_changes(kind, items: list, labels, previous_rows: list[dict], rows: li
     after: dict[str, set] = {}
     for found, source in ((before, previous_rows), (after, rows)):
         for r in source:
-            found.setdefault(unit(r), set()).add(tuple(identity(r)[:2]))   # key and text: a fix keeps keys
+            found.setdefault(unit(r), set()).add(tuple(identity(r)[:2]))  # key and text: a fix keeps keys
     if max(map(len, [*before.values(), *after.values()]), default=1) <= 1:
         return []
     columns = dict(kind.audit.fix_fields)
@@ -450,19 +542,28 @@ def audit_changes(kind, items: list, labels, previous_rows: list[dict], rows: li
         elif final.category == kind.audit.fix_choice:
             shown = {**dict(item.details), TEXT: item.hypothesis}
             fix = chosen_fix(labels, item.id) or {}
-            diffs = [f"{column}: {word_diff(shown.get(columns.get(column), ''), text)}" for column, text in sorted(fix.items())]
-            fixed.append(f"- `{item.id}` ({why}; {len(before.get(item.id, ()))} → {_rows(len(after.get(item.id, ())))}): "
-                         + "; ".join(diffs))
+            diffs = [
+                f"{column}: {word_diff(shown.get(columns.get(column), ''), text)}"
+                for column, text in sorted(fix.items())
+            ]
+            fixed.append(
+                f"- `{item.id}` ({why}; {len(before.get(item.id, ()))} → {_rows(len(after.get(item.id, ())))}): "
+                + "; ".join(diffs)
+            )
             per[("fixed", why, item.domain)] += 1
     if not per:
         return []
     groups = sorted({g for _, _, g in per})
     reasons = sorted({(d, w) for d, w, _ in per})
     table = [[d, w, *(per[(d, w, g)] for g in groups), sum(per[(d, w, g)] for g in groups)] for d, w in reasons]
-    return ["Audit items (each stands for several released rows; every row's change is in `changes.csv`):", "",
-            markdown_table(["decision", "reason", *groups, "total"], table), "",
-            *(["Dropped items:", "", *dropped, ""] if dropped else []),
-            *(["Fixed items:", "", *fixed, ""] if fixed else [])]
+    return [
+        "Audit items (each stands for several released rows; every row's change is in `changes.csv`):",
+        "",
+        markdown_table(["decision", "reason", *groups, "total"], table),
+        "",
+        *(["Dropped items:", "", *dropped, ""] if dropped else []),
+        *(["Fixed items:", "", *fixed, ""] if fixed else []),
+    ]
 
 
 def _rows(n: int) -> str:
@@ -491,20 +592,35 @@ def adjudications(kind, items: list, labels) -> list[dict]:
             state = labels.states.get(name, {}).get(item.id)
             fix = fix if fix is not None else ((state.fix or {}) if state is not None else {})
             columns = [c for c in order if c in fix] + sorted(c for c in fix if c not in order)
-            return {"by": name, "decision": choice,
-                    **({"fix": {c: fix[c] for c in columns},
-                        "diff": {c: word_diff(shown.get(where.get(c), ""), fix[c]) for c in columns}}
-                       if choice == kind.audit.fix_choice and fix else {}),
-                    **({"note": state.note} if state is not None and state.note else {})}
+            return {
+                "by": name,
+                "decision": choice,
+                **(
+                    {
+                        "fix": {c: fix[c] for c in columns},
+                        "diff": {c: word_diff(shown.get(where.get(c), ""), fix[c]) for c in columns},
+                    }
+                    if choice == kind.audit.fix_choice and fix
+                    else {}
+                ),
+                **({"note": state.note} if state is not None and state.note else {}),
+            }
 
         deciding = sorted(a for a, c in final.rulings.items() if c == final.category)
         ruling = proposal(", ".join(deciding), final.category, chosen_fix(labels, item.id) or {})
         notes = [n for a in deciding if (n := getattr(labels.states.get(a, {}).get(item.id), "note", None))]
-        out.append({"item": item.id, "text": item.hypothesis, "group": item.domain,
-                    "proposals": [proposal(a, c) for a, c in sorted((final.votes or {}).items())],
-                    "decided_by": deciding, "decision": final.category,
-                    **({k: ruling[k] for k in ("fix", "diff") if k in ruling}),
-                    **({"note": "; ".join(notes)} if notes else {})})
+        out.append(
+            {
+                "item": item.id,
+                "text": item.hypothesis,
+                "group": item.domain,
+                "proposals": [proposal(a, c) for a, c in sorted((final.votes or {}).items())],
+                "decided_by": deciding,
+                "decision": final.category,
+                **({k: ruling[k] for k in ("fix", "diff") if k in ruling}),
+                **({"note": "; ".join(notes)} if notes else {}),
+            }
+        )
     return out
 
 
@@ -518,13 +634,19 @@ def adjudication_lines(records: list[dict]) -> list[str]:
     and who took it, their note, and the annotators' competing proposals (a fix as its word diff)."""
     if not records:
         return []
-    lines = [f"Adjudicated ({len(records)} item{'' if len(records) == 1 else 's'} the annotators disagreed on; "
-             "the adjudicator's decision is the one applied):", ""]
+    lines = [
+        f"Adjudicated ({len(records)} item{'' if len(records) == 1 else 's'} the annotators disagreed on; "
+        "the adjudicator's decision is the one applied):",
+        "",
+    ]
     for r in records:
         fix = "; ".join(f"{c}: {d}" for c, d in r.get("diff", {}).items())
-        lines.append(f"- `{r['item']}` {r['text']} ({r['group']}): **{r['decision']}**"
-                     + (f" ({fix})" if fix else "") + f", decided by {', '.join(r['decided_by']) or 'an adjudicator'}"
-                     + (f"; note: {r['note']}" if r.get("note") else ""))
+        lines.append(
+            f"- `{r['item']}` {r['text']} ({r['group']}): **{r['decision']}**"
+            + (f" ({fix})" if fix else "")
+            + f", decided by {', '.join(r['decided_by']) or 'an adjudicator'}"
+            + (f"; note: {r['note']}" if r.get("note") else "")
+        )
         lines += [f"  - {p['by']} proposed {_proposed(p)}" for p in r["proposals"]]
     return lines + [""]
 

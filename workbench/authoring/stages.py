@@ -14,6 +14,7 @@ same for every such kind (its `Authoring` declares the rest):
 A kind supplies an `Authoring`: how to read one file into rows, its columns and data file, and
 the words its card uses. Everything else (stages, release layout, card, changelog) is here.
 """
+
 from __future__ import annotations
 
 import csv
@@ -50,13 +51,13 @@ PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_]+)\s*\}\}")
 class Row:
     """One row of the public layout, and the unit people validate it through."""
 
-    record: dict[str, Any]               # the public layout's columns
-    row_id: str                          # stable and unique in the release
-    unit_id: str                         # what annotators label (several rows may share one)
-    unit_text: str                       # the text they judge
-    domain: str                          # the grouping annotators filter by (category, attribute, bias type)
-    details: list[tuple[str, str]] = field(default_factory=list)   # (label, text) shown beside the text
-    where: tuple = ()                    # field path in the file, for problems
+    record: dict[str, Any]  # the public layout's columns
+    row_id: str  # stable and unique in the release
+    unit_id: str  # what annotators label (several rows may share one)
+    unit_text: str  # the text they judge
+    domain: str  # the grouping annotators filter by (category, attribute, bias type)
+    details: list[tuple[str, str]] = field(default_factory=list)  # (label, text) shown beside the text
+    where: tuple = ()  # field path in the file, for problems
 
 
 # Columns the release's Parquet adds to every row, beside the kind's own columns.
@@ -66,22 +67,22 @@ RESERVED_COLUMNS = frozenset({"row_id", "unit_id", "template_id", "domain", "lab
 @dataclass(frozen=True)
 class Authoring:
     kind: str
-    parse: Callable[[RawFile, str], tuple[list[Row], list[Problem]]]   # (file, template id) -> rows
-    columns: tuple[str, ...]             # the public layout's columns, in order
-    data_file: str                       # where the public layout goes in a release
-    unit: str                            # "stereotype statement", "template", "sentence pair"
-    about: str                           # the card's first paragraph
-    fields: str                          # the card's description of the files
-    top_level: frozenset[str]            # the fields a file may have (besides format, id, description)
+    parse: Callable[[RawFile, str], tuple[list[Row], list[Problem]]]  # (file, template id) -> rows
+    columns: tuple[str, ...]  # the public layout's columns, in order
+    data_file: str  # where the public layout goes in a release
+    unit: str  # "stereotype statement", "template", "sentence pair"
+    about: str  # the card's first paragraph
+    fields: str  # the card's description of the files
+    top_level: frozenset[str]  # the fields a file may have (besides format, id, description)
     question: str
-    text_column: str                     # the column a changelog quotes for a row
-    second_text_column: str | None = None   # and beside it (a pair's other sentence)
+    text_column: str  # the column a changelog quotes for a row
+    second_text_column: str | None = None  # and beside it (a pair's other sentence)
     # A row edited in place (same entry of its file, new text) is "template changed" in the changelog,
     # or the reason given here for the list its entry is in, e.g. (("pairs", "pair edited"),).
     edit_reasons: tuple[tuple[str, str], ...] = ()
-    delimiter: str = ","                 # of the public file, when it is CSV/TSV
-    public_format: str = "csv"           # "csv" (with `delimiter`) or "jsonl": the public file's layout
-    file_format: str | None = None       # what `format:` template files say (default workbench-<kind>/1)
+    delimiter: str = ","  # of the public file, when it is CSV/TSV
+    public_format: str = "csv"  # "csv" (with `delimiter`) or "jsonl": the public file's layout
+    file_format: str | None = None  # what `format:` template files say (default workbench-<kind>/1)
     # The keys each nested mapping may have, by pattern (`pairs.[]`: every entry of `pairs`;
     # `identities.*`: every value of `identities`); mappings of free names (groups, categories) stay open.
     nested: dict = field(default_factory=dict)
@@ -93,8 +94,10 @@ class Authoring:
     def __post_init__(self):
         clash = sorted(set(self.columns) & RESERVED_COLUMNS)
         if clash:  # the release's Parquet carries these beside the kind's columns: one would overwrite the other
-            raise ValueError(f"kind {self.kind!r}: column(s) {', '.join(clash)} are reserved for the release's "
-                             f"validation fields ({', '.join(sorted(RESERVED_COLUMNS))}); rename them")
+            raise ValueError(
+                f"kind {self.kind!r}: column(s) {', '.join(clash)} are reserved for the release's "
+                f"validation fields ({', '.join(sorted(RESERVED_COLUMNS))}); rename them"
+            )
         if self.public_format not in ("csv", "jsonl"):
             raise ValueError(f"kind {self.kind!r}: public_format must be 'csv' or 'jsonl', not {self.public_format!r}")
 
@@ -135,8 +138,9 @@ def text_list(value: Any, raw: RawFile, path: tuple, problems: list[Problem], wh
     return out
 
 
-def paired_lists(value: Any, raw: RawFile, key: str, sides: tuple[str, str], problems: list[Problem],
-                 noun: str) -> list[tuple[str, str]]:
+def paired_lists(
+    value: Any, raw: RawFile, key: str, sides: tuple[str, str], problems: list[Problem], noun: str
+) -> list[tuple[str, str]]:
     """Two lists under `key` (e.g. words: {profane: [...], nice: [...]}) paired by position."""
     first, second = sides
     needs = f"{key} needs two lists of the same length, `{first}:` and `{second}:`"
@@ -152,8 +156,13 @@ def paired_lists(value: Any, raw: RawFile, key: str, sides: tuple[str, str], pro
     a = text_list(value[first], raw, (key, first), problems, key)
     b = text_list(value[second], raw, (key, second), problems, key)
     if a and b and len(a) != len(b):
-        problems.append(raw.problem((key,), f"{len(a)} {first} and {len(b)} {second} {noun}: the i-th {first} "
-                                            f"{noun[:-1]} is paired with the i-th {second} {noun[:-1]}"))
+        problems.append(
+            raw.problem(
+                (key,),
+                f"{len(a)} {first} and {len(b)} {second} {noun}: the i-th {first} "
+                f"{noun[:-1]} is paired with the i-th {second} {noun[:-1]}",
+            )
+        )
         return []
     return list(zip(a, b))
 
@@ -171,21 +180,34 @@ def grouped_lists(value: Any, raw: RawFile, path: tuple, problems: list[Problem]
     return out
 
 
-def placeholders_in(text: str, raw: RawFile, path: tuple, problems: list[Problem], needed: tuple[str, ...],
-                    allowed: tuple[str, ...] | None = None) -> bool:
+def placeholders_in(
+    text: str,
+    raw: RawFile,
+    path: tuple,
+    problems: list[Problem],
+    needed: tuple[str, ...],
+    allowed: tuple[str, ...] | None = None,
+) -> bool:
     """Each of `needed` exactly once and nothing outside `allowed`; False (with problems) otherwise."""
     found = PLACEHOLDER.findall(text)
     allowed = allowed or needed
     ok = True
     for name in found:
         if name not in allowed:
-            problems.append(raw.problem(path, f"unknown placeholder {{{{{name}}}}} (this kind knows "
-                                              f"{', '.join('{{' + a + '}}' for a in allowed)})"))
+            problems.append(
+                raw.problem(
+                    path,
+                    f"unknown placeholder {{{{{name}}}}} (this kind knows "
+                    f"{', '.join('{{' + a + '}}' for a in allowed)})",
+                )
+            )
             ok = False
     for name in needed:
         n = found.count(name)
         if n != 1:
-            problems.append(raw.problem(path, f"{'no' if n == 0 else n} {{{{{name}}}}} in {text!r}: write it exactly once"))
+            problems.append(
+                raw.problem(path, f"{'no' if n == 0 else n} {{{{{name}}}}} in {text!r}: write it exactly once")
+            )
             ok = False
     return ok
 
@@ -207,15 +229,19 @@ def row_hash(kind: str, *parts: str) -> str:
 def check_file(authoring: Authoring, raw: RawFile) -> tuple[list[Row], str | None, list[Problem]]:
     data = raw.data
     if not isinstance(data, dict):
-        return [], None, [raw.problem((), f"a {authoring.kind} template file is a mapping of fields, "
-                                          f"not a {type(data).__name__}")]
+        return (
+            [],
+            None,
+            [raw.problem((), f"a {authoring.kind} template file is a mapping of fields, not a {type(data).__name__}")],
+        )
     problems: list[Problem] = []
     fmt = data.get("format")
     if fmt is None:
         problems.append(raw.problem((), f"missing field: format (write `format: {authoring.format}`)"))
     elif fmt != authoring.format:
-        problems.append(raw.problem(("format",), f"format {fmt!r} in a {authoring.kind} project; its files are "
-                                                 f"{authoring.format}"))
+        problems.append(
+            raw.problem(("format",), f"format {fmt!r} in a {authoring.kind} project; its files are {authoring.format}")
+        )
         return [], None, problems
     known = authoring.top_level | {"format", "id", "description"}
     unknown_fields(raw, (), data, known, problems)
@@ -226,8 +252,11 @@ def check_file(authoring: Authoring, raw: RawFile) -> tuple[list[Row], str | Non
     seen: dict[str, Row] = {}
     for row in rows:
         if row.row_id in seen:
-            problems.append(raw.problem(row.where, f"the same row as {format_where(seen[row.row_id].where)}: "
-                                                   f"{row.unit_text!r}", "warning"))
+            problems.append(
+                raw.problem(
+                    row.where, f"the same row as {format_where(seen[row.row_id].where)}: {row.unit_text!r}", "warning"
+                )
+            )
         seen.setdefault(row.row_id, row)
     return list(seen.values()), tid, problems
 
@@ -260,8 +289,9 @@ def load(authoring: Authoring, paths: list[Path]) -> tuple[list[tuple[str, Row]]
         by_id[tid] = path
         for row in rows:
             if row.row_id in by_row:
-                problems.append(raw.problem(row.where, f"the same row as in {by_row[row.row_id]}: {row.unit_text!r}",
-                                            "warning"))
+                problems.append(
+                    raw.problem(row.where, f"the same row as in {by_row[row.row_id]}: {row.unit_text!r}", "warning")
+                )
                 continue
             by_row[row.row_id] = raw.shown
             out.append((tid, row))
@@ -288,9 +318,19 @@ def _details_type():
 
 def expand_schema():
     pa = _pa()
-    return pa.schema([("row_id", pa.string()), ("item_id", pa.string()), ("hypothesis", pa.string()),
-                      ("template_id", pa.string()), ("domain", pa.string()), ("subtopic", pa.string()),
-                      ("details", _details_type()), ("record", pa.string()), ("entry", pa.string())])
+    return pa.schema(
+        [
+            ("row_id", pa.string()),
+            ("item_id", pa.string()),
+            ("hypothesis", pa.string()),
+            ("template_id", pa.string()),
+            ("domain", pa.string()),
+            ("subtopic", pa.string()),
+            ("details", _details_type()),
+            ("record", pa.string()),
+            ("entry", pa.string()),
+        ]
+    )
 
 
 def entries(rows: list[tuple[str, Row]]) -> list[str]:
@@ -310,18 +350,32 @@ def entries(rows: list[tuple[str, Row]]) -> list[str]:
 
 def queue_schema():
     pa = _pa()
-    return pa.schema([("item_id", pa.string()), ("hypothesis", pa.string()), ("domain", pa.string()),
-                      ("subtopic", pa.string()), ("template_id", pa.string()), ("position", pa.int64()),
-                      ("details", _details_type()), ("n_samples", pa.int64()), ("domains", pa.list_(pa.string()))])
+    return pa.schema(
+        [
+            ("item_id", pa.string()),
+            ("hypothesis", pa.string()),
+            ("domain", pa.string()),
+            ("subtopic", pa.string()),
+            ("template_id", pa.string()),
+            ("position", pa.int64()),
+            ("details", _details_type()),
+            ("n_samples", pa.int64()),
+            ("domains", pa.list_(pa.string())),
+        ]
+    )
 
 
 class Expand(ReadsTemplateFiles, Stage):
     """Template files -> rows of the public layout, each tied to the unit people validate."""
 
     name = "expand"
-    format = 2                           # 2: the entry column
-    sort_keys = [("domain", "ascending"), ("template_id", "ascending"), ("item_id", "ascending"),
-                 ("row_id", "ascending")]
+    format = 2  # 2: the entry column
+    sort_keys = [
+        ("domain", "ascending"),
+        ("template_id", "ascending"),
+        ("item_id", "ascending"),
+        ("row_id", "ascending"),
+    ]
 
     def __init__(self, authoring: Authoring):
         self.authoring = authoring
@@ -335,18 +389,35 @@ class Expand(ReadsTemplateFiles, Stage):
     def compute(self, ctx, inputs, reused) -> Output:
         rows, n_files, problems = load(self.authoring, [self.folder(ctx)])
         fail_on_errors(problems, f"{self.authoring.kind} templates", "workbench validate")
-        table = _pa().Table.from_pylist([{
-            "row_id": r.row_id, "item_id": r.unit_id, "hypothesis": r.unit_text, "template_id": tid,
-            "domain": r.domain, "subtopic": tid, "details": [{"label": a, "text": b} for a, b in r.details],
-            "record": json.dumps(r.record, ensure_ascii=False, sort_keys=True), "entry": entry,
-        } for (tid, r), entry in zip(rows, entries(rows))], schema=expand_schema())
+        table = _pa().Table.from_pylist(
+            [
+                {
+                    "row_id": r.row_id,
+                    "item_id": r.unit_id,
+                    "hypothesis": r.unit_text,
+                    "template_id": tid,
+                    "domain": r.domain,
+                    "subtopic": tid,
+                    "details": [{"label": a, "text": b} for a, b in r.details],
+                    "record": json.dumps(r.record, ensure_ascii=False, sort_keys=True),
+                    "entry": entry,
+                }
+                for (tid, r), entry in zip(rows, entries(rows))
+            ],
+            schema=expand_schema(),
+        )
         return Output(table, {"templates": n_files, "warnings": len(problems)})
 
     def counts(self, ctx, table, inputs, work):
         units = len(set(table["item_id"].to_pylist()))
         # No masked-sample counts for a kind that masks nothing: rows, in the kind's own word
-        return {"templates": work["templates"], "rows": table.num_rows, "units": units,
-                "by_domain": dict(sorted(Counter(table["domain"].to_pylist()).items())), "warnings": work["warnings"]}
+        return {
+            "templates": work["templates"],
+            "rows": table.num_rows,
+            "units": units,
+            "by_domain": dict(sorted(Counter(table["domain"].to_pylist()).items())),
+            "warnings": work["warnings"],
+        }
 
 
 class Queue(Stage):
@@ -355,7 +426,7 @@ class Queue(Stage):
     both, so annotators can filter to or opt out of either; `domain` is the first)."""
 
     name = "queue"
-    format = 2                           # 2: the domains column
+    format = 2  # 2: the domains column
     upstream = ("expand",)
 
     def schema(self):
@@ -365,14 +436,19 @@ class Queue(Stage):
         units: dict[str, dict] = {}
         sizes: Counter = Counter()
         domains: dict[str, dict[str, None]] = {}
-        for r in inputs["expand"].select(["item_id", "hypothesis", "domain", "subtopic", "template_id",
-                                          "details"]).to_pylist():
+        for r in (
+            inputs["expand"]
+            .select(["item_id", "hypothesis", "domain", "subtopic", "template_id", "details"])
+            .to_pylist()
+        ):
             units.setdefault(r["item_id"], r)
             sizes[r["item_id"]] += 1
             domains.setdefault(r["item_id"], {})[r["domain"]] = None
         ordered = sorted(units.values(), key=lambda r: (r["domain"], r["template_id"], r["hypothesis"], r["item_id"]))
-        items = [{**r, "position": i, "n_samples": sizes[r["item_id"]], "domains": list(domains[r["item_id"]])}
-                 for i, r in enumerate(ordered)]
+        items = [
+            {**r, "position": i, "n_samples": sizes[r["item_id"]], "domains": list(domains[r["item_id"]])}
+            for i, r in enumerate(ordered)
+        ]
         return Output(_pa().Table.from_pylist(items, schema=queue_schema()))
 
     def counts(self, ctx, table, inputs, work):
@@ -383,7 +459,7 @@ class Released(Stage):
     """The rows of the units people kept, with the unit's final label."""
 
     name = "released"
-    format = 2                           # 2: the entry column
+    format = 2  # 2: the entry column
     upstream = ("expand", "validated")
 
     def schema(self):
@@ -395,9 +471,12 @@ class Released(Stage):
 
         validated = inputs["validated"]
         label = dict(zip(validated["item_id"].to_pylist(), validated["label"].to_pylist()))
-        rows = inputs["expand"].filter(pc.is_in(inputs["expand"]["item_id"], value_set=_pa().array(sorted(label),
-                                                                                                   _pa().string())))
-        table = rows.append_column("label", _pa().array([label[i] for i in rows["item_id"].to_pylist()], _pa().string()))
+        rows = inputs["expand"].filter(
+            pc.is_in(inputs["expand"]["item_id"], value_set=_pa().array(sorted(label), _pa().string()))
+        )
+        table = rows.append_column(
+            "label", _pa().array([label[i] for i in rows["item_id"].to_pylist()], _pa().string())
+        )
         return Output(table, {"units": len(label), "rows": table.num_rows})
 
     def counts(self, ctx, table, inputs, work):
@@ -418,7 +497,9 @@ class Layout:
     def public_text(self, rows: list[dict]) -> str:
         a = self.authoring
         if a.public_format == "jsonl":
-            lines = [json.dumps({c: json.loads(r["record"]).get(c) for c in a.columns}, ensure_ascii=False) for r in rows]
+            lines = [
+                json.dumps({c: json.loads(r["record"]).get(c) for c in a.columns}, ensure_ascii=False) for r in rows
+            ]
             return "".join(line + "\n" for line in lines)
         out = io.StringIO()
         writer = csv.writer(out, delimiter=a.delimiter, lineterminator="\n")
@@ -438,10 +519,20 @@ class Layout:
         data.parent.mkdir(parents=True, exist_ok=True)
         data.write_text(self.public_text(rows), encoding="utf-8")
         records = [json.loads(r["record"]) for r in rows]
-        table = pa.Table.from_pylist([{
-            **{c: rec.get(c) for c in a.columns}, "row_id": r["row_id"], "unit_id": r["item_id"],
-            "template_id": r["template_id"], "domain": r["domain"], "label": r["label"], "entry": r["entry"],
-        } for r, rec in zip(rows, records)])
+        table = pa.Table.from_pylist(
+            [
+                {
+                    **{c: rec.get(c) for c in a.columns},
+                    "row_id": r["row_id"],
+                    "unit_id": r["item_id"],
+                    "template_id": r["template_id"],
+                    "domain": r["domain"],
+                    "label": r["label"],
+                    "entry": r["entry"],
+                }
+                for r, rec in zip(rows, records)
+            ]
+        )
         pq.write_table(table, staging / a.parquet_file, compression="zstd", write_statistics=False, store_schema=True)
         return sorted({r["domain"] for r in rows})
 
@@ -475,15 +566,18 @@ class Layout:
         records = [json.loads(r["record"]) for r in rows]
         layouts = {json.dumps(rec.get("layout"), sort_keys=True) for rec in records}
         layout = records[0].get("layout")
-        if len(layouts) != 1 or not isinstance(layout, dict) or \
-                not all(isinstance(rec.get("position"), int) for rec in records):
+        if (
+            len(layouts) != 1
+            or not isinstance(layout, dict)
+            or not all(isinstance(rec.get("position"), int) for rec in records)
+        ):
             return None
         columns, id_column = list(layout["columns"]), layout.get("id_column")
         read = {_column_key(c): key for c, key in a.published}
 
         def cell(rec: dict, column: str) -> str:
             source = rec.get("source") or {}
-            if column in source:                  # not read by the kind, or read but published otherwise
+            if column in source:  # not read by the kind, or read but published otherwise
                 value = source[column]
             elif id_column is not None and column == id_column:
                 value = rec.get("id")
@@ -494,34 +588,53 @@ class Layout:
         order = sorted(range(len(rows)), key=lambda k: (records[k]["position"], rows[k]["row_id"]))
         cells = [[cell(records[k], c) for c in columns] for k in order]
         out = io.StringIO()
-        writer = csv.writer(out, delimiter=layout.get("delimiter") or a.delimiter,
-                            lineterminator=layout.get("newline") or "\n")
+        writer = csv.writer(
+            out, delimiter=layout.get("delimiter") or a.delimiter, lineterminator=layout.get("newline") or "\n"
+        )
         writer.writerows([columns, *cells])
         data = staging / a.data_file
         data.parent.mkdir(parents=True, exist_ok=True)
         with open(data, "w", encoding="utf-8", newline="") as f:
             f.write(out.getvalue())
-        table = pa.Table.from_pylist([{
-            **{c: records[k].get(c) for c in a.columns}, **dict(zip(columns, row)), "row_id": rows[k]["row_id"],
-            "unit_id": rows[k]["item_id"], "template_id": rows[k]["template_id"], "domain": rows[k]["domain"],
-            "label": rows[k]["label"], "entry": rows[k]["entry"],
-        } for k, row in zip(order, cells)])
+        table = pa.Table.from_pylist(
+            [
+                {
+                    **{c: records[k].get(c) for c in a.columns},
+                    **dict(zip(columns, row)),
+                    "row_id": rows[k]["row_id"],
+                    "unit_id": rows[k]["item_id"],
+                    "template_id": rows[k]["template_id"],
+                    "domain": rows[k]["domain"],
+                    "label": rows[k]["label"],
+                    "entry": rows[k]["entry"],
+                }
+                for k, row in zip(order, cells)
+            ]
+        )
         pq.write_table(table, staging / a.parquet_file, compression="zstd", write_statistics=False, store_schema=True)
         return sorted({r["domain"] for r in rows})
 
     def card(self, release) -> str:
         a = self.authoring
         fields = a.fields
-        if getattr(release, "layout", "workbench") == "original":   # the public file is the published file's layout
+        if getattr(release, "layout", "workbench") == "original":  # the public file is the published file's layout
             origin = release.config.origin
-            fields = (f"`{a.data_file}` is laid out as the published file"
-                      + (f" `{origin.file}`" if origin is not None and origin.file else "")
-                      + ": its columns in their order (its index column too) and its rows in the published order. "
-                      f"`{a.parquet_file}` has the same rows in the same order, with those columns, the kind's "
-                      f"({', '.join(f'`{c}`' for c in a.columns)}) and `row_id`, `unit_id`, `template_id`, "
-                      "`domain`, `entry` and the item's `label`.")
-        text = generic.card(release, kind_name=a.kind, about=a.about, fields=fields,
-                            data_files={"all": a.parquet_file}, templates=self.descriptions(release))
+            fields = (
+                f"`{a.data_file}` is laid out as the published file"
+                + (f" `{origin.file}`" if origin is not None and origin.file else "")
+                + ": its columns in their order (its index column too) and its rows in the published order. "
+                f"`{a.parquet_file}` has the same rows in the same order, with those columns, the kind's "
+                f"({', '.join(f'`{c}`' for c in a.columns)}) and `row_id`, `unit_id`, `template_id`, "
+                "`domain`, `entry` and the item's `label`."
+            )
+        text = generic.card(
+            release,
+            kind_name=a.kind,
+            about=a.about,
+            fields=fields,
+            data_files={"all": a.parquet_file},
+            templates=self.descriptions(release),
+        )
         return text.rstrip("\n") + "\n\n" + self.funnel(release)
 
     def descriptions(self, release) -> dict[str, str]:
@@ -549,21 +662,31 @@ class Layout:
         # the scheme's decisions as the summary lists them (a renewal's audit, else the kind's validation)
         decisions = [c for c in release.summary.get("columns", []) if c not in OTHER_COLUMNS] or list(a.scheme.ids)
         kept = release.summary.get("kept") or list(a.scheme.kept_ids())
-        steps = [["template files", expand.get("templates", 0)],
-                 ["rows expanded", expand.get("rows", 0)],
-                 [f"{a.unit}s to validate (the queue)", queue.get("items", 0)],
-                 [f"{a.unit}s kept as {' or '.join(kept)}", validated.get("kept", 0)],
-                 [f"{a.unit}s released", units_released],
-                 ["rows released", len(release.rows)]]
+        steps = [
+            ["template files", expand.get("templates", 0)],
+            ["rows expanded", expand.get("rows", 0)],
+            [f"{a.unit}s to validate (the queue)", queue.get("items", 0)],
+            [f"{a.unit}s kept as {' or '.join(kept)}", validated.get("kept", 0)],
+            [f"{a.unit}s released", units_released],
+            ["rows released", len(release.rows)],
+        ]
         per = Counter(r["domain"] for r in release.rows)
         units = Counter(d for d, _ in {(r["domain"], r["item_id"]) for r in release.rows})
-        return "\n".join([
-            "## Validation funnel", "",
-            f"Annotators judged each {a.unit} once ({' / '.join(decisions)}), not every row it expands "
-            f"into; a {a.unit}'s rows are released when it is kept as {' or '.join(kept)}.", "",
-            generic.markdown_table(["step", "count"], steps), "",
-            generic.markdown_table(["group", f"{a.unit}s", "rows"], [[d, units[d], n] for d, n in sorted(per.items())]),
-            ""])
+        return "\n".join(
+            [
+                "## Validation funnel",
+                "",
+                f"Annotators judged each {a.unit} once ({' / '.join(decisions)}), not every row it expands "
+                f"into; a {a.unit}'s rows are released when it is kept as {' or '.join(kept)}.",
+                "",
+                generic.markdown_table(["step", "count"], steps),
+                "",
+                generic.markdown_table(
+                    ["group", f"{a.unit}s", "rows"], [[d, units[d], n] for d, n in sorted(per.items())]
+                ),
+                "",
+            ]
+        )
 
     def identity(self, r: dict) -> tuple[str, str, str, str]:
         """What changes are counted by: the row's id, its text (a pair's two sentences), its group and its template."""
@@ -600,7 +723,7 @@ def release_without(authoring: Authoring, source: str, removed: set[str], folder
         parsed = list(csv.reader(io.StringIO(text), delimiter=authoring.delimiter))
         header, rows = parsed[:1], parsed[1:]
     if len(rows) != len(ids):
-        return None   # not as this layout writes it
+        return None  # not as this layout writes it
     kept = [r for r, i in zip(rows, ids) if i not in removed]
     if len(kept) == len(rows):
         return None
@@ -626,11 +749,17 @@ def _cell(value: Any) -> str:
 
 def kind_fields(authoring: Authoring) -> dict:
     """The `Kind` fields of an authoring kind: its stages, scheme, queue and release."""
-    return {"stages": lambda: stages(authoring), "scheme": authoring.scheme, "queue_stage": "queue",
-            "release_stage": "released", "run_to": "queue", "release": Layout(authoring),
-            "check_templates": lambda config: check_project(authoring, config),
-            # no masked-LM generation step, and its evaluators ask no entailment classifier for labels
-            "unused_settings": ("generate", "evaluate.label_overrides")}
+    return {
+        "stages": lambda: stages(authoring),
+        "scheme": authoring.scheme,
+        "queue_stage": "queue",
+        "release_stage": "released",
+        "run_to": "queue",
+        "release": Layout(authoring),
+        "check_templates": lambda config: check_project(authoring, config),
+        # no masked-LM generation step, and its evaluators ask no entailment classifier for labels
+        "unused_settings": ("generate", "evaluate.label_overrides"),
+    }
 
 
 # -- example projects (demo and tests) -----------------------------------------------------------------------
@@ -641,9 +770,11 @@ def write_example_project(folder: Path, kind: str, files: dict[str, str]) -> Pat
     for name, text in files.items():
         (folder / "templates" / name).write_text(text, encoding="utf-8")
     (folder / "workbench.toml").write_text(
-        f'# An example {kind} benchmark this project wrote (mild words of its own).\n'
+        f"# An example {kind} benchmark this project wrote (mild words of its own).\n"
         f'[project]\nname = "{kind}-example"\nkind = "{kind}"\n'
-        f'license = "mit"   # the data\'s licence, the maintainer\'s choice (no default)\n', encoding="utf-8")
+        f"license = \"mit\"   # the data's licence, the maintainer's choice (no default)\n",
+        encoding="utf-8",
+    )
     return folder
 
 

@@ -4,6 +4,7 @@ A placeholder is `{{NAME}}` (spaces inside the braces allowed, as in Jinja), NAM
 UPPER_CASE. A mask is `<mask>` or `<mask:POS>` with a Universal POS tag, or several joined
 by `|` (`<mask:ADJ|ADV>`), which constrains what the masked LM may put there.
 """
+
 from __future__ import annotations
 
 import re
@@ -15,8 +16,23 @@ MASK = re.compile(r"<mask(?::([A-Z]+(?:\|[A-Z]+)*))?>")
 MASK_LIKE = re.compile(r"<\s*mask[^>]*>?|\[MASK\]|<MASK>", re.IGNORECASE)
 GROUP_KEYS = ("GROUP1", "GROUP2")
 UPOS = {
-    "ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM", "PART", "PRON",
-    "PROPN", "PUNCT", "SCONJ", "SYM", "VERB", "X",
+    "ADJ",
+    "ADP",
+    "ADV",
+    "AUX",
+    "CCONJ",
+    "DET",
+    "INTJ",
+    "NOUN",
+    "NUM",
+    "PART",
+    "PRON",
+    "PROPN",
+    "PUNCT",
+    "SCONJ",
+    "SYM",
+    "VERB",
+    "X",
 }
 
 
@@ -50,7 +66,7 @@ def render_segments(text: str, values: dict[str, str]) -> list[Segment]:
     out, pos = [], 0
     for m in PLACEHOLDER.finditer(text):
         if m.start() > pos:
-            out.append(Segment(text[pos:m.start()], None))
+            out.append(Segment(text[pos : m.start()], None))
         out.append(Segment(values.get(m.group(1), ""), m.group(1)))
         pos = m.end()
     if pos < len(text):
@@ -77,7 +93,9 @@ def syntax_problems(text: str) -> list[str]:
         if good:
             for tag in (good.group(1) or "").split("|"):
                 if tag and tag not in UPOS:
-                    problems.append(f"mask {token!r} names unknown POS tag {tag!r} (use Universal POS: {', '.join(sorted(UPOS))})")
+                    problems.append(
+                        f"mask {token!r} names unknown POS tag {tag!r} (use Universal POS: {', '.join(sorted(UPOS))})"
+                    )
         else:
             problems.append(f"malformed mask {token!r}: write <mask> or <mask:POS>")
     return problems

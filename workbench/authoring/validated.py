@@ -4,6 +4,7 @@
 Its rows are the queue's columns plus `label` (the final choice id), so a kind whose release
 is "the validated items" needs no stage of its own beyond expansion.
 """
+
 from __future__ import annotations
 
 from ..core.ids import file_sha256
@@ -27,8 +28,14 @@ class Validated(Stage):
         self.upstream = (queue_stage,)
 
     def settings(self, ctx):
-        return {"scheme": self.scheme.name,
-                **{k: v for k, v in ctx.config.annotation.model_dump().items() if k in ("policy", "min_votes", "adjudicator")}}
+        return {
+            "scheme": self.scheme.name,
+            **{
+                k: v
+                for k, v in ctx.config.annotation.model_dump().items()
+                if k in ("policy", "min_votes", "adjudicator")
+            },
+        }
 
     def external_inputs(self, ctx):
         return label_file_inputs(ctx)

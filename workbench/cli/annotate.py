@@ -1,4 +1,5 @@
 """`workbench annotate` (the labelling UI) and `workbench annotations ...` (stats)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,18 +11,24 @@ from rich.table import Table
 from ..core.errors import InputError, display_path
 from .common import console, err_console, example, get_config, queue_items
 
-annotations_app = typer.Typer(help="Labels: breakdown, agreement between annotators, final labels.",
-                              no_args_is_help=True, rich_markup_mode=None,
-                              epilog=example("workbench annotations stats", "workbench annotations stats --json labels.json"))
+annotations_app = typer.Typer(
+    help="Labels: breakdown, agreement between annotators, final labels.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    epilog=example("workbench annotations stats", "workbench annotations stats --json labels.json"),
+)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("annotate", epilog=example(
-        "workbench annotate --annotator alice",
-        "workbench annotate --annotator alice --order fluency --skip-domain religion",
-        "workbench annotate --annotator bob --adjudicate            # only the disagreements",
-        "workbench annotate --annotator ci --labels-from labels.jsonl   # no UI",
-    ))(annotate)
+    app.command(
+        "annotate",
+        epilog=example(
+            "workbench annotate --annotator alice",
+            "workbench annotate --annotator alice --order fluency --skip-domain religion",
+            "workbench annotate --annotator bob --adjudicate            # only the disagreements",
+            "workbench annotate --annotator ci --labels-from labels.jsonl   # no UI",
+        ),
+    )(annotate)
     app.add_typer(annotations_app, name="annotations")
 
 
@@ -38,11 +45,18 @@ def _session_parts(ctx, annotator: str, adjudicate: bool, order: Optional[str], 
         disputes, messages = None, []
         if adjudicate:
             disputes, messages = _disputes(config, items, store.annotator, kind.scheme)
-        session = Session(items, store, opt_out=list(ac.opt_out_domains) + list(skip_domain), adjudicate_with=disputes,
-                          break_every_items=ac.break_every_items, break_every_minutes=ac.break_every_minutes,
-                          scheme=kind.scheme, show_model_results=ac.show_model_results, words=kind.words,
-                          **({"fix_fields": kind.audit.fix_fields, "fix_choice": kind.audit.fix_choice}
-                             if kind.renewing else {}))
+        session = Session(
+            items,
+            store,
+            opt_out=list(ac.opt_out_domains) + list(skip_domain),
+            adjudicate_with=disputes,
+            break_every_items=ac.break_every_items,
+            break_every_minutes=ac.break_every_minutes,
+            scheme=kind.scheme,
+            show_model_results=ac.show_model_results,
+            words=kind.words,
+            **({"fix_fields": kind.audit.fix_fields, "fix_choice": kind.audit.fix_choice} if kind.renewing else {}),
+        )
     except BaseException:
         store.close()  # releases the session lock
         raise
@@ -57,24 +71,44 @@ def _disputes(config, items, annotator: str, scheme) -> tuple[dict, list[str]]:
     ac = config.annotation
     disputes = disagreements(config.path("annotations"), items, ac.policy, ac.min_votes, ac.adjudicator, scheme)
     if not disputes:
-        raise InputError(f"nothing to adjudicate: the annotators dispute none of the {len(items)} queue items "
-                         f"(policy {ac.policy}); `workbench annotations stats` shows the labels")
+        raise InputError(
+            f"nothing to adjudicate: the annotators dispute none of the {len(items)} queue items "
+            f"(policy {ac.policy}); `workbench annotations stats` shows the labels"
+        )
     own = [i for i, d in disputes.items() if annotator_key(annotator) in map(annotator_key, d.votes)]
     if len(own) == len(disputes):
-        raise InputError(f"{annotator} labelled all {len(own)} disputed item(s) as an annotator: an adjudicator decides "
-                         "between other people's labels; adjudicate under another name")
-    messages = [f"{len(own)} of the {len(disputes)} disputed items are not served: you labelled them as an "
-                "annotator, so someone else adjudicates them."] if own else []
+        raise InputError(
+            f"{annotator} labelled all {len(own)} disputed item(s) as an annotator: an adjudicator decides "
+            "between other people's labels; adjudicate under another name"
+        )
+    messages = (
+        [
+            f"{len(own)} of the {len(disputes)} disputed items are not served: you labelled them as an "
+            "annotator, so someone else adjudicates them."
+        ]
+        if own
+        else []
+    )
     return {i: d for i, d in disputes.items() if i not in own}, messages
 
 
 def annotate(
     ctx: typer.Context,
     annotator: str = typer.Option(..., "--annotator", "-a", help="Your name: labels go to annotations/NAME.jsonl."),
-    adjudicate: bool = typer.Option(False, "--adjudicate", help="Serve only the items the annotators dispute, with their votes, notes and flags: your label decides each one (docs/annotating.md, Adjudication)."),
-    order: Optional[str] = typer.Option(None, "--order", help="template (stable, default) or fluency (most fluent first)."),
+    adjudicate: bool = typer.Option(
+        False,
+        "--adjudicate",
+        help="Serve only the items the annotators dispute, with their votes, notes and flags: your label decides each one (docs/annotating.md, Adjudication).",
+    ),
+    order: Optional[str] = typer.Option(
+        None, "--order", help="template (stable, default) or fluency (most fluent first)."
+    ),
     skip_domain: List[str] = typer.Option([], "--skip-domain", help="Do not show items of this domain (repeatable)."),
-    labels_from: Optional[Path] = typer.Option(None, "--labels-from", help="Label from a JSONL/CSV file (item_id, label, stance, note, flag) without the UI (with --adjudicate: as adjudications)."),
+    labels_from: Optional[Path] = typer.Option(
+        None,
+        "--labels-from",
+        help="Label from a JSONL/CSV file (item_id, label, stance, note, flag) without the UI (with --adjudicate: as adjudications).",
+    ),
     no_content_note: bool = typer.Option(False, "--no-content-note", help="Skip the content note at start."),
 ) -> None:
     """Label the project's queue in a terminal UI, in its kind's words (`workbench kinds`): one
@@ -91,16 +125,22 @@ def annotate(
     try:
         from ..tui.app import AnnotateApp
 
-        app = AnnotateApp(session, annotator, keys=config.annotation.keys, content_note=not no_content_note,
-                          startup_messages=store.warnings() + messages)
+        app = AnnotateApp(
+            session,
+            annotator,
+            keys=config.annotation.keys,
+            content_note=not no_content_note,
+            startup_messages=store.warnings() + messages,
+        )
         app.run()
     finally:
         store.close()  # every way out releases the session lock
     p = session.progress()
     hidden = sum(1 for i in session.all_items if session.opted_out(i))
     opted = f"; opted out: {', '.join(sorted(session.opt_out))} ({hidden} items not counted)" if session.opt_out else ""
-    console.print(f"annotate: {p['session']} label(s) this session; {p['done']}/{p['total']} items labelled by "
-                  f"{annotator}{opted}")
+    console.print(
+        f"annotate: {p['session']} label(s) this session; {p['done']}/{p['total']} items labelled by {annotator}{opted}"
+    )
 
 
 def _import_labels(ctx, annotator: str, path: Path, adjudicate: bool) -> None:
@@ -123,14 +163,20 @@ def _import_labels(ctx, annotator: str, path: Path, adjudicate: bool) -> None:
         done = len(store.labelled() & ids)
     finally:
         store.close()
-    console.print(f"annotate: {written} label(s) written for {store.annotator} from {display_path(path)}; "
-                  f"{done}/{len(ids)} items labelled")
+    console.print(
+        f"annotate: {written} label(s) written for {store.annotator} from {display_path(path)}; "
+        f"{done}/{len(ids)} items labelled"
+    )
 
 
-@annotations_app.command("stats", epilog=example("workbench annotations stats", "workbench annotations stats --json labels.json"))
+@annotations_app.command(
+    "stats", epilog=example("workbench annotations stats", "workbench annotations stats --json labels.json")
+)
 def stats(
     ctx: typer.Context,
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the breakdown, agreement, disputed items, notes and flags as JSON."),
+    json_out: Optional[Path] = typer.Option(
+        None, "--json", help="Also write the breakdown, agreement, disputed items, notes and flags as JSON."
+    ),
 ) -> None:
     """Label breakdown per domain and subtopic with examples, the final labels under the
     configured policy, agreement between the annotators on the queue's items (adjudicators
@@ -147,7 +193,7 @@ def stats(
     summary = summarise(config, items, final_labels_for(config, [i.id for i in items], kind.scheme))
     for w in summary["warnings"]:
         err_console.print(f"warning: {w}", style="yellow")
-    words = display.words_of(kind.words)   # headings and columns in the kind's words; the JSON keeps its keys
+    words = display.words_of(kind.words)  # headings and columns in the kind's words; the JSON keeps its keys
     t = Table(title=f"Final labels ({summary['policy']}) per {words.domain} and {words.subtopic}")
     columns = ("domain", "subtopic", "items", *summary["columns"])
     shown = {"domain": words.domain, "subtopic": words.subtopic}
@@ -176,8 +222,10 @@ def _print_agreement(a: dict, queue: int) -> None:
     if not a.get("pairs"):
         console.print(f"annotators: {', '.join(a['annotators']) or 'none'} (agreement needs two or more){adjudicators}")
         return
-    at = Table(title=f"Agreement between {len(a['annotators'])} annotators ({a['items']} of the {queue} queue items)"
-                     f"{adjudicators}")
+    at = Table(
+        title=f"Agreement between {len(a['annotators'])} annotators ({a['items']} of the {queue} queue items)"
+        f"{adjudicators}"
+    )
     for col in ("annotators", "items", "agreement %", "Cohen's kappa"):
         at.add_column(col)
     for p in a["pairs"]:
@@ -192,15 +240,21 @@ def _print_agreement(a: dict, queue: int) -> None:
 def _print_adjudication(adj: dict) -> None:
     if not adj["disputed"]:
         return
-    t = Table(title=f"Disputed items: {adj['disputed']}; resolved by an adjudicator: {adj['resolved']}; "
-                    f"still disputed: {adj['unresolved']}")
+    t = Table(
+        title=f"Disputed items: {adj['disputed']}; resolved by an adjudicator: {adj['resolved']}; "
+        f"still disputed: {adj['unresolved']}"
+    )
     for col in ("item", "text", "votes", "adjudication"):
         t.add_column(col)
     for r in adj["items"]:
         votes = ", ".join(f"{a}: {c}" for a, c in sorted(r["votes"].items()))
         ruling = ", ".join(f"{a}: {c}" for a, c in sorted(r["adjudications"].items()))
-        t.add_row(r["item_id"], r["text"], votes, (ruling + ("" if r["resolved"] else " (split)")) if ruling
-                  else "still disputed")
+        t.add_row(
+            r["item_id"],
+            r["text"],
+            votes,
+            (ruling + ("" if r["resolved"] else " (split)")) if ruling else "still disputed",
+        )
     console.print(t)
     if adj["unresolved"]:
         console.print("the disputed items wait for an adjudicator: workbench annotate --annotator NAME --adjudicate")
@@ -213,6 +267,7 @@ def _print_notes(rows: list[dict]) -> None:
     for col in ("item", "text", "notes", "flagged by"):
         t.add_column(col)
     for r in rows:
-        t.add_row(r["item_id"], r["text"], "\n".join(f"{a}: {n}" for a, n in r["notes"].items()),
-                  ", ".join(r["flagged_by"]))
+        t.add_row(
+            r["item_id"], r["text"], "\n".join(f"{a}: {n}" for a, n in r["notes"].items()), ", ".join(r["flagged_by"])
+        )
     console.print(t)

@@ -1,4 +1,5 @@
 """What every command shares: the config it runs under, printing, and error handling."""
+
 from __future__ import annotations
 
 import sys

@@ -4,6 +4,7 @@ The options every kind shares are declared here; each kind's evaluator declares 
 (`Kind.evaluator_options`), and they are added to this command for every installed kind,
 named in --help with the kinds that take them.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -44,13 +45,21 @@ def register(app: typer.Typer) -> None:
 
     signature = inspect.signature(evaluate)
     hints = typing.get_type_hints(evaluate)  # real types: the module's annotations are strings
-    params = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in signature.parameters.values()
-              if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    params = [
+        p.replace(annotation=hints.get(p.name, p.annotation))
+        for p in signature.parameters.values()
+        if p.kind is not inspect.Parameter.VAR_KEYWORD
+    ]
     for dest, (option, owners, helps) in sorted(_kind_options().items()):
         help_text = "; ".join(helps)  # each kind says what the option means to it
-        params.append(inspect.Parameter(dest, inspect.Parameter.KEYWORD_ONLY, annotation=Optional[str],
-                                        default=typer.Option(None, option.flag, help=help_text,
-                                                             metavar=option.metavar or None)))
+        params.append(
+            inspect.Parameter(
+                dest,
+                inspect.Parameter.KEYWORD_ONLY,
+                annotation=Optional[str],
+                default=typer.Option(None, option.flag, help=help_text, metavar=option.metavar or None),
+            )
+        )
 
     def command(ctx: typer.Context, **kwargs) -> None:
         evaluate(ctx, **kwargs)
@@ -58,33 +67,79 @@ def register(app: typer.Typer) -> None:
     command.__signature__ = signature.replace(parameters=params)
     command.__doc__ = evaluate.__doc__
     command.__name__ = "evaluate"
-    app.command("evaluate", epilog=example(
-        "workbench evaluate exports/NAME/1.0.0 --model MODEL          # a release built here",
-        "workbench evaluate ORG/NAME@v1.0.0 ORG/NAME@v1.1.0 --model MODEL --json scores.json --plots plots/",
-        "workbench evaluate public-file.csv --kind KIND --model MODEL  # a benchmark's public file",
-        "workbench evaluate ORG/NAME@v1.0.0 --model BIG-LM --dtype bfloat16 --device-map auto --max-memory 0=40GiB,1=40GiB,cpu=200GiB",
-        "workbench kinds                                              # the kinds, and `--kind` values",
-    ))(command)
+    app.command(
+        "evaluate",
+        epilog=example(
+            "workbench evaluate exports/NAME/1.0.0 --model MODEL          # a release built here",
+            "workbench evaluate ORG/NAME@v1.0.0 ORG/NAME@v1.1.0 --model MODEL --json scores.json --plots plots/",
+            "workbench evaluate public-file.csv --kind KIND --model MODEL  # a benchmark's public file",
+            "workbench evaluate ORG/NAME@v1.0.0 --model BIG-LM --dtype bfloat16 --device-map auto --max-memory 0=40GiB,1=40GiB,cpu=200GiB",
+            "workbench kinds                                              # the kinds, and `--kind` values",
+        ),
+    )(command)
 
 
 def evaluate(
     ctx: typer.Context,
-    datasets: Optional[List[str]] = typer.Argument(None, help="ORG/NAME@vX.Y.Z (Hub release), a release folder, or a file or folder in a kind's own layout. Several are shown side by side where the kind allows."),
-    model: Optional[List[str]] = typer.Option(None, "--model", "-m", help="Model (Hub name or local folder); repeat for several (default: evaluate.models, else the kind's)."),
-    predictions: Optional[Path] = typer.Option(None, "--predictions", "-p", help="Score precomputed predictions (JSON lines) instead of running models."),
+    datasets: Optional[List[str]] = typer.Argument(
+        None,
+        help="ORG/NAME@vX.Y.Z (Hub release), a release folder, or a file or folder in a kind's own layout. Several are shown side by side where the kind allows.",
+    ),
+    model: Optional[List[str]] = typer.Option(
+        None,
+        "--model",
+        "-m",
+        help="Model (Hub name or local folder); repeat for several (default: evaluate.models, else the kind's).",
+    ),
+    predictions: Optional[Path] = typer.Option(
+        None, "--predictions", "-p", help="Score precomputed predictions (JSON lines) instead of running models."
+    ),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write all measures as JSON."),
-    csv_out: Optional[Path] = typer.Option(None, "--csv", help="Write all measures as CSV (one row per model and group)."),
+    csv_out: Optional[Path] = typer.Option(
+        None, "--csv", help="Write all measures as CSV (one row per model and group)."
+    ),
     plots: Optional[Path] = typer.Option(None, "--plots", help="Write PNG charts into this folder."),
-    cache: Optional[Path] = typer.Option(None, "--cache", help="Score cache file (SQLite). Default: the project's workspace (<workspace>/cache/models.sqlite); outside a project, models.sqlite in the user's cache folder ($XDG_CACHE_HOME/workbench, else ~/.cache/workbench). Scores are keyed by model, revision, dtype, device type and the token ids scored."),
+    cache: Optional[Path] = typer.Option(
+        None,
+        "--cache",
+        help="Score cache file (SQLite). Default: the project's workspace (<workspace>/cache/models.sqlite); outside a project, models.sqlite in the user's cache folder ($XDG_CACHE_HOME/workbench, else ~/.cache/workbench). Scores are keyed by model, revision, dtype, device type and the token ids scored.",
+    ),
     no_cache: bool = typer.Option(False, "--no-cache", help="Compute every score afresh and read or write no cache."),
-    kind: Optional[str] = typer.Option(None, "--kind", "-k", help="Benchmark kind, as `workbench kinds` lists them (default: read from the release's manifest or recognised from the file)."),
-    score_rule: Optional[str] = typer.Option(None, "--score-rule", help="The kind's scoring rule, where it has several (see the kind's docs)."),
-    items: Optional[Path] = typer.Option(None, "--items", help="Write one row per scored item (pair, probe, template) to this file, with a model column, in the format its extension names (.csv, .tsv, .parquet, .jsonl or .json)."),
-    predictions_out: Optional[Path] = typer.Option(None, "--predictions-out", help="Write per-item scores in the kind's exchange format (where its reference evaluator has one)."),
-    strict: bool = typer.Option(False, "--strict", help="Refuse a file with rows that cannot be scored instead of reporting them by line, skipping them and scoring the rest (the output counts them)."),
-    unverified: bool = typer.Option(False, "--unverified", help="Score a release folder that has no manifest.json (its files cannot be checked); the output says so."),
-    device: Optional[str] = typer.Option(None, "--device", help=MODEL_OPTION_HELP["device"] + " (default: evaluate.device)."),
-    batch_size: Optional[str] = typer.Option(None, "--batch-size", help=MODEL_OPTION_HELP["batch_size"] + " (auto: evaluate.batch_size)."),
+    kind: Optional[str] = typer.Option(
+        None,
+        "--kind",
+        "-k",
+        help="Benchmark kind, as `workbench kinds` lists them (default: read from the release's manifest or recognised from the file).",
+    ),
+    score_rule: Optional[str] = typer.Option(
+        None, "--score-rule", help="The kind's scoring rule, where it has several (see the kind's docs)."
+    ),
+    items: Optional[Path] = typer.Option(
+        None,
+        "--items",
+        help="Write one row per scored item (pair, probe, template) to this file, with a model column, in the format its extension names (.csv, .tsv, .parquet, .jsonl or .json).",
+    ),
+    predictions_out: Optional[Path] = typer.Option(
+        None,
+        "--predictions-out",
+        help="Write per-item scores in the kind's exchange format (where its reference evaluator has one).",
+    ),
+    strict: bool = typer.Option(
+        False,
+        "--strict",
+        help="Refuse a file with rows that cannot be scored instead of reporting them by line, skipping them and scoring the rest (the output counts them).",
+    ),
+    unverified: bool = typer.Option(
+        False,
+        "--unverified",
+        help="Score a release folder that has no manifest.json (its files cannot be checked); the output says so.",
+    ),
+    device: Optional[str] = typer.Option(
+        None, "--device", help=MODEL_OPTION_HELP["device"] + " (default: evaluate.device)."
+    ),
+    batch_size: Optional[str] = typer.Option(
+        None, "--batch-size", help=MODEL_OPTION_HELP["batch_size"] + " (auto: evaluate.batch_size)."
+    ),
     dtype: str = typer.Option("auto", "--dtype", help=MODEL_OPTION_HELP["dtype"] + "."),
     device_map: Optional[str] = typer.Option(None, "--device-map", help=MODEL_OPTION_HELP["device_map"] + "."),
     max_memory: Optional[str] = typer.Option(None, "--max-memory", help=MODEL_OPTION_HELP["max_memory"] + "."),
@@ -110,7 +165,7 @@ def evaluate(
     checked = check(list(datasets or []), kind or (None if datasets else kinds.of_config(config).name), unverified)
     for warning in checked.warnings:
         console.print(f"warning: {warning}", style="yellow", markup=False)
-    for line in checked.skipped:   # a broken kind left out of recognising the sources: said, never fatal
+    for line in checked.skipped:  # a broken kind left out of recognising the sources: said, never fatal
         err_console.print(f"warning: {line}", style="yellow", markup=False, highlight=False, soft_wrap=True)
     chosen = kinds.get(checked.kind)
     options = _options_for(chosen, kind_options)
@@ -119,25 +174,48 @@ def evaluate(
         raise InputError(intervals.problem())
     if not datasets and predictions is None:
         raise InputError(f"name the {chosen.name} release or file to evaluate (or --predictions FILE); see --help")
-    spec = load_spec(device=device or config.evaluate.device, batch_size=batch_size, dtype=dtype, device_map=device_map,
-                     max_memory=max_memory, load_in_8bit=load_in_8bit, load_in_4bit=load_in_4bit,
-                     logprob_dtype=logprob_dtype,
-                     default_batch=config.evaluate.batch_size)
+    spec = load_spec(
+        device=device or config.evaluate.device,
+        batch_size=batch_size,
+        dtype=dtype,
+        device_map=device_map,
+        max_memory=max_memory,
+        load_in_8bit=load_in_8bit,
+        load_in_4bit=load_in_4bit,
+        logprob_dtype=logprob_dtype,
+        default_batch=config.evaluate.batch_size,
+    )
     if predictions is None:
         from ..models.loading import preflight
 
-        preflight(list(model or []), config.root)   # every named local model's files, before any model scores
+        preflight(list(model or []), config.root)  # every named local model's files, before any model scores
     request = EvaluateRequest(
-        sources=checked.sources, models=list(model or []), predictions=predictions, predictions_out=predictions_out,
-        json_out=json_out, csv_out=csv_out, plots=plots, items_out=items, score_rule=score_rule, options=options,
-        batch_size=config.evaluate.batch_size, device=config.evaluate.device,
-        cache_path=cache_path(config, cache, no_cache), root=config.root, config=config,
-        load=spec, unverified=checked.warnings, intervals=intervals, strict=strict, kind=chosen.name)
+        sources=checked.sources,
+        models=list(model or []),
+        predictions=predictions,
+        predictions_out=predictions_out,
+        json_out=json_out,
+        csv_out=csv_out,
+        plots=plots,
+        items_out=items,
+        score_rule=score_rule,
+        options=options,
+        batch_size=config.evaluate.batch_size,
+        device=config.evaluate.device,
+        cache_path=cache_path(config, cache, no_cache),
+        root=config.root,
+        config=config,
+        load=spec,
+        unverified=checked.warnings,
+        intervals=intervals,
+        strict=strict,
+        kind=chosen.name,
+    )
     if request.cache_path is not None:
         from ..core.cache import usage
 
         request.cache_usage_at_start = usage(request.cache_path)
-    check_outputs(request, chosen, list(datasets or []))   # before any model loads
+    check_outputs(request, chosen, list(datasets or []))  # before any model loads
     from ..core import distributed
     from ..core.errors import display_path
     from ..models.runtime import describe_versions
@@ -147,15 +225,16 @@ def evaluate(
     if not distributed.is_main():  # under a launcher every rank scores its share; rank 0 writes the outputs
         import dataclasses
 
-        request = dataclasses.replace(request, json_out=None, csv_out=None, plots=None, items_out=None,
-                                      predictions_out=None)
+        request = dataclasses.replace(
+            request, json_out=None, csv_out=None, plots=None, items_out=None, predictions_out=None
+        )
     from ..evaluation.declared_report import evaluator_of
 
     module = evaluator_of(chosen.evaluator_module())
     if len(request.sources) > 1 and not getattr(module, "MANY_SOURCES", False):
         from ..evaluation.versions import evaluate_versions
 
-        evaluate_versions(module, request, console, chosen.name)   # each alone, then side by side
+        evaluate_versions(module, request, console, chosen.name)  # each alone, then side by side
     else:
         module.evaluate(request, console)
     write_sidecars(request)
@@ -233,5 +312,7 @@ def _options_for(kind, given: dict) -> dict:
         try:
             converted[dest] = option.type(text)
         except (TypeError, ValueError):
-            raise InputError(f"{option.flag}: {text!r} is not a valid value ({getattr(option.type, '__name__', 'text')})") from None
+            raise InputError(
+                f"{option.flag}: {text!r} is not a valid value ({getattr(option.type, '__name__', 'text')})"
+            ) from None
     return kind.option_values(converted)

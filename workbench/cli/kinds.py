@@ -1,4 +1,5 @@
 """`workbench kinds`: the benchmark kinds installed, and the commands each kind adds."""
+
 from __future__ import annotations
 
 import typer
@@ -30,7 +31,7 @@ def list_kinds() -> None:
             continue
         kind = entry.kind
         failed = kinds.broken_part(kind)
-        reason = f"{failed.what}: {failed.reason}" if failed else entry.error   # entry.error: its commands failed
+        reason = f"{failed.what}: {failed.reason}" if failed else entry.error  # entry.error: its commands failed
         if reason:
             broken.append(str(failed) if failed else f"kind {kind.name!r} ({kinds.loader.origin(kind)}): {reason}")
             table.add_row(kind.name, kind.package, kind.version, "[red]broken[/]", Text(reason))

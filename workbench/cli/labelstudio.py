@@ -1,4 +1,5 @@
 """`workbench labelstudio ...`: push, pull, status and prune against a Label Studio server."""
+
 from __future__ import annotations
 
 from typing import Optional
@@ -7,15 +8,20 @@ import typer
 
 from .common import console, err_console, example, get_config, queue_items
 
-app = typer.Typer(help="Label Studio: label together in the browser; labels land in the same store as the TUI's. "
-                       "Server from [labelstudio] url or LABEL_STUDIO_URL; key from LABEL_STUDIO_API_KEY (a legacy "
-                       "key or a personal access token). [labelstudio.annotators] maps Label Studio e-mails to "
-                       "annotator names.",
-                  no_args_is_help=True, rich_markup_mode=None,
-                  epilog=example("LABEL_STUDIO_API_KEY=... workbench labelstudio push --project bias-v2 --create",
-                                 "workbench labelstudio pull --project bias-v2",
-                                 "workbench labelstudio status --project bias-v2",
-                                 "workbench labelstudio prune --project bias-v2"))
+app = typer.Typer(
+    help="Label Studio: label together in the browser; labels land in the same store as the TUI's. "
+    "Server from [labelstudio] url or LABEL_STUDIO_URL; key from LABEL_STUDIO_API_KEY (a legacy "
+    "key or a personal access token). [labelstudio.annotators] maps Label Studio e-mails to "
+    "annotator names.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    epilog=example(
+        "LABEL_STUDIO_API_KEY=... workbench labelstudio push --project bias-v2 --create",
+        "workbench labelstudio pull --project bias-v2",
+        "workbench labelstudio status --project bias-v2",
+        "workbench labelstudio prune --project bias-v2",
+    ),
+)
 
 PROJECT_HELP = "Project title."
 PROJECT_ID_HELP = "Project id: picks one of several projects with the same title (or names one without its title)."
@@ -37,8 +43,12 @@ def _queue_ids(ctx) -> tuple[object, list[str] | None]:
     try:
         kind, items = queue_items(ctx, write=False)
     except StageError as exc:
-        err_console.print(f"warning: no queue to compare the project with ({exc}); orphan tasks are not told apart",
-                          style="yellow", markup=False, highlight=False)
+        err_console.print(
+            f"warning: no queue to compare the project with ({exc}); orphan tasks are not told apart",
+            style="yellow",
+            markup=False,
+            highlight=False,
+        )
         return kinds.of_config(get_config(ctx)), None
     return kind, [i.id for i in items]
 
@@ -62,8 +72,9 @@ def _report_duplicates(duplicates: list[str]) -> None:
     from ..labelstudio.sync import DUPLICATE_RULE
 
     if duplicates:
-        _say(f"{len(duplicates)} task(s) with more than one annotation by the same person ({DUPLICATE_RULE}):",
-             "yellow")
+        _say(
+            f"{len(duplicates)} task(s) with more than one annotation by the same person ({DUPLICATE_RULE}):", "yellow"
+        )
         for line in duplicates:
             _say(f"  {line}")
 
@@ -71,23 +82,37 @@ def _report_duplicates(duplicates: list[str]) -> None:
 def _report_orphans(orphans: dict, title: str, labels: int | None = None) -> None:
     if orphans["tasks"]:
         pulled = f"; {labels} label(s) on them pulled, kept in the label files, not counted" if labels else ""
-        _say(f"{orphans['tasks']} orphan task(s): their items are no longer in the queue ({orphans['annotated']} "
-             f"annotated{pulled}); `workbench labelstudio prune --project {title!r}` removes them", "yellow")
+        _say(
+            f"{orphans['tasks']} orphan task(s): their items are no longer in the queue ({orphans['annotated']} "
+            f"annotated{pulled}); `workbench labelstudio prune --project {title!r}` removes them",
+            "yellow",
+        )
 
 
-@app.command("push", epilog=example("workbench labelstudio push --project bias-v2 --create",
-                                    "workbench labelstudio push --project bias-v2 --preannotate fluency"))
+@app.command(
+    "push",
+    epilog=example(
+        "workbench labelstudio push --project bias-v2 --create",
+        "workbench labelstudio push --project bias-v2 --preannotate fluency",
+    ),
+)
 def push(
     ctx: typer.Context,
     project: Optional[str] = typer.Option(None, "--project", "-p", help=PROJECT_HELP),
     project_id: Optional[int] = typer.Option(None, "--project-id", help=PROJECT_ID_HELP),
-    create: bool = typer.Option(False, "--create", help="Create the project if there is none with this title "
-                                "(without it, a mistyped title is an error, not a second project)."),
+    create: bool = typer.Option(
+        False,
+        "--create",
+        help="Create the project if there is none with this title "
+        "(without it, a mistyped title is an error, not a second project).",
+    ),
     preannotate: Optional[str] = typer.Option(
-        None, "--preannotate",
+        None,
+        "--preannotate",
         help="Send 'labels' (current final labels, with notes and flags) or 'fluency' (exp of the mean log-prob per "
-             "token, 0-1) as predictions, to new and existing tasks, one per task. Pre-checked labels anchor "
-             "validators: use 'labels' for review or adjudication, not for independent validation."),
+        "token, 0-1) as predictions, to new and existing tasks, one per task. Pre-checked labels anchor "
+        "validators: use 'labels' for review or adjudication, not for independent validation.",
+    ),
 ) -> None:
     """Import one task per queue item not yet in the project. Pushing again adds only new items,
     never a duplicate; tasks of items that left the queue are reported (prune removes them). The
@@ -103,25 +128,32 @@ def push(
         raise InputError("--preannotate must be 'labels' or 'fluency'")
     config = get_config(ctx)
     kind, items = queue_items(ctx, write=True)
-    r = run_push(config, items, project, preannotate, kind=kind, create=create, progress=_progress,
-                 project_id=project_id)
-    _say(f"labelstudio push: {'created' if r['created'] else 'found'} project {r['project']!r} (id {r['project_id']}); "
-         f"imported {r['imported']} new task(s), {r['already_there']} already there")
+    r = run_push(
+        config, items, project, preannotate, kind=kind, create=create, progress=_progress, project_id=project_id
+    )
+    _say(
+        f"labelstudio push: {'created' if r['created'] else 'found'} project {r['project']!r} (id {r['project_id']}); "
+        f"imported {r['imported']} new task(s), {r['already_there']} already there"
+    )
     was = f", was {r['overlap_was']}" if r["overlap_was"] is not None else ""
     _say(f"overlap: {r['overlap']} annotator(s) per task ({r['overlap_why']}{was})")
     if preannotate:
         p = r["predictions"]
-        _say(f"predictions ({preannotate}): {p.get('created', 0)} created, {p.get('kept', 0)} unchanged, "
-             f"{p.get('removed', 0)} removed")
+        _say(
+            f"predictions ({preannotate}): {p.get('created', 0)} created, {p.get('kept', 0)} unchanged, "
+            f"{p.get('removed', 0)} removed"
+        )
     _report_orphans(r["orphans"], r["project"])
     if r["independence"]:
         _say(f"note: {r['independence']}", "yellow")
 
 
 @app.command("pull", epilog=example("workbench labelstudio pull --project bias-v2"))
-def pull(ctx: typer.Context,
-         project: Optional[str] = typer.Option(None, "--project", "-p", help=PROJECT_HELP),
-         project_id: Optional[int] = typer.Option(None, "--project-id", help=PROJECT_ID_HELP)) -> None:
+def pull(
+    ctx: typer.Context,
+    project: Optional[str] = typer.Option(None, "--project", "-p", help=PROJECT_HELP),
+    project_id: Optional[int] = typer.Option(None, "--project-id", help=PROJECT_ID_HELP),
+) -> None:
     """Read every annotation of the project into the label store (source labelstudio, the
     Label Studio user as annotator). Pulling again adds nothing; edited annotations update
     the label; deleted ones are undone; skipped tasks are not labels; annotations that are not
@@ -133,21 +165,33 @@ def pull(ctx: typer.Context,
     _project(project, project_id)
     config = get_config(ctx)
     kind, ids = _queue_ids(ctx)
-    r = run_pull(config, project, kind.scheme, progress=_progress, words=kind.words, project_id=project_id,
-                 queue=None if ids is None else set(ids))
+    r = run_pull(
+        config,
+        project,
+        kind.scheme,
+        progress=_progress,
+        words=kind.words,
+        project_id=project_id,
+        queue=None if ids is None else set(ids),
+    )
     who = ", ".join(f"{name}: {n}" for name, n in r["by_annotator"].items())
-    _say(f"labelstudio pull: {r['annotations']} annotation(s) read, {r['new_labels']} new label(s)"
-         + (f" ({who})" if who else "") + f", {r['undone']} undone (deleted or changed in Label Studio), "
-         f"{r['skipped']} skipped")
+    _say(
+        f"labelstudio pull: {r['annotations']} annotation(s) read, {r['new_labels']} new label(s)"
+        + (f" ({who})" if who else "")
+        + f", {r['undone']} undone (deleted or changed in Label Studio), "
+        f"{r['skipped']} skipped"
+    )
     _report_duplicates(r["duplicates"])
     _report_refused(r["refused"])
     _report_orphans(r["orphans"], r["project"], r["orphans"]["labels"])
 
 
 @app.command("status", epilog=example("workbench labelstudio status --project bias-v2"))
-def status(ctx: typer.Context,
-           project: Optional[str] = typer.Option(None, "--project", "-p", help=PROJECT_HELP),
-           project_id: Optional[int] = typer.Option(None, "--project-id", help=PROJECT_ID_HELP)) -> None:
+def status(
+    ctx: typer.Context,
+    project: Optional[str] = typer.Option(None, "--project", "-p", help=PROJECT_HELP),
+    project_id: Optional[int] = typer.Option(None, "--project-id", help=PROJECT_ID_HELP),
+) -> None:
     """Progress of the project over the queue's items: tasks labelled, tasks still short of
     their overlap, skips, annotations not taken, labels per annotator, and the final labels
     under the configured policy (what `workbench annotations stats` counts after a pull when
@@ -157,30 +201,42 @@ def status(ctx: typer.Context,
     _project(project, project_id)
     config = get_config(ctx)
     kind, ids = _queue_ids(ctx)
-    r = run_status(config, project, kind.scheme, progress=_progress, words=kind.words, project_id=project_id,
-                   queue=ids)
-    _say(f"project {r['project']!r} (id {r['project_id']}): {r['labelled_tasks']}/{r['tasks']} queue items labelled; "
-         f"{r['short_of_overlap']} task(s) short of {r['overlap']} annotator(s); {r['skipped']} skipped")
+    r = run_status(config, project, kind.scheme, progress=_progress, words=kind.words, project_id=project_id, queue=ids)
+    _say(
+        f"project {r['project']!r} (id {r['project_id']}): {r['labelled_tasks']}/{r['tasks']} queue items labelled; "
+        f"{r['short_of_overlap']} task(s) short of {r['overlap']} annotator(s); {r['skipped']} skipped"
+    )
     f = r["finals"]
     if f:
-        _say(f"final labels ({r['policy']}): {f.get('final', 0)} final, {f.get('disagreement', 0)} disagreement, "
-             f"{f.get('not-enough-votes', 0)} not enough votes, {f.get('unlabelled', 0)} unlabelled")
+        _say(
+            f"final labels ({r['policy']}): {f.get('final', 0)} final, {f.get('disagreement', 0)} disagreement, "
+            f"{f.get('not-enough-votes', 0)} not enough votes, {f.get('unlabelled', 0)} unlabelled"
+        )
     for name, n in r["by_annotator"].items():
         _say(f"  {name}: {n}")
     _report_duplicates(r["duplicates"])
     _report_refused(r["refused"])
     _report_orphans(r["orphans"], r["project"])
     if r["independent"] is False:
-        _say("independence: not enforced by this server (Community): annotators can see each other's labels "
-             "from the task list; see docs/annotating.md", "yellow")
+        _say(
+            "independence: not enforced by this server (Community): annotators can see each other's labels "
+            "from the task list; see docs/annotating.md",
+            "yellow",
+        )
 
 
-@app.command("prune", epilog=example("workbench labelstudio prune --project bias-v2",
-                                     "workbench labelstudio prune --project bias-v2 --yes"))
-def prune(ctx: typer.Context,
-          project: Optional[str] = typer.Option(None, "--project", "-p", help=PROJECT_HELP),
-          project_id: Optional[int] = typer.Option(None, "--project-id", help=PROJECT_ID_HELP),
-          yes: bool = typer.Option(False, "--yes", "-y", help="Delete without asking (scripts).")) -> None:
+@app.command(
+    "prune",
+    epilog=example(
+        "workbench labelstudio prune --project bias-v2", "workbench labelstudio prune --project bias-v2 --yes"
+    ),
+)
+def prune(
+    ctx: typer.Context,
+    project: Optional[str] = typer.Option(None, "--project", "-p", help=PROJECT_HELP),
+    project_id: Optional[int] = typer.Option(None, "--project-id", help=PROJECT_ID_HELP),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Delete without asking (scripts)."),
+) -> None:
     """Delete the project's orphan tasks (tasks of items no longer in the queue) and their
     annotations, after saying how many and asking. Labels already pulled from them stay in the
     label files; tasks workbench did not make are never touched."""
@@ -194,9 +250,11 @@ def prune(ctx: typer.Context,
     kind, items = queue_items(ctx, write=False)
 
     def confirm(summary: dict) -> bool:
-        what = (f"Delete {summary['tasks']} orphan task(s) of project {summary['project']!r} (id "
-                f"{summary['project_id']}), {summary['annotated']} of them annotated ({summary['annotations']} "
-                "annotation(s)), from Label Studio?")
+        what = (
+            f"Delete {summary['tasks']} orphan task(s) of project {summary['project']!r} (id "
+            f"{summary['project_id']}), {summary['annotated']} of them annotated ({summary['annotations']} "
+            "annotation(s)), from Label Studio?"
+        )
         if yes:
             return True
         if not sys.stdin.isatty() and not _piped_answer():

@@ -1,4 +1,5 @@
 """Entry point: `workbench [--config FILE] COMMAND ...`."""
+
 from __future__ import annotations
 
 import sys
@@ -42,11 +43,15 @@ def _version(value: bool) -> None:
 def _root(
     ctx: typer.Context,
     config: Path = typer.Option(
-        None, "--config", "-c", envvar="WORKBENCH_CONFIG",
+        None,
+        "--config",
+        "-c",
+        envvar="WORKBENCH_CONFIG",
         help="Path to workbench.toml (default: ./workbench.toml, else built-in defaults).",
     ),
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                 help="Print workbench's version and exit."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print workbench's version and exit."
+    ),
 ) -> None:
     ctx.obj = {"config_path": config}
 
@@ -89,8 +94,12 @@ def main() -> None:
 
 
 def interrupted() -> None:
-    err_console.print("interrupted: what was already written is kept; run the command again to go on "
-                      "(stages reuse their caches)", style="yellow", markup=False, highlight=False)
+    err_console.print(
+        "interrupted: what was already written is kept; run the command again to go on (stages reuse their caches)",
+        style="yellow",
+        markup=False,
+        highlight=False,
+    )
     sys.exit(INTERRUPTED)
 
 

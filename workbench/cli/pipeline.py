@@ -1,4 +1,5 @@
 """Pipeline commands: validate, expand, status, stats."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,15 +14,21 @@ from .common import console, err_console, example, get_config, get_pipeline, pri
 
 def register(app: typer.Typer) -> None:
     app.command("validate", epilog=example("workbench validate", "workbench -c other.toml validate"))(validate)
-    app.command("expand", epilog=example(
-        "workbench expand                                   # configured templates -> workspace",
-        "workbench expand --templates other-templates/ --out samples.jsonl",
-    ))(expand)
-    app.command("run", epilog=example(
-        "workbench run                      # expand -> generate -> filter -> fluency -> annotation queue",
-        "workbench run --to generate",
-        "workbench run --force              # recompute every stage, fresh or not",
-    ))(run)
+    app.command(
+        "expand",
+        epilog=example(
+            "workbench expand                                   # configured templates -> workspace",
+            "workbench expand --templates other-templates/ --out samples.jsonl",
+        ),
+    )(expand)
+    app.command(
+        "run",
+        epilog=example(
+            "workbench run                      # expand -> generate -> filter -> fluency -> annotation queue",
+            "workbench run --to generate",
+            "workbench run --force              # recompute every stage, fresh or not",
+        ),
+    )(run)
     app.command("status", epilog=example("workbench status"))(status)
 
 
@@ -53,7 +60,9 @@ def validate(ctx: typer.Context) -> None:
 
 def expand(
     ctx: typer.Context,
-    templates: Optional[Path] = typer.Option(None, "--templates", "-t", help="Template folder or file (default: configured folder)."),
+    templates: Optional[Path] = typer.Option(
+        None, "--templates", "-t", help="Template folder or file (default: configured folder)."
+    ),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Also write the rows as JSON lines to this file."),
     force: bool = typer.Option(False, "--force", help="Recompute even when inputs are unchanged."),
 ) -> None:
@@ -76,7 +85,7 @@ def expand(
         from .. import kinds
         from ..annotation.display import words_of
 
-        words = words_of(kinds.of_config(get_config(ctx)).words)   # the rows as the kind names them
+        words = words_of(kinds.of_config(get_config(ctx)).words)  # the rows as the kind names them
         count = result.get("rows", result.get("samples"))
         console.print(f"expand: up to date ({count} {words.rows}); use --force to recompute")
         if out:
@@ -89,10 +98,18 @@ def expand(
 
 def run(
     ctx: typer.Context,
-    to: Optional[str] = typer.Option(None, "--to", help="Last stage to run (default: the machine part of the kind's "
-                                                       "pipeline, up to its annotation queue; `workbench status` lists the stages)."),
-    force: bool = typer.Option(False, "--force", help="Recompute every stage up to --to whatever its freshness "
-                                                      "(model outputs already in the score cache are reused)."),
+    to: Optional[str] = typer.Option(
+        None,
+        "--to",
+        help="Last stage to run (default: the machine part of the kind's "
+        "pipeline, up to its annotation queue; `workbench status` lists the stages).",
+    ),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Recompute every stage up to --to whatever its freshness "
+        "(model outputs already in the score cache are reused).",
+    ),
 ) -> None:
     """Run the machine part of the project's pipeline in order, each stage skipped when it is up
     to date, up to the annotation queue. People take over from there (`workbench annotate` or
@@ -129,5 +146,8 @@ def status(ctx: typer.Context) -> None:
 
 def _counts(result: dict) -> str:
     """A stage's counts as one line: the whole numbers it reported."""
-    return ", ".join(f"{k} {v}" for k, v in result.items()
-                     if k not in ("skipped", "warnings", "seconds") and isinstance(v, int) and not isinstance(v, bool))
+    return ", ".join(
+        f"{k} {v}"
+        for k, v in result.items()
+        if k not in ("skipped", "warnings", "seconds") and isinstance(v, int) and not isinstance(v, bool)
+    )

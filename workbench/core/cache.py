@@ -5,6 +5,7 @@ or killed) keeps every committed batch and never leaves a half-written entry: th
 computes only what is missing. WAL mode lets a reader (stats, the evaluator) look while a
 stage writes.
 """
+
 from __future__ import annotations
 
 import json
@@ -89,8 +90,10 @@ def verify(path: Path) -> Path:
     if not head:
         return path  # an empty file: SQLite makes it a new database
     if head != SQLITE_MAGIC:
-        raise InputError(f"score cache {shown} is not a SQLite file; name another file (or move this one away): the "
-                         "cache is a SQLite database that workbench makes itself")
+        raise InputError(
+            f"score cache {shown} is not a SQLite file; name another file (or move this one away): the "
+            "cache is a SQLite database that workbench makes itself"
+        )
     try:
         db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=60)
         try:
@@ -98,11 +101,15 @@ def verify(path: Path) -> Path:
         finally:
             db.close()
     except sqlite3.Error as exc:
-        raise InputError(f"score cache {shown} is a damaged SQLite file ({exc}); name another file, or delete this "
-                         "one (it only holds scores that can be computed again)") from None
+        raise InputError(
+            f"score cache {shown} is a damaged SQLite file ({exc}); name another file, or delete this "
+            "one (it only holds scores that can be computed again)"
+        ) from None
     if tables and "entries" not in tables:
-        raise InputError(f"score cache {shown} is a SQLite database of something else (its tables: "
-                         f"{', '.join(sorted(tables)[:5])}), not a workbench score cache; name another file")
+        raise InputError(
+            f"score cache {shown} is a SQLite database of something else (its tables: "
+            f"{', '.join(sorted(tables)[:5])}), not a workbench score cache; name another file"
+        )
     return path
 
 
@@ -128,22 +135,25 @@ class Cache:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.db = _open(path)
         except (OSError, sqlite3.Error) as exc:
-            raise InputError(f"score cache {display_path(path)} cannot be opened: {getattr(exc, 'strerror', None) or exc}"
-                             ) from None
+            raise InputError(
+                f"score cache {display_path(path)} cannot be opened: {getattr(exc, 'strerror', None) or exc}"
+            ) from None
 
     def get_many(self, namespace: str, model: str, revision: str, keys: Iterable[str]) -> dict[str, object]:
         keys = list(dict.fromkeys(keys))
         if len(keys) > 2000:
             # One scan of the (namespace, model, revision) range beats thousands of lookups.
             wanted = set(keys)
-            rows = self.db.execute("SELECT key, value FROM entries WHERE namespace=? AND model=? AND revision=?",
-                                   (namespace, model, revision))
+            rows = self.db.execute(
+                "SELECT key, value FROM entries WHERE namespace=? AND model=? AND revision=?",
+                (namespace, model, revision),
+            )
             found = {k: json.loads(v) for k, v in rows if k in wanted}
             self._usage["read"] += len(found)
             return found
         found: dict[str, object] = {}
         for i in range(0, len(keys), 500):
-            chunk = keys[i:i + 500]
+            chunk = keys[i : i + 500]
             marks = ",".join("?" * len(chunk))
             rows = self.db.execute(
                 f"SELECT key, value FROM entries WHERE namespace=? AND model=? AND revision=? AND key IN ({marks})",
@@ -167,7 +177,9 @@ class Cache:
     def count(self, namespace: str, model: str | None = None) -> int:
         if model is None:
             return self.db.execute("SELECT COUNT(*) FROM entries WHERE namespace=?", (namespace,)).fetchone()[0]
-        return self.db.execute("SELECT COUNT(*) FROM entries WHERE namespace=? AND model=?", (namespace, model)).fetchone()[0]
+        return self.db.execute(
+            "SELECT COUNT(*) FROM entries WHERE namespace=? AND model=?", (namespace, model)
+        ).fetchone()[0]
 
     def close(self) -> None:
         self.db.close()
@@ -184,7 +196,7 @@ def cached_or_computed(cache, namespace, ref, keys, compute, label, unit_total=N
     if missing:
         with progress_bar(label, unit_total(missing) if unit_total else len(missing)) as advance:
             for i in range(0, len(missing), chunk):
-                values = compute(missing[i:i + chunk], advance)
+                values = compute(missing[i : i + chunk], advance)
                 cache.put_many(namespace, ref.name, ref.revision, values)  # rank 0 only: see put_many
                 found.update(values)
     return found, len(missing)

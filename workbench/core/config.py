@@ -3,6 +3,7 @@
 Paths in the file are relative to the file's folder. Every problem names the file, the key
 and the line, and all problems are reported together.
 """
+
 from __future__ import annotations
 
 import re
@@ -36,43 +37,66 @@ _S = TypeVar("_S", bound=BaseModel)
 
 
 class ProjectSection(_Section):
-    name: str = Field("workbench-benchmark", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
-                      description="The dataset's name: the release folder exports/<name>/ and the default Hub repo name.")
-    kind: str | None = Field(None, pattern=r"^[a-z][a-z0-9_-]*$",
-                             description='The kind of benchmark this project builds (`workbench kinds` lists them; unset: the default kind).')
-    language: str = Field("en", pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$",
-                          description="The language of the benchmark's text, a BCP-47 tag (en, fr, fr-CA): the card's "
-                                      "`language:`, and the spaCy pipeline, word rules and word lists the loop uses "
-                                      "(docs/languages.md lists the languages with support).")
+    name: str = Field(
+        "workbench-benchmark",
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
+        description="The dataset's name: the release folder exports/<name>/ and the default Hub repo name.",
+    )
+    kind: str | None = Field(
+        None,
+        pattern=r"^[a-z][a-z0-9_-]*$",
+        description="The kind of benchmark this project builds (`workbench kinds` lists them; unset: the default kind).",
+    )
+    language: str = Field(
+        "en",
+        pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$",
+        description="The language of the benchmark's text, a BCP-47 tag (en, fr, fr-CA): the card's "
+        "`language:`, and the spaCy pipeline, word rules and word lists the loop uses "
+        "(docs/languages.md lists the languages with support).",
+    )
     pretty_name: str | None = Field(None, description="The dataset's display name on its card (default: name).")
-    repo: str | None = Field(None, pattern=r"^[\w.-]+/[\w.-]+$",
-                             description='The Hugging Face Hub dataset repo releases are published to, ORG/NAME.')
-    license: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9.+_-]*$",
-                                description="The data's licence, a Hub licence id (cc-by-4.0, mit, other...); unset: the "
-                                            "card says \"not stated\" and `publish` refuses. Never assumed.")
-    description: str | None = Field(None, description="The maintainer's own words about the data set, at the top of "
-                                                      "its card.")
-    templates: str = Field("templates", description='The folder of template files, relative to workbench.toml.')
-    workspace: str = Field(".workbench", description='Where stages write their tables, manifests and the model cache.')
-    annotations: str = Field("annotations",
-                             description='The folder of label files (one append-only JSON-lines file per annotator).')
-    exports: str = Field("exports", description='Where `workbench build` writes releases (exports/<name>/<version>/).')
+    repo: str | None = Field(
+        None,
+        pattern=r"^[\w.-]+/[\w.-]+$",
+        description="The Hugging Face Hub dataset repo releases are published to, ORG/NAME.",
+    )
+    license: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9.+_-]*$",
+        description="The data's licence, a Hub licence id (cc-by-4.0, mit, other...); unset: the "
+        'card says "not stated" and `publish` refuses. Never assumed.',
+    )
+    description: str | None = Field(
+        None, description="The maintainer's own words about the data set, at the top of its card."
+    )
+    templates: str = Field("templates", description="The folder of template files, relative to workbench.toml.")
+    workspace: str = Field(".workbench", description="Where stages write their tables, manifests and the model cache.")
+    annotations: str = Field(
+        "annotations", description="The folder of label files (one append-only JSON-lines file per annotator)."
+    )
+    exports: str = Field("exports", description="Where `workbench build` writes releases (exports/<name>/<version>/).")
 
 
 class GenerateSection(_Section):
-    model: str = Field(PAPER_MLM,
-                       description="The masked LM that proposes fills (Hub name or local folder; default the paper's).")
-    revision: str | None = Field(None,
-                                 description="The model's Hub revision (commit, tag or branch); unset: the latest.")
-    top_k: int = Field(20, ge=1, le=1000, description='Fills proposed per mask.')
-    batch_size: int = Field(32, ge=1, description='Texts per forward pass (halved automatically on out-of-memory).')
-    filters: list[str] = Field(default_factory=lambda: list(GENERATION_FILTERS),
-                               description='Which checks a fill must pass: subword, punctuation, number, group_word, repeated_neighbour, pos, duplicate.')
-    device: Literal["auto", "cpu", "cuda"] = Field("auto", description='auto (a GPU when there is one), cpu or cuda.')
+    model: str = Field(
+        PAPER_MLM, description="The masked LM that proposes fills (Hub name or local folder; default the paper's)."
+    )
+    revision: str | None = Field(
+        None, description="The model's Hub revision (commit, tag or branch); unset: the latest."
+    )
+    top_k: int = Field(20, ge=1, le=1000, description="Fills proposed per mask.")
+    batch_size: int = Field(32, ge=1, description="Texts per forward pass (halved automatically on out-of-memory).")
+    filters: list[str] = Field(
+        default_factory=lambda: list(GENERATION_FILTERS),
+        description="Which checks a fill must pass: subword, punctuation, number, group_word, repeated_neighbour, pos, duplicate.",
+    )
+    device: Literal["auto", "cpu", "cuda"] = Field("auto", description="auto (a GPU when there is one), cpu or cuda.")
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
-        "auto", description="Precision of the weights: auto (the checkpoint's own), float32, bfloat16 or float16.")
+        "auto", description="Precision of the weights: auto (the checkpoint's own), float32, bfloat16 or float16."
+    )
     device_map: Literal["auto"] | None = Field(
-        None, description="auto: spread the layers over the GPUs, then the CPU, when the model does not fit one device.")
+        None, description="auto: spread the layers over the GPUs, then the CPU, when the model does not fit one device."
+    )
 
     @field_validator("filters")
     @classmethod
@@ -84,46 +108,65 @@ class GenerateSection(_Section):
 
 
 class EvaluateSection(_Section):
-    models: list[str] = Field(default_factory=list,
-                              description="Models `workbench evaluate` scores when none are named (empty: the kind's own default).")
-    batch_size: int = Field(32, ge=1, description='Items per forward pass when --batch-size is not given.')
-    device: Literal["auto", "cpu", "cuda"] = Field("auto", description='auto, cpu or cuda, when --device is not given.')
-    label_overrides: dict[str, dict[str, str]] = Field(default_factory=dict,
-                                                       description='Per model, its output labels mapped to entailment/neutral/contradiction when its config does not name them, e.g. {"org/model" = {LABEL_0 = "entailment"}}.')
+    models: list[str] = Field(
+        default_factory=list,
+        description="Models `workbench evaluate` scores when none are named (empty: the kind's own default).",
+    )
+    batch_size: int = Field(32, ge=1, description="Items per forward pass when --batch-size is not given.")
+    device: Literal["auto", "cpu", "cuda"] = Field("auto", description="auto, cpu or cuda, when --device is not given.")
+    label_overrides: dict[str, dict[str, str]] = Field(
+        default_factory=dict,
+        description='Per model, its output labels mapped to entailment/neutral/contradiction when its config does not name them, e.g. {"org/model" = {LABEL_0 = "entailment"}}.',
+    )
 
 
 class AnnotationSection(_Section):
     # How the final label of an item is decided from the annotators' labels.
-    policy: Literal["single", "majority", "adjudicator"] = Field("single",
-                                                                 description="How an item's final label is decided: single (one label decides), majority (min_votes agreeing labels) or adjudicator (the adjudicator settles disagreements).")
-    min_votes: int = Field(2, ge=1, description='majority: the votes the winning label needs (e.g. 3 of 5).')
-    validators: int = Field(1, ge=1,
-                            description='People who label each item (the queue serves an item until it has this many labels).')
-    adjudicator: str | None = Field(None, description='The annotator whose label settles disagreements.')
-    order: Literal["template", "fluency"] = Field("template",
-                                                  description='The order items are served in: template (as written) or fluency (most fluent first).')
-    break_every_items: int = Field(100, ge=0,
-                                   description='Remind the annotator to take a break after this many labels (0: never).')
-    break_every_minutes: int = Field(30, ge=0, description='... or after this many minutes (0: never).')
-    opt_out_domains: list[str] = Field(default_factory=list,
-                                       description='Domains whose items are not served (e.g. topics an annotator prefers not to read).')
-    show_model_results: bool = Field(False,
-                                     description='Show the written stance, models fooled and fluency in the terminal UI (for adjudicators; hidden by default so they do not sway labels).')
-    keys: dict[str, str] = Field(default_factory=dict,
-                                 description='Key bindings: binding id -> key, e.g. valid_pro = "a".')
+    policy: Literal["single", "majority", "adjudicator"] = Field(
+        "single",
+        description="How an item's final label is decided: single (one label decides), majority (min_votes agreeing labels) or adjudicator (the adjudicator settles disagreements).",
+    )
+    min_votes: int = Field(2, ge=1, description="majority: the votes the winning label needs (e.g. 3 of 5).")
+    validators: int = Field(
+        1, ge=1, description="People who label each item (the queue serves an item until it has this many labels)."
+    )
+    adjudicator: str | None = Field(None, description="The annotator whose label settles disagreements.")
+    order: Literal["template", "fluency"] = Field(
+        "template", description="The order items are served in: template (as written) or fluency (most fluent first)."
+    )
+    break_every_items: int = Field(
+        100, ge=0, description="Remind the annotator to take a break after this many labels (0: never)."
+    )
+    break_every_minutes: int = Field(30, ge=0, description="... or after this many minutes (0: never).")
+    opt_out_domains: list[str] = Field(
+        default_factory=list,
+        description="Domains whose items are not served (e.g. topics an annotator prefers not to read).",
+    )
+    show_model_results: bool = Field(
+        False,
+        description="Show the written stance, models fooled and fluency in the terminal UI (for adjudicators; hidden by default so they do not sway labels).",
+    )
+    keys: dict[str, str] = Field(
+        default_factory=dict, description='Key bindings: binding id -> key, e.g. valid_pro = "a".'
+    )
 
 
 class LabelStudioSection(_Section):
     # The API key is a secret: it comes from LABEL_STUDIO_API_KEY only, never from this file.
-    url: str = Field("http://localhost:8080",
-                     description='The Label Studio server (the API key comes from LABEL_STUDIO_API_KEY only, never from this file).')
-    page_size: int = Field(100, ge=1, le=1000, description='Tasks per request when reading a project.')
-    timeout: float = Field(30, gt=0, le=600,
-                           description='Seconds per request, so a hung server fails instead of hanging.')
+    url: str = Field(
+        "http://localhost:8080",
+        description="The Label Studio server (the API key comes from LABEL_STUDIO_API_KEY only, never from this file).",
+    )
+    page_size: int = Field(100, ge=1, le=1000, description="Tasks per request when reading a project.")
+    timeout: float = Field(
+        30, gt=0, le=600, description="Seconds per request, so a hung server fails instead of hanging."
+    )
     # Label Studio user e-mail -> annotator name, so one person labelling in the TUI and in the
     # browser is one annotator in agreement figures, e.g. "cal@example.com" = "cal".
-    annotators: dict[str, str] = Field(default_factory=dict,
-                                       description='Label Studio user e-mail -> annotator name, so one person labelling in the terminal and in the browser is one annotator, e.g. "cal@example.com" = "cal".')
+    annotators: dict[str, str] = Field(
+        default_factory=dict,
+        description='Label Studio user e-mail -> annotator name, so one person labelling in the terminal and in the browser is one annotator, e.g. "cal@example.com" = "cal".',
+    )
 
 
 class OriginSection(_Section):
@@ -134,11 +177,26 @@ class OriginSection(_Section):
     citation: str | None = Field(None, description="How to cite the original (a BibTeX entry or a reference).")
     url: str | None = Field(None, description="Where the original is published.")
     file: str | None = Field(None, description="The file imported (its name, never a local path).")
-    sha256: str | None = Field(None, description="The imported file's sha256 (of a folder: of its files' paths and contents), to tell which it was.")
-    published_copy: str | None = Field(None, description="Which published copy the imported file is (`name version` from the table of known copies, recognised by its sha256 or its rows: sources/known.py), or \"unknown\"; the card says it.")
-    sample: int | None = Field(None, ge=1, description="How many items the audit covers, drawn at random (`workbench import --sample N`); unset: every item. The others are released unchanged with `build --unaudited keep`.")
-    seed: int | None = Field(None, description="The seed the audit's sample was drawn with (`import --seed`), so it can be drawn again.")
-    stratify: str | None = Field(None, description="The column the audit's sample is stratified by (`import --stratify`, e.g. bias_type): each of its groups gets its share of the sample in proportion to its size, at least one item each when the sample allows; unset: drawn from all items at once.")
+    sha256: str | None = Field(
+        None,
+        description="The imported file's sha256 (of a folder: of its files' paths and contents), to tell which it was.",
+    )
+    published_copy: str | None = Field(
+        None,
+        description='Which published copy the imported file is (`name version` from the table of known copies, recognised by its sha256 or its rows: sources/known.py), or "unknown"; the card says it.',
+    )
+    sample: int | None = Field(
+        None,
+        ge=1,
+        description="How many items the audit covers, drawn at random (`workbench import --sample N`); unset: every item. The others are released unchanged with `build --unaudited keep`.",
+    )
+    seed: int | None = Field(
+        None, description="The seed the audit's sample was drawn with (`import --seed`), so it can be drawn again."
+    )
+    stratify: str | None = Field(
+        None,
+        description="The column the audit's sample is stratified by (`import --stratify`, e.g. bias_type): each of its groups gets its share of the sample in proportion to its size, at least one item each when the sample allows; unset: drawn from all items at once.",
+    )
 
 
 class Config(BaseModel):
@@ -153,8 +211,9 @@ class Config(BaseModel):
     evaluate: EvaluateSection = Field(default_factory=EvaluateSection)
     annotation: AnnotationSection = Field(default_factory=AnnotationSection)
     labelstudio: LabelStudioSection = Field(default_factory=LabelStudioSection)
-    origin: OriginSection | None = Field(None, description="The published benchmark this project renews "
-                                                           "(set by `workbench import`).")
+    origin: OriginSection | None = Field(
+        None, description="The published benchmark this project renews (set by `workbench import`)."
+    )
 
     # Where the file was read from; paths resolve against its folder.
     root: Path = Field(default_factory=Path.cwd, exclude=True)
@@ -194,14 +253,18 @@ class Config(BaseModel):
         if name not in cache:
             raw = self.extra_sections().get(name, {})
             if not isinstance(raw, dict):
-                raise ConfigError(f"invalid config {self.shown_source}",
-                                  [Problem(self.shown_source, None, name, f"[{name}] must be a table")])
+                raise ConfigError(
+                    f"invalid config {self.shown_source}",
+                    [Problem(self.shown_source, None, name, f"[{name}] must be a table")],
+                )
             try:
                 cache[name] = model.model_validate(raw)
             except ValidationError as exc:
                 text = self.source.read_text(encoding="utf-8") if self.source else ""
-                raise ConfigError(f"invalid config {self.shown_source}",
-                                  _problems(exc, text, self.shown_source, prefix=(name,), model=model)) from None
+                raise ConfigError(
+                    f"invalid config {self.shown_source}",
+                    _problems(exc, text, self.shown_source, prefix=(name,), model=model),
+                ) from None
             if self.__pydantic_extra__ is not None:  # so section_hash reads the values, defaults included
                 self.__pydantic_extra__[name] = cache[name].model_dump(mode="json")
         return cache[name]
@@ -272,11 +335,20 @@ def load_config(path: str | Path | None = None, *, required: bool = False) -> Co
     try:
         text = data.decode("utf-8-sig")  # TOML is UTF-8: anything else is refused, never guessed at
     except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
+        line = data[: exc.start].count(b"\n") + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise ConfigError(f"invalid config {shown}", [Problem(
-            shown, line, "", f"not UTF-8 (byte 0x{data[exc.start]:02x} at column {column}); TOML files are UTF-8: "
-                             "save it as UTF-8")]) from None
+        raise ConfigError(
+            f"invalid config {shown}",
+            [
+                Problem(
+                    shown,
+                    line,
+                    "",
+                    f"not UTF-8 (byte 0x{data[exc.start]:02x} at column {column}); TOML files are UTF-8: "
+                    "save it as UTF-8",
+                )
+            ],
+        ) from None
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -284,9 +356,7 @@ def load_config(path: str | Path | None = None, *, required: bool = False) -> Co
         m = re.search(r"line (\d+)", str(exc))
         if m:
             line = int(m.group(1))
-        raise ConfigError(
-            f"invalid config {shown}", [Problem(shown, line, "", f"invalid TOML: {exc}")]
-        ) from None
+        raise ConfigError(f"invalid config {shown}", [Problem(shown, line, "", f"invalid TOML: {exc}")]) from None
     try:
         config = Config.model_validate(raw)
     except ValidationError as exc:

@@ -25,6 +25,7 @@ on a store of its own: rank 0 opens a fresh one and publishes where it is (with 
 in torchrun's store; the other ranks take an address only once it answers and holds that
 token, so a stale address left by a previous attempt is never used.
 """
+
 from __future__ import annotations
 
 import os
@@ -35,10 +36,10 @@ from datetime import timedelta
 
 from .errors import WorkbenchError
 
-TIMEOUT_ENV = "WORKBENCH_DIST_TIMEOUT"     # seconds a collective waits for the other ranks
+TIMEOUT_ENV = "WORKBENCH_DIST_TIMEOUT"  # seconds a collective waits for the other ranks
 DEFAULT_TIMEOUT = 600
 STORE_KEY = "workbench/process-group-store"  # in torchrun's store: "<port> <token> <host>" of rank 0's own store
-TOKEN_KEY = "workbench/token"                # in rank 0's own store
+TOKEN_KEY = "workbench/token"  # in rank 0's own store
 
 _state: dict = {"initialised": False, "store": None}
 
@@ -183,6 +184,8 @@ class DistributedError(WorkbenchError):
 
     def __init__(self, cause: Exception):
         first = (str(cause).splitlines() or [type(cause).__name__])[0][:200]
-        super().__init__(f"rank {rank()} of {world_size()}: another rank stopped or did not answer within "
-                         f"{os.environ.get(TIMEOUT_ENV, DEFAULT_TIMEOUT)} s ({first}); what was committed to the "
-                         "cache is kept, so rerunning the same command resumes from there")
+        super().__init__(
+            f"rank {rank()} of {world_size()}: another rank stopped or did not answer within "
+            f"{os.environ.get(TIMEOUT_ENV, DEFAULT_TIMEOUT)} s ({first}); what was committed to the "
+            "cache is kept, so rerunning the same command resumes from there"
+        )

@@ -4,6 +4,7 @@ Every problem a user can cause is reported as a :class:`Problem` that names the 
 field path and (where known) the line, so the CLI can print it and exit with code 2 instead
 of showing a traceback.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -64,7 +65,7 @@ class ModelError(WorkbenchError):
 
 
 def did_you_mean(name, known) -> str:
-    """"did you mean X? " for the known name nearest to a misspelt `name`, else ""."""
+    """ "did you mean X? " for the known name nearest to a misspelt `name`, else ""."""
     import difflib
 
     near = difflib.get_close_matches(str(name), sorted(map(str, known)), n=1, cutoff=0.6)

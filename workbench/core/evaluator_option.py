@@ -2,6 +2,7 @@
 kind's contract (kinds/base.py) and a release's standalone evaluate.py (which copies the modules
 it imports and must not carry the contract's) use it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,13 +15,13 @@ class EvaluatorOption:
     that kind is evaluated (and lists it in --help); the value reaches the evaluator as
     `request.options[dest]`."""
 
-    flag: str                                   # e.g. "--lexicon"
+    flag: str  # e.g. "--lexicon"
     help: str
-    type: Callable[[str], Any] = str            # converts the text given on the command line
+    type: Callable[[str], Any] = str  # converts the text given on the command line
     default: Any = None
     choices: tuple[str, ...] = ()
-    metavar: str = ""                           # the placeholder --help and the release card show
-    required: bool = False                      # the evaluator cannot run without it (cards show it)
+    metavar: str = ""  # the placeholder --help and the release card show
+    required: bool = False  # the evaluator cannot run without it (cards show it)
 
     @property
     def dest(self) -> str:

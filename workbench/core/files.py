@@ -4,6 +4,7 @@ with one line and exit code 2, never pyarrow's traceback.
 
 Pure code (pyarrow inside the function): a release's evaluate.py carries it verbatim.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,5 +23,6 @@ def read_parquet(path: Path, what: str = "data file"):
         return pq.read_table(path)
     except (pa.ArrowException, OSError, ValueError) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"{display_path(path)}: the {what} is not a readable Parquet file ({reason}); "
-                         "download or build it again") from None
+        raise InputError(
+            f"{display_path(path)}: the {what} is not a readable Parquet file ({reason}); download or build it again"
+        ) from None

@@ -3,6 +3,7 @@
 Ids must not change between runs or machines, so they are hashes of normalised text rather
 than row numbers.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -43,7 +44,6 @@ def file_sha256(path: str | Path) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
-
 
 
 def joined_key(*parts: object) -> str:

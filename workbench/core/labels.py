@@ -7,6 +7,7 @@ it — and shown everywhere else by its choice id. The TUI's keys, Label Studio'
 policies, agreement, summaries and the dataset card all read the scheme instead of keeping
 their own list.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,12 +15,12 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Choice:
-    id: str                    # how the decision is shown and counted, e.g. "valid-pro"
-    label: str                 # what the label store records, e.g. "valid"
+    id: str  # how the decision is shown and counted, e.g. "valid-pro"
+    label: str  # what the label store records, e.g. "valid"
     stance: str | None = None  # recorded with the label where the scheme has stances
-    key: str = ""              # the TUI's default key (and Label Studio's hotkey)
-    title: str = ""            # what an annotator reads
-    kept: bool = False         # a final decision with this choice keeps the item for release
+    key: str = ""  # the TUI's default key (and Label Studio's hotkey)
+    title: str = ""  # what an annotator reads
+    kept: bool = False  # a final decision with this choice keeps the item for release
 
     @property
     def binding_id(self) -> str:
@@ -31,7 +32,7 @@ class Choice:
 class LabelScheme:
     name: str
     choices: tuple[Choice, ...]
-    question: str = ""         # one line: what the annotator decides
+    question: str = ""  # one line: what the annotator decides
 
     @property
     def ids(self) -> tuple[str, ...]:

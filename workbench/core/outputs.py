@@ -12,6 +12,7 @@ redirect would, never renamed over: renaming over /dev/null as root would replac
 
 Pure standard library: a release's evaluate.py carries it verbatim.
 """
+
 from __future__ import annotations
 
 import os
@@ -156,10 +157,11 @@ def check_outputs(outputs: list[tuple[str, Path | None, bool]], inputs: list[tup
         shown = _shown(path)
         real = _real(path)
         ident = None if writes_through(path) else _identity(path)
-        for what, given, key, key_ident, is_dir in protected:   # the input itself first: the plainest message
+        for what, given, key, key_ident, is_dir in protected:  # the input itself first: the plainest message
             if real == key or (ident is not None and ident == key_ident):
-                raise InputError(f"{flag} {shown}: that is {what} {display_path(given)}; an output must not "
-                                 "overwrite an input")
+                raise InputError(
+                    f"{flag} {shown}: that is {what} {display_path(given)}; an output must not overwrite an input"
+                )
         for what, given, key, key_ident, is_dir in protected:
             if is_dir and real.is_relative_to(key):
                 raise InputError(f"{flag} {shown}: inside {what} {display_path(given)}; write outputs outside it")
@@ -198,5 +200,6 @@ def _ready(flag: str, path: Path, folder: bool) -> None:
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise InputError(f"{flag} {shown}: cannot write in the folder {display_path(where)}: "
-                         f"{exc.strerror or exc}") from None
+        raise InputError(
+            f"{flag} {shown}: cannot write in the folder {display_path(where)}: {exc.strerror or exc}"
+        ) from None

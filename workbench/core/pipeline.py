@@ -8,6 +8,7 @@ owns the one model cache.
 Consumers ask for tables — `pipeline.table("queue")` — instead of running stages themselves;
 `write=False` gives a read-only view that never touches the workspace.
 """
+
 from __future__ import annotations
 
 import time
@@ -26,8 +27,14 @@ if TYPE_CHECKING:
 
 
 class Pipeline:
-    def __init__(self, config: "Config", stages: Iterable[Stage], workspace: Workspace | None = None,
-                 options: dict[str, Any] | None = None, code: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        config: "Config",
+        stages: Iterable[Stage],
+        workspace: Workspace | None = None,
+        options: dict[str, Any] | None = None,
+        code: dict[str, Any] | None = None,
+    ):
         self.stages: dict[str, Stage] = {}
         for stage in stages:
             missing = [u for u in stage.upstream if u not in self.stages]
@@ -106,10 +113,11 @@ class Pipeline:
         finally:
             self.ctx.close()
         if self.code is not None:
-            extra = {**extra, "code": self.code}   # what `status` going stale after an upgrade refers to
+            extra = {**extra, "code": self.code}  # what `status` going stale after an upgrade refers to
         if distributed.is_main():  # every rank computed the same table; rank 0 alone writes it
-            self.workspace.write(name, table, inputs=current, config_hash=chash, counts=counts, started=started,
-                                 extra=extra)
+            self.workspace.write(
+                name, table, inputs=current, config_hash=chash, counts=counts, started=started, extra=extra
+            )
         distributed.barrier()
         return {**counts, "seconds": round(time.perf_counter() - started, 3), "skipped": False}
 
@@ -118,7 +126,7 @@ class Pipeline:
         its freshness (its upstream, forced just before it, is then fresh)."""
         names = self.names()
         last = names.index(self.stage(to).name) if to else len(names) - 1
-        return [(n, self.run(n, force=force)) for n in names[:last + 1]]
+        return [(n, self.run(n, force=force)) for n in names[: last + 1]]
 
     def table(self, name: str, *, write: bool = True) -> "pa.Table":
         """The stage's output. With write=True a stale stage (and its upstream) is run first.
@@ -147,7 +155,12 @@ class Pipeline:
         tables = {}
         for up in stage.upstream:
             upstream = self.stage(up)
-            if readonly and up in stage.optional_upstream and upstream.reads_models and self.workspace.manifest(up) is None:
+            if (
+                readonly
+                and up in stage.optional_upstream
+                and upstream.reads_models
+                and self.workspace.manifest(up) is None
+            ):
                 tables[up] = upstream.schema().empty_table()  # a read never loads models: go without it
             elif readonly and self.state(up) != "fresh":
                 tables[up] = self.table(up, write=False)
@@ -166,8 +179,11 @@ class Pipeline:
         table = out.table
         schema = stage.schema()
         if old is not None:
-            table = old if table is None else pa.concat_tables([old, table.select(old.column_names)],
-                                                               promote_options="permissive")
+            table = (
+                old
+                if table is None
+                else pa.concat_tables([old, table.select(old.column_names)], promote_options="permissive")
+            )
         if table is None:
             table = schema.empty_table() if schema is not None else pa.table({})
         if schema is not None and table.schema != schema:
@@ -188,8 +204,12 @@ class Pipeline:
         """Rows of the previous output whose partition is unchanged, under the same settings
         and the same external inputs (models): (table or None, reused partition ids)."""
         manifest = self.workspace.manifest(stage.name)
-        if (not partitions or not manifest or manifest.get("config_hash") != chash
-                or manifest.get("reuse_key") != reuse_key):
+        if (
+            not partitions
+            or not manifest
+            or manifest.get("config_hash") != chash
+            or manifest.get("reuse_key") != reuse_key
+        ):
             return None, set()
         previous = manifest.get("partitions") or {}
         same = {p for p, fp in partitions.items() if previous.get(p) == fp}

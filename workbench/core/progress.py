@@ -1,4 +1,5 @@
 """Progress bars for long work (rich), quiet when output is not a terminal or in tests."""
+
 from __future__ import annotations
 
 import os
@@ -20,10 +21,23 @@ def progress_bar(description: str, total: int) -> Iterator[Callable[[int], None]
         yield lambda n: None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
-    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn()]
+    columns = [
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+    ]
     with Progress(*columns, console=Console(stderr=True), transient=False) as bar:
         task = bar.add_task(description, total=total)
         yield lambda n: bar.advance(task, n)

@@ -11,6 +11,7 @@ lead to a blob of that cache, nowhere else.
 Standard library only: the standalone evaluate.py of every release carries this module in its
 evaluator/ (see release/standalone) and refuses the same names.
 """
+
 from __future__ import annotations
 
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -76,5 +77,7 @@ def unsafe_names(folder: Path, names) -> list[str]:
 
 def refusal(manifest_path, problems: list[str]) -> str:
     """The one-line message for a manifest that names files outside its release folder."""
-    return (f"{manifest_path} names files outside its release folder or through a link: {'; '.join(problems)}; "
-            "a release's files are read only from inside its folder")
+    return (
+        f"{manifest_path} names files outside its release folder or through a link: {'; '.join(problems)}; "
+        "a release's files are read only from inside its folder"
+    )

@@ -5,6 +5,7 @@ output table. Everything shared — freshness, running what is upstream, timing,
 reuse of unchanged partitions, the model cache — is the `Pipeline`'s (core/pipeline.py), so
 a new stage is one class with `compute` and a few declarations.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ class StageContext:
 
     config: "Config"
     workspace: "Workspace"
-    options: dict[str, Any] = field(default_factory=dict)   # command-line overrides (e.g. model, top_k)
+    options: dict[str, Any] = field(default_factory=dict)  # command-line overrides (e.g. model, top_k)
     _cache: Any = None
 
     @property
@@ -46,8 +47,8 @@ class Output:
     """What `compute` returns: the rows it made, and counts of the work it did."""
 
     table: "pa.Table | None"
-    work: dict[str, Any] = field(default_factory=dict)     # e.g. computed_fills, model_loaded
-    extra: dict[str, Any] = field(default_factory=dict)    # manifest additions (model names, ...)
+    work: dict[str, Any] = field(default_factory=dict)  # e.g. computed_fills, model_loaded
+    extra: dict[str, Any] = field(default_factory=dict)  # manifest additions (model names, ...)
 
 
 class Stage:
@@ -56,11 +57,11 @@ class Stage:
     name: str = ""
     upstream: tuple[str, ...] = ()
     optional_upstream: tuple[str, ...] = ()  # read-only views may compute without these (an empty table)
-    format: int = 1                      # bump when the output's shape changes: old outputs become stale
-    partition_key: str | None = None     # column by which unchanged previous rows are reused
-    partition_noun: str = "partitions"   # how counts name them ("templates_reused")
+    format: int = 1  # bump when the output's shape changes: old outputs become stale
+    partition_key: str | None = None  # column by which unchanged previous rows are reused
+    partition_noun: str = "partitions"  # how counts name them ("templates_reused")
     sort_keys: list[tuple[str, str]] | None = None
-    reads_models: bool = False           # computing it loads models (read-only commands never do)
+    reads_models: bool = False  # computing it loads models (read-only commands never do)
 
     def schema(self) -> "pa.Schema | None":
         """The output table's schema (typed columns: lists and structs, not JSON strings)."""

@@ -11,6 +11,7 @@ docs/templates.md and docs/commands.md:
 - `MAX_FIELD_CHARS`: one text field of a template (a premise, a hypothesis, a word): 5,000
   characters (a CSV cell is held to 131,072 by Python's csv module).
 """
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,10 @@ def too_big(path: Path, limit: int, what: str) -> str | None:
     """Why a file is too big to read (None when it is not)."""
     size = Path(path).stat().st_size
     if size > limit:
-        return (f"{display_path(path)}: the {what} is {size:,} bytes, over the limit of {limit:,}; split it or check "
-                "that it is the file you meant")
+        return (
+            f"{display_path(path)}: the {what} is {size:,} bytes, over the limit of {limit:,}; split it or check "
+            "that it is the file you meant"
+        )
     return None
 
 
@@ -63,10 +66,11 @@ def read_text(path: Path, what: str, max_bytes: int = MAX_FILE_BYTES) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
+        line = data[: exc.start].count(b"\n") + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise InputError(f"{shown}:{line}: column {column}: {what} is not UTF-8 (byte 0x{data[exc.start]:02x}); "
-                         "save it as UTF-8") from None
+        raise InputError(
+            f"{shown}:{line}: column {column}: {what} is not UTF-8 (byte 0x{data[exc.start]:02x}); save it as UTF-8"
+        ) from None
 
 
 def repeated_column(header: list[str], key=str.strip) -> tuple[str, int, str, int] | None:
@@ -92,8 +96,11 @@ def check_header(header: list[str], shown: str, key=str.strip) -> None:
     if found is None:
         return
     first, at, second, again = found
-    named = (f"column {first!r} twice (columns {at} and {again})" if first == second else
-             f"one column twice: {first!r} (column {at}) and {second!r} (column {again}) read as the same name")
+    named = (
+        f"column {first!r} twice (columns {at} and {again})"
+        if first == second
+        else f"one column twice: {first!r} (column {at}) and {second!r} (column {again}) read as the same name"
+    )
     raise InputError(f"{shown}:1: the header names {named}; rename or remove one: which of them to read is not clear")
 
 
@@ -102,8 +109,9 @@ class DuplicateKey(json.JSONDecodeError):
     JSONDecodeError at the object's opening brace, so every handler of bad JSON names it."""
 
     def __init__(self, key: str, doc: str, pos: int):
-        super().__init__(f"key {key!r} appears twice in the object that opens here (only one of its values "
-                         "would be read)", doc, pos)
+        super().__init__(
+            f"key {key!r} appears twice in the object that opens here (only one of its values would be read)", doc, pos
+        )
         self.key = key
 
 
@@ -164,11 +172,14 @@ def read_json(path: Path, what: str):
     except DuplicateKey as exc:
         raise InputError(duplicate_key_message(display_path(path), exc, what)) from None
     except json.JSONDecodeError as exc:
-        raise InputError(f"{display_path(path)}:{exc.lineno}: column {exc.colno}: the {what} is not valid JSON "
-                         f"({exc.msg})") from None
+        raise InputError(
+            f"{display_path(path)}:{exc.lineno}: column {exc.colno}: the {what} is not valid JSON ({exc.msg})"
+        ) from None
 
 
 def duplicate_key_message(shown: str, exc: DuplicateKey, what: str, line_offset: int = 0) -> str:
     """One line for a DuplicateKey: file, line and column of the object, the key, what to do."""
-    return (f"{shown}:{exc.lineno + line_offset}: column {exc.colno}: the {what} names key {exc.key!r} twice in one "
-            "object (the one that opens here); remove or rename one: which value to read is not clear")
+    return (
+        f"{shown}:{exc.lineno + line_offset}: column {exc.colno}: the {what} names key {exc.key!r} twice in one "
+        "object (the one that opens here); remove or rename one: which value to read is not clear"
+    )

@@ -5,6 +5,7 @@ table is written to a temporary file and renamed into place, then the manifest (
 the table's sha256) is written the same way, so a crash leaves either the old complete
 output or the new one, never a torn table that looks valid.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,6 +18,7 @@ from typing import Any
 from .. import __version__
 from .errors import StageError
 from .ids import file_sha256
+
 # The one atomic writer every output goes through (a temporary file renamed into place, removed
 # on failure; a device or FIFO written through, never renamed over): see core/outputs.py.
 from .outputs import atomic_write_bytes, atomic_write_text  # noqa: F401
@@ -89,7 +91,9 @@ class Workspace:
         if manifest is None or not data_path.is_file():
             raise StageError(f"stage {stage!r} has no output in {self.root}: run `workbench {stage}` first")
         if file_sha256(data_path) != manifest.get("data_sha256"):
-            raise StageError(f"stage {stage!r} output does not match its manifest (damaged?): run `workbench {stage}` again")
+            raise StageError(
+                f"stage {stage!r} output does not match its manifest (damaged?): run `workbench {stage}` again"
+            )
         # ParquetFile, not read_table: read_table goes through pyarrow.dataset, which imports pandas
         # (a quarter of a second of every command that reads a stage, e.g. the TUI's start).
         return pq.ParquetFile(data_path).read()

@@ -30,6 +30,7 @@ groupings beside the group (identities beside their attributes), each with its f
 and CSV rows (`chart_level` charts one); a statistic given at some levels only names them (`at`),
 and one that is a mean over cells (each identity weighing the same) names the cell (`cells`).
 """
+
 from __future__ import annotations
 
 import csv
@@ -72,9 +73,9 @@ class Statistic:
     digits: int = 2
     compared: bool = True
     chart: bool = True
-    at: tuple[str, ...] = ()      # where it is given: "overall" and level names (group_name, ...); () everywhere
-    cells: str = ""               # an item attribute: the figure is the unweighted mean over its values of
-                                  # each one's scale · Σ first / Σ second (each identity weighs the same)
+    at: tuple[str, ...] = ()  # where it is given: "overall" and level names (group_name, ...); () everywhere
+    cells: str = ""  # an item attribute: the figure is the unweighted mean over its values of
+    # each one's scale · Σ first / Σ second (each identity weighs the same)
 
     def figure(self, sums: np.ndarray) -> np.ndarray:
         """Figures from sums (... × k), NaN where the formula divides by zero."""
@@ -161,50 +162,50 @@ class Declared:
 
     kind: str
     title: str
-    meaning: str                                  # how to read the figures, one sentence
-    data: str                                     # the release's data file, e.g. "data/questions.jsonl"
-    required: tuple[str, ...]                     # fields a record must have (detection and checks)
+    meaning: str  # how to read the figures, one sentence
+    data: str  # the release's data file, e.g. "data/questions.jsonl"
+    required: tuple[str, ...]  # fields a record must have (detection and checks)
     item: Callable[[dict, Bad], Any]
     score: Callable[..., list[dict]]
     statistics: tuple[Statistic, ...]
     group: str
-    group_name: str = "group"                     # what a group is called ("bias type"), singular
+    group_name: str = "group"  # what a group is called ("bias type"), singular
     groups_name: str = "groups"
     cluster: str = ""
-    unit: str = "item"                            # the resampling unit, singular and plural
+    unit: str = "item"  # the resampling unit, singular and plural
     units: str = "items"
-    item_name: str = "item"                       # what one record is (messages)
+    item_name: str = "item"  # what one record is (messages)
     items_name: str = "items"
     gaps: tuple[Gap, ...] = ()
     roles: tuple[ModelRole, ...] = (UNDER_TEST,)
-    options: tuple = ()                           # the kind's EvaluatorOptions (also its Kind's)
-    rules: dict[str, str] = field(default_factory=dict)   # score rule -> what it is; the first is the default
-    work: Callable[..., int] | None = None        # (items, options[, models]) -> progress units
-    select: Callable[[list, dict], list] | None = None   # the items the options ask for (all by default)
+    options: tuple = ()  # the kind's EvaluatorOptions (also its Kind's)
+    rules: dict[str, str] = field(default_factory=dict)  # score rule -> what it is; the first is the default
+    work: Callable[..., int] | None = None  # (items, options[, models]) -> progress units
+    select: Callable[[list, dict], list] | None = None  # the items the options ask for (all by default)
     item_row: Callable[[Any], dict] | None = None  # an item's columns in the items file (default: its fields)
     suffixes: tuple[str, ...] = (".jsonl", ".csv")
-    chart_name: str = ""                          # the PNG's name (default: the kind's)
+    chart_name: str = ""  # the PNG's name (default: the kind's)
     # --- optional hooks (the module docstring) ---
     # load(spec, options) -> Loaded: the kind's own reader of a file, release folder or Hub spec
     # (`options` holds `strict`: refuse rows that cannot be scored rather than skip them)
     load: Callable[[str, dict], Loaded] | None = None
-    recognise: Callable[[Path], bool] | None = None   # its files and releases, in place of `detect`'s check
-    levels: tuple[Level, ...] = ()               # further groupings, each with its own figures
-    chart_level: str = ""                         # the level whose groups the chart shows (default: the group)
+    recognise: Callable[[Path], bool] | None = None  # its files and releases, in place of `detect`'s check
+    levels: tuple[Level, ...] = ()  # further groupings, each with its own figures
+    chart_level: str = ""  # the level whose groups the chart shows (default: the group)
     # fields(level, items, results) -> {name: value}: a group's further figures ("overall" or a level's
     # name), computed by the kind, in the JSON and CSV beside the statistics (no interval); a value for
     # a statistic's key is its point (a figure the reference computes its own way), its interval stays
     fields: Callable[[str, list, list[dict]], dict] | None = None
-    shown: tuple[str, ...] = ()                   # of those fields, the ones the table shows too
-    compared_fields: tuple[str, ...] = ()         # ... and the ones version comparison shows
+    shown: tuple[str, ...] = ()  # of those fields, the ones the table shows too
+    compared_fields: tuple[str, ...] = ()  # ... and the ones version comparison shows
     # about(name, models, items, results, options) -> (fields, notes): per model, fields of its entry
     # (they replace the defaults: the rule it was scored by, say) and lines to print
     about: Callable[..., tuple[dict, list[str]]] | None = None
-    document_fields: Callable[[dict], dict] | None = None   # options -> fields of the document's head
-    informative: Column | None = None             # 1 for an item that carries a verdict (default: all do)
-    uninformative: str = ""                       # what a group without one would wrongly suggest
-    summary: Callable[[dict], list[str]] | None = None   # the document -> lines below the table
-    chart_note: Callable[[dict], str] | None = None   # a group's figures -> a note above its bar (ties, say)
+    document_fields: Callable[[dict], dict] | None = None  # options -> fields of the document's head
+    informative: Column | None = None  # 1 for an item that carries a verdict (default: all do)
+    uninformative: str = ""  # what a group without one would wrongly suggest
+    summary: Callable[[dict], list[str]] | None = None  # the document -> lines below the table
+    chart_note: Callable[[dict], str] | None = None  # a group's figures -> a note above its bar (ties, say)
 
     # --- the data --------------------------------------------------------------------------
 
@@ -261,8 +262,10 @@ class Declared:
             return None
         rule = (requested or next(iter(self.rules))).lower()
         if rule not in self.rules:
-            raise InputError(f"--score-rule {requested!r} is not a {self.kind} rule; use "
-                             + ", ".join(f"{r} ({what})" for r, what in self.rules.items()))
+            raise InputError(
+                f"--score-rule {requested!r} is not a {self.kind} rule; use "
+                + ", ".join(f"{r} ({what})" for r, what in self.rules.items())
+            )
         return rule
 
     def group_of(self, item) -> str:
@@ -271,12 +274,18 @@ class Declared:
     def document(self, label: str, items: list, options: dict, extra: dict | None = None) -> dict:
         """The JSON document before any model: what was scored and how to read it (`extra`, then the
         kind's `document_fields`, add to its head or replace what it says)."""
-        head = {"kind": self.kind, "dataset": label, f"n_{self.items_name}": len(items),
-                "n_units": len(set(_units(self, items).values())), "unit": self.units, "group_by": self.group_name,
-                "interpretation": self.meaning,
-                **({"options": {k: v for k, v in options.items() if v is not None}} if options else {}),
-                "statistics": {s.key: {"title": s.title, "neutral": s.neutral} for s in self.statistics}
-                | {g.key: {"title": g.title, "of": g.of} for g in self.gaps}}
+        head = {
+            "kind": self.kind,
+            "dataset": label,
+            f"n_{self.items_name}": len(items),
+            "n_units": len(set(_units(self, items).values())),
+            "unit": self.units,
+            "group_by": self.group_name,
+            "interpretation": self.meaning,
+            **({"options": {k: v for k, v in options.items() if v is not None}} if options else {}),
+            "statistics": {s.key: {"title": s.title, "neutral": s.neutral} for s in self.statistics}
+            | {g.key: {"title": g.title, "of": g.of} for g in self.gaps},
+        }
         head.update(self.document_fields(options) if self.document_fields else {})
         return {**head, **(extra or {}), "models": {}}
 
@@ -294,28 +303,35 @@ class Declared:
         scopes = []
 
         def figures(at: str, keep: list[int], path: tuple[str, ...]) -> tuple[dict, dict[str, Measure]]:
-            measures = {s.key: self._measure(s, items, results, keep, units) for s in self.statistics
-                        if not s.at or at in s.at}
+            measures = {
+                s.key: self._measure(s, items, results, keep, units) for s in self.statistics if not s.at or at in s.at
+            }
             if at == "overall":
                 measures.update(self._gaps(items, results, units, groups))
             node = {key: m.point for key, m in measures.items()}
             node["n"] = len(keep)
             if self.fields is not None:
                 node.update(self.fields(at, [items[k] for k in keep], [results[k] for k in keep]))
-            informative = None if self.informative is None else \
-                int(sum(_column(self.informative, items[k], results[k]) for k in keep))
+            informative = (
+                None
+                if self.informative is None
+                else int(sum(_column(self.informative, items[k], results[k]) for k in keep))
+            )
             scopes.append(Scope(path, measures, self.units, informative=informative, meaning=self.uninformative))
             return node, measures
 
         overall, measured = figures("overall", list(range(len(items))), ("overall",))
         entry: dict = {"overall": overall}
-        late = [g for g in self.gaps if g.key not in measured]   # units span groups: the point alone
+        late = [g for g in self.gaps if g.key not in measured]  # units span groups: the point alone
         for level in self.levels_all:
             seen = list(dict.fromkeys(str(_get(i, level.of)) for i in items))
             # the group's in order of name; a further level's in the data's (the JSON's order is `order`'s)
-            nodes = {name: figures(level.name, [k for k, i in enumerate(items) if str(_get(i, level.of)) == name],
-                                   (level.key, name))[0]
-                     for name in (sorted(seen) if level == self.levels_all[0] else seen)}
+            nodes = {
+                name: figures(
+                    level.name, [k for k, i in enumerate(items) if str(_get(i, level.of)) == name], (level.key, name)
+                )[0]
+                for name in (sorted(seen) if level == self.levels_all[0] else seen)
+            }
             order = level.order
             entry[level.key] = {n: nodes[n] for n in sorted(nodes, key=lambda n: order(n, nodes[n]) if order else n)}
         for gap in late if len(groups) > 1 else ():
@@ -324,17 +340,22 @@ class Declared:
         return entry, scopes
 
     def _measure(self, stat: Statistic, items, results, keep: list[int], units: dict) -> Measure:
-        values = np.array([[_column(c, items[k], results[k]) for c in stat.columns] for k in keep],
-                          dtype=float).reshape(len(keep), len(stat.columns))
+        values = np.array(
+            [[_column(c, items[k], results[k]) for c in stat.columns] for k in keep], dtype=float
+        ).reshape(len(keep), len(stat.columns))
         owners = [units[id(items[k])] for k in keep]
         summed = _sum_by_unit(values, owners)
-        if stat.cells:   # each unit in the cell of its first item, cells numbered as first seen
+        if stat.cells:  # each unit in the cell of its first item, cells numbered as first seen
             codes = {c: n for n, c in enumerate(dict.fromkeys(str(_get(items[k], stat.cells)) for k in keep))}
             first: dict = {}
             for k, owner in zip(keep, owners):
                 first.setdefault(owner, codes[str(_get(items[k], stat.cells))])
-            return Measure(summed, mean_of_cells(stat.scale), cells=np.array(list(first.values()), dtype=np.int64),
-                           neutral=stat.neutral)
+            return Measure(
+                summed,
+                mean_of_cells(stat.scale),
+                cells=np.array(list(first.values()), dtype=np.int64),
+                neutral=stat.neutral,
+            )
         return Measure(summed, lambda sums: stat.figure(sums[:, 0, :]), neutral=stat.neutral)
 
     def _gaps(self, items, results, units: dict, groups: list[str]) -> dict[str, Measure]:
@@ -355,19 +376,30 @@ class Declared:
             values = np.array([[_column(c, i, r) for c in stat.columns] for i, r in zip(items, results)], dtype=float)
 
             def spread(sums, s=stat):
-                per = s.figure(sums)                      # resamples × groups
+                per = s.figure(sums)  # resamples × groups
                 with np.errstate(invalid="ignore"), warnings.catch_warnings():
-                    warnings.simplefilter("ignore", RuntimeWarning)   # a resample without any group's units
+                    warnings.simplefilter("ignore", RuntimeWarning)  # a resample without any group's units
                     return np.nanmax(per, axis=1) - np.nanmin(per, axis=1)
+
             out[gap.key] = Measure(_sum_by_unit(values, owners), spread, cells=cells, neutral=0.0)
         return out
 
     def uncertainty(self, settings: Settings) -> Uncertainty:
         return Uncertainty(settings, self.units, tuple(s.key for s in self.statistics if s.compared))
 
-    def evaluate_items(self, items: list, label: str, options: dict, settings: Settings, load_role,
-                       models: Sequence[str], roles: dict[str, str], progress_for, say,
-                       document: dict | None = None) -> tuple[dict, list[dict]]:
+    def evaluate_items(
+        self,
+        items: list,
+        label: str,
+        options: dict,
+        settings: Settings,
+        load_role,
+        models: Sequence[str],
+        roles: dict[str, str],
+        progress_for,
+        say,
+        document: dict | None = None,
+    ) -> tuple[dict, list[dict]]:
         """The whole evaluation, as both faces run it: `load_role(role, name)` loads a model,
         `progress_for(model, total)` is a context giving progress(n), `say(line)` prints,
         `document` adds to the document's head (`Loaded.document`). Returns
@@ -375,8 +407,10 @@ class Declared:
         if self.select is not None:
             items = self.select(items, options)
             if not items:
-                raise InputError(f"{label}: no {self.items_name} left to score with these options "
-                                 f"({', '.join(f'{k} {v}' for k, v in options.items())})")
+                raise InputError(
+                    f"{label}: no {self.items_name} left to score with these options "
+                    f"({', '.join(f'{k} {v}' for k, v in options.items())})"
+                )
         doc = self.document(label, items, options, document)
         others = {}
         for role in self.roles:
@@ -399,9 +433,12 @@ class Declared:
             if len(results) != len(items):
                 raise RuntimeError(f"{self.kind}: score returned {len(results)} results for {len(items)} items")
             entry, scopes = self.model_entry(items, results)
-            lm = getattr(model, "kind", None)   # a scorer says masked or causal
-            head = {"revision": _revision(model), **({"lm": lm} if isinstance(lm, str) else {}),
-                    **({"score_rule": options["score_rule"]} if options.get("score_rule") else {})}
+            lm = getattr(model, "kind", None)  # a scorer says masked or causal
+            head = {
+                "revision": _revision(model),
+                **({"lm": lm} if isinstance(lm, str) else {}),
+                **({"score_rule": options["score_rule"]} if options.get("score_rule") else {}),
+            }
             if self.about is not None:
                 fields, lines = self.about(name, loaded, items, results, options)
                 head.update(fields)

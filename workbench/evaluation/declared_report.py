@@ -3,6 +3,7 @@ with progress bars and the score cache, then the terminal table, the CSV of figu
 file, the JSON and the chart with error bars, and the figures `workbench evaluate A B` compares.
 Every declared kind gets these the same way; the kind writes none of them.
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -33,8 +34,9 @@ def load_role(role, name: str, *, root: Path | None, spec, runtimes: dict, cache
         return load_classifier(name, root=root, spec=spec, cache_path=cache_path, runtimes=runtimes)
     from ..models.lm_loading import load_scorer
 
-    return load_scorer(name, root=root, spec=spec, runtimes=runtimes, cache_path=cache_path,
-                       served=role.uses == GENERATOR)
+    return load_scorer(
+        name, root=root, spec=spec, runtimes=runtimes, cache_path=cache_path, served=role.uses == GENERATOR
+    )
 
 
 class DeclaredEvaluator:
@@ -43,8 +45,9 @@ class DeclaredEvaluator:
     def __init__(self, declared: Declared):
         self.declared = declared
         keys = tuple(s.key for s in declared.statistics if s.compared)
-        self.COMPARED = Compared(keys=("model", "level", "group"), measures=(*keys, "n", *declared.compared_fields),
-                                 unit=declared.unit)
+        self.COMPARED = Compared(
+            keys=("model", "level", "group"), measures=(*keys, "n", *declared.compared_fields), unit=declared.unit
+        )
 
     def detect(self, path) -> bool:
         return self.declared.detect(path)
@@ -55,8 +58,10 @@ class DeclaredEvaluator:
 
         d = self.declared
         if request.predictions is not None or request.predictions_out is not None:
-            raise InputError(f"{d.kind} scores models directly: --predictions/--predictions-out are not used "
-                             "(--items writes each item's scores)")
+            raise InputError(
+                f"{d.kind} scores models directly: --predictions/--predictions-out are not used "
+                "(--items writes each item's scores)"
+            )
         if len(request.sources) != 1:
             raise InputError(f"{d.kind} evaluates one file or release at a time (got {len(request.sources)})")
         roles = {r.name: request.options.get(r.dest) for r in d.roles}
@@ -66,14 +71,23 @@ class DeclaredEvaluator:
         if rule:
             options["score_rule"] = rule
         spec = request.sources[0]
-        source = d.read_source(spec, {**options, "strict": getattr(request, "strict", False)},
-                               lambda: sources.data_file(spec, d.kind, d.data, d.suffixes))
-        for line in source.notes:             # checked whole before any model loads
+        source = d.read_source(
+            spec,
+            {**options, "strict": getattr(request, "strict", False)},
+            lambda: sources.data_file(spec, d.kind, d.data, d.suffixes),
+        )
+        for line in source.notes:  # checked whole before any model loads
             console.print(line, markup=False, highlight=False)
 
         def loaded(role, name):
-            return load_role(role, name, root=request.root, spec=request.spec, runtimes=request.runtimes,
-                             cache_path=request.cache_path)
+            return load_role(
+                role,
+                name,
+                root=request.root,
+                spec=request.spec,
+                runtimes=request.runtimes,
+                cache_path=request.cache_path,
+            )
 
         @contextmanager
         def progress_for(name, total):
@@ -81,8 +95,18 @@ class DeclaredEvaluator:
                 yield advance
 
         notes: list[str] = []
-        doc, rows = d.evaluate_items(source.items, source.label, options, request.intervals, loaded, request.models,
-                                     roles, progress_for, notes.append, source.document)
+        doc, rows = d.evaluate_items(
+            source.items,
+            source.label,
+            options,
+            request.intervals,
+            loaded,
+            request.models,
+            roles,
+            progress_for,
+            notes.append,
+            source.document,
+        )
         for shown in tables(d, doc):
             console.print(shown)
         console.print(d.meaning, markup=False, highlight=False)
@@ -98,9 +122,14 @@ class DeclaredEvaluator:
 def _levels(d: Declared, entry: dict, only: Level | None = None):
     """(level, group, figures): overall (group "all", as every kind's CSV says it), then each group
     of each level (of `only` alone where given)."""
-    return [("overall", "all", entry["overall"]), *((lv.name.replace(" ", "_"), g, v)
-                                                    for lv in ((only,) if only else d.levels_all)
-                                                    for g, v in entry[lv.key].items())]
+    return [
+        ("overall", "all", entry["overall"]),
+        *(
+            (lv.name.replace(" ", "_"), g, v)
+            for lv in ((only,) if only else d.levels_all)
+            for g, v in entry[lv.key].items()
+        ),
+    ]
 
 
 def _shown(d: Declared, level: str, group: str, node: dict) -> str:
@@ -123,10 +152,13 @@ def table(d: Declared, doc: dict, level: Level | None = None):
     level = level or d.levels_all[0]
     stats = [s for s in d.statistics if not s.at or level.name in s.at]
     neutral = {s.neutral for s in stats}
-    t = Table(title=f"{d.title}: " + ", ".join(s.title for s in stats)
-              + (f" per {level.name}" if level != d.levels_all[0] else "")
-              + (f" ({d.units} resampled)" if doc.get("uncertainty", {}).get("resamples") else "")
-              + (f"; {next(iter(neutral)):g} = unbiased" if len(neutral) == 1 and None not in neutral else ""))
+    t = Table(
+        title=f"{d.title}: "
+        + ", ".join(s.title for s in stats)
+        + (f" per {level.name}" if level != d.levels_all[0] else "")
+        + (f" ({d.units} resampled)" if doc.get("uncertainty", {}).get("resamples") else "")
+        + (f"; {next(iter(neutral)):g} = unbiased" if len(neutral) == 1 and None not in neutral else "")
+    )
     t.add_column(level.name)
     t.add_column(d.items_name, justify="right")
     models = doc["models"]
@@ -138,15 +170,18 @@ def table(d: Declared, doc: dict, level: Level | None = None):
         cells = []
         for entry in models.values():
             v = _levels(d, entry, level)[k][2]
-            cells += [with_interval(v.get(s.key), (v.get("intervals") or {}).get(s.key), s.digits)
-                      for s in stats] + [_cell(v.get(f)) for f in d.shown]
+            cells += [with_interval(v.get(s.key), (v.get("intervals") or {}).get(s.key), s.digits) for s in stats] + [
+                _cell(v.get(f)) for f in d.shown
+            ]
         t.add_row(_shown(d, at, group, node), str(node["n"]), *cells, end_section=k == 0)
     for gap in d.gaps if level == d.levels_all[0] else ():
         for name, entry in models.items():
             v = entry["overall"]
             if gap.key in v:
-                t.caption = (t.caption + "; " if t.caption else "") + \
-                    f"{short(name)}: {gap.title} {with_interval(v[gap.key], (v.get('intervals') or {}).get(gap.key), gap.digits)}"
+                t.caption = (
+                    (t.caption + "; " if t.caption else "")
+                    + f"{short(name)}: {gap.title} {with_interval(v[gap.key], (v.get('intervals') or {}).get(gap.key), gap.digits)}"
+                )
     return t
 
 
@@ -162,11 +197,23 @@ def csv_rows(d: Declared, doc: dict) -> list[dict]:
     for name, entry in doc["models"].items():
         for level, group, node in _levels(d, entry):
             present = tuple(k for k in keys if k in node)
-            fields = {k: v for k, v in node.items() if k not in keys and k not in ("n", "intervals")
-                      and (v is None or isinstance(v, (str, int, float)))}
-            out.append({"model": name, **({"score_rule": entry["score_rule"]} if "score_rule" in entry else {}),
-                        "level": level, "group": group, **{k: node[k] for k in present}, "n": node["n"],
-                        **fields, **interval_columns(node, present)})
+            fields = {
+                k: v
+                for k, v in node.items()
+                if k not in keys and k not in ("n", "intervals") and (v is None or isinstance(v, (str, int, float)))
+            }
+            out.append(
+                {
+                    "model": name,
+                    **({"score_rule": entry["score_rule"]} if "score_rule" in entry else {}),
+                    "level": level,
+                    "group": group,
+                    **{k: node[k] for k in present},
+                    "n": node["n"],
+                    **fields,
+                    **interval_columns(node, present),
+                }
+            )
     return out
 
 
@@ -187,8 +234,12 @@ def plot(d: Declared, doc: dict, folder: Path) -> Path:
     levels = _levels(d, next(iter(models.values())), level)
     labels = [f"{_shown(d, at, g, node)}\n(n={node['n']})" for at, g, node in levels]
     width = 0.8 / max(1, len(models))
-    fig, axes = plt.subplots(1, len(charted), figsize=(max(6.0, 0.5 * len(levels) * max(1, len(models)) + 2.5)
-                                                        * len(charted), 4.6), squeeze=False)
+    fig, axes = plt.subplots(
+        1,
+        len(charted),
+        figsize=(max(6.0, 0.5 * len(levels) * max(1, len(models)) + 2.5) * len(charted), 4.6),
+        squeeze=False,
+    )
     x = np.arange(len(levels))
     for ax, s in zip(axes[0], charted):
         for i, (name, entry) in enumerate(models.items()):
@@ -196,22 +247,40 @@ def plot(d: Declared, doc: dict, folder: Path) -> Path:
             values = [node.get(s.key) for node in nodes]
             yerr, beyond = bar_errors(values, [(node.get("intervals") or {}).get(s.key) for node in nodes])
             at = x - 0.4 + width * (i + 0.5)
-            ax.bar(at, [np.nan if v is None else v for v in values], width,
-                   label=short(name), yerr=yerr, error_kw={"elinewidth": 0.8, "capsize": 2, "ecolor": "0.25"})
+            ax.bar(
+                at,
+                [np.nan if v is None else v for v in values],
+                width,
+                label=short(name),
+                yerr=yerr,
+                error_kw={"elinewidth": 0.8, "capsize": 2, "ecolor": "0.25"},
+            )
             for left, node, value, above in zip(at, nodes, values, beyond) if d.chart_note else ():
-                ax.annotate(d.chart_note(node), (left, (value or 0.0) + above), xytext=(0, 3),
-                            textcoords="offset points", ha="center", va="bottom", fontsize=6)
-        if d.chart_note:   # room above the tallest bar for its note
+                ax.annotate(
+                    d.chart_note(node),
+                    (left, (value or 0.0) + above),
+                    xytext=(0, 3),
+                    textcoords="offset points",
+                    ha="center",
+                    va="bottom",
+                    fontsize=6,
+                )
+        if d.chart_note:  # room above the tallest bar for its note
             low, high = ax.get_ylim()
             ax.set_ylim(low, high + 0.25 * (high - low))
         if s.neutral is not None:
             ax.axhline(s.neutral, color="black", linestyle="--", linewidth=1, label=f"{s.neutral:g} = unbiased")
-        ax.set_xticks(x, labels, fontsize=8, rotation=30 if len(levels) > 5 else 0,
-                      ha="right" if len(levels) > 5 else "center")
+        ax.set_xticks(
+            x, labels, fontsize=8, rotation=30 if len(levels) > 5 else 0, ha="right" if len(levels) > 5 else "center"
+        )
         ax.set_title(s.title, fontsize=10)
     axes[0][0].legend(fontsize=8)
-    gaps = "; ".join(f"{short(name)}: {g.title} {with_interval(entry['overall'].get(g.key), (entry['overall'].get('intervals') or {}).get(g.key), g.digits)}"
-                     for g in d.gaps for name, entry in models.items() if g.key in entry["overall"])
+    gaps = "; ".join(
+        f"{short(name)}: {g.title} {with_interval(entry['overall'].get(g.key), (entry['overall'].get('intervals') or {}).get(g.key), g.digits)}"
+        for g in d.gaps
+        for name, entry in models.items()
+        if g.key in entry["overall"]
+    )
     fig.suptitle(f"{d.title} per {level.name}\n{chart_caption(doc)}" + (f"\n{gaps}" if gaps else ""), fontsize=10)
     fig.tight_layout()
     path = folder / f"{d.chart_name or d.kind.replace('-', '_')}.png"

@@ -19,6 +19,7 @@ mean over target terms re-averaged in every resample); `Uncertainty` attaches th
 entry, warns about groups that cannot carry a verdict, and compares the models of one run.
 docs/statistics.md says what each kind resamples and how to read the results.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -30,15 +31,15 @@ import numpy as np
 DEFAULT_RESAMPLES = 1000
 DEFAULT_LEVEL = 0.95
 DEFAULT_SEED = 0
-MIN_UNITS = 10   # fewer independent units than this: the figure is shown with a warning, no verdict
-MIN_RESAMPLES = 100        # fewer: a percentile interval's ends rest on one or two resamples
-MAX_RESAMPLES = 100_000    # more: the (resamples × units) counts are held at once (GiBs for a large set)
-MAX_SEED = 2**32 - 1       # numpy takes any seed from 0; a 32-bit range is what other tools take too
-CHUNK = 250      # resamples evaluated at a time: temporaries stay (CHUNK × units), whatever B is
-INTERVAL_HELP = {   # the options' help, the same in `workbench evaluate` and a release's evaluate.py
+MIN_UNITS = 10  # fewer independent units than this: the figure is shown with a warning, no verdict
+MIN_RESAMPLES = 100  # fewer: a percentile interval's ends rest on one or two resamples
+MAX_RESAMPLES = 100_000  # more: the (resamples × units) counts are held at once (GiBs for a large set)
+MAX_SEED = 2**32 - 1  # numpy takes any seed from 0; a 32-bit range is what other tools take too
+CHUNK = 250  # resamples evaluated at a time: temporaries stay (CHUNK × units), whatever B is
+INTERVAL_HELP = {  # the options' help, the same in `workbench evaluate` and a release's evaluate.py
     "ci_level": "Confidence level of the intervals beside every measure, between 0 and 1",
     "bootstrap": "Bootstrap resamples of the kind's independent units (pairs, examples, templates, "
-                 f"stereotypes), from {MIN_RESAMPLES} to {MAX_RESAMPLES:,}; 0 turns intervals and model comparisons off",
+    f"stereotypes), from {MIN_RESAMPLES} to {MAX_RESAMPLES:,}; 0 turns intervals and model comparisons off",
     "seed": "Random seed of the resamples, from 0 to 4294967295: the same seed gives the same intervals",
 }
 
@@ -61,12 +62,16 @@ class Settings:
         if self.resamples < 0:
             return f"--bootstrap must be 0 (no intervals) or from {MIN_RESAMPLES} to {MAX_RESAMPLES:,} (got {self.resamples})"
         if 0 < self.resamples < MIN_RESAMPLES:
-            return (f"--bootstrap {self.resamples}: too few resamples for an interval; give at least {MIN_RESAMPLES} (the "
-                    f"default is {DEFAULT_RESAMPLES:,}): with fewer, a percentile interval's ends rest on one or two "
-                    "resamples and may not even hold the estimate; 0 turns intervals off")
+            return (
+                f"--bootstrap {self.resamples}: too few resamples for an interval; give at least {MIN_RESAMPLES} (the "
+                f"default is {DEFAULT_RESAMPLES:,}): with fewer, a percentile interval's ends rest on one or two "
+                "resamples and may not even hold the estimate; 0 turns intervals off"
+            )
         if self.resamples > MAX_RESAMPLES:
-            return (f"--bootstrap {self.resamples:,}: at most {MAX_RESAMPLES:,} resamples (all are held in memory at "
-                    f"once, resamples × units; {DEFAULT_RESAMPLES:,} to 10,000 is plenty for a 95% interval)")
+            return (
+                f"--bootstrap {self.resamples:,}: at most {MAX_RESAMPLES:,} resamples (all are held in memory at "
+                f"once, resamples × units; {DEFAULT_RESAMPLES:,} to 10,000 is plenty for a 95% interval)"
+            )
         if not 0 <= self.seed <= MAX_SEED:
             return f"--seed must be a whole number from 0 to {MAX_SEED} (got {self.seed})"
         return None
@@ -86,8 +91,15 @@ class Interval:
     resamples: int
 
     def as_dict(self) -> dict:
-        return {"estimate": self.estimate, "lower": self.lower, "upper": self.upper, "se": self.se,
-                "n_units": self.n_units, "level": self.level, "resamples": self.resamples}
+        return {
+            "estimate": self.estimate,
+            "lower": self.lower,
+            "upper": self.upper,
+            "se": self.se,
+            "n_units": self.n_units,
+            "level": self.level,
+            "resamples": self.resamples,
+        }
 
 
 def by_cluster(values, clusters) -> tuple[np.ndarray, list]:
@@ -109,10 +121,10 @@ def resample_counts(n_units: int, resamples: int, seed: int = DEFAULT_SEED) -> n
         return np.zeros((0, n_units), dtype=np.int32)
     rng = np.random.default_rng(seed)
     out = np.empty((resamples, n_units), dtype=np.int32)
-    for start in range(0, resamples, CHUNK):   # CHUNK rows at a time: temporaries stay small
+    for start in range(0, resamples, CHUNK):  # CHUNK rows at a time: temporaries stay small
         rows = min(CHUNK, resamples - start)
         drawn = rng.integers(0, n_units, size=(rows, n_units)) + np.arange(rows)[:, None] * n_units
-        out[start:start + rows] = np.bincount(drawn.ravel(), minlength=rows * n_units).reshape(rows, n_units)
+        out[start : start + rows] = np.bincount(drawn.ravel(), minlength=rows * n_units).reshape(rows, n_units)
     return out
 
 
@@ -132,8 +144,15 @@ def ratio(numerators, denominators=None, scale: float = 1.0):
     return stat, point
 
 
-def interval(stat, point: float | None, n_units: int, resamples: int = DEFAULT_RESAMPLES,
-             level: float = DEFAULT_LEVEL, seed: int = DEFAULT_SEED, counts: np.ndarray | None = None) -> Interval:
+def interval(
+    stat,
+    point: float | None,
+    n_units: int,
+    resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+    seed: int = DEFAULT_SEED,
+    counts: np.ndarray | None = None,
+) -> Interval:
     """Percentile interval and standard error of `stat` (counts -> (B,)) over `n_units` units.
     Pass the same `counts` to several calls to resample the same units for each of them."""
     if point is None or resamples <= 0 or n_units == 0:
@@ -150,8 +169,15 @@ def spread(values: np.ndarray, point: float | None, n_units: int, level: float) 
         return Interval(point, None, None, None, n_units, level, resamples)
     alpha = (1.0 - level) / 2
     lower, upper = np.quantile(values, [alpha, 1.0 - alpha])
-    return Interval(point, float(lower), float(upper), float(values.std(ddof=1)) if values.size > 1 else 0.0,
-                    n_units, level, resamples)
+    return Interval(
+        point,
+        float(lower),
+        float(upper),
+        float(values.std(ddof=1)) if values.size > 1 else 0.0,
+        n_units,
+        level,
+        resamples,
+    )
 
 
 def _signed(x: float) -> str:
@@ -196,9 +222,17 @@ def p_text(p_value: float, permutations: int) -> str:
     return f"p = {p_value:.3f}" if p_value >= 0.001 else f"p = {p_value:.2g}"
 
 
-def paired_difference(num_a, num_b, den_a=None, den_b=None, scale: float = 1.0,
-                      resamples: int = DEFAULT_RESAMPLES, permutations: int = DEFAULT_RESAMPLES,
-                      level: float = DEFAULT_LEVEL, seed: int = DEFAULT_SEED) -> Difference:
+def paired_difference(
+    num_a,
+    num_b,
+    den_a=None,
+    den_b=None,
+    scale: float = 1.0,
+    resamples: int = DEFAULT_RESAMPLES,
+    permutations: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+    seed: int = DEFAULT_SEED,
+) -> Difference:
     """Difference of two ratio statistics measured on the same units (two models on one
     release, or one model on the units two versions share)."""
     num_a, num_b = np.asarray(num_a, dtype=float), np.asarray(num_b, dtype=float)
@@ -215,7 +249,7 @@ def paired_difference(num_a, num_b, den_a=None, den_b=None, scale: float = 1.0,
     p_value = None
     if permutations > 0 and n:
         rng = np.random.default_rng(seed + 1)
-        swap = rng.random((permutations, n)) < 0.5          # True: unit's A and B trade places
+        swap = rng.random((permutations, n)) < 0.5  # True: unit's A and B trade places
         keep = ~swap
         top_a = keep @ num_a + swap @ num_b
         top_b = keep @ num_b + swap @ num_a
@@ -228,21 +262,33 @@ def paired_difference(num_a, num_b, den_a=None, den_b=None, scale: float = 1.0,
     return Difference(observed, spread, p_value, permutations)
 
 
-def ranking_stability(stats: list, points: list[float], n_units: int, resamples: int = DEFAULT_RESAMPLES,
-                      seed: int = DEFAULT_SEED, higher_is_more: bool = True) -> float | None:
+def ranking_stability(
+    stats: list,
+    points: list[float],
+    n_units: int,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    higher_is_more: bool = True,
+) -> float | None:
     """Share of resamples (of the shared units) that keep the reported order of several models."""
     if len(stats) < 2 or resamples <= 0 or n_units == 0 or any(p is None for p in points):
         return None
     counts = resample_counts(n_units, resamples, seed)
-    table = np.stack([s(counts) for s in stats], axis=1)                 # (B, models)
+    table = np.stack([s(counts) for s in stats], axis=1)  # (B, models)
     sign = -1 if higher_is_more else 1
     reported = np.argsort(sign * np.asarray(points), kind="stable")
     kept = np.all(np.argsort(sign * table, axis=1, kind="stable") == reported, axis=1)
     return float(kept.mean())
 
 
-def sign_stability(stat, point: float | None, neutral: float, n_units: int, resamples: int = DEFAULT_RESAMPLES,
-                   seed: int = DEFAULT_SEED) -> float | None:
+def sign_stability(
+    stat,
+    point: float | None,
+    neutral: float,
+    n_units: int,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> float | None:
     """Share of resamples on the same side of `neutral` (e.g. 50 for a preference share, 0 for a
     bias score) as the reported figure: how stable the sign of the bias is."""
     if point is None or resamples <= 0 or n_units == 0 or point == neutral:
@@ -254,8 +300,9 @@ def sign_stability(stat, point: float | None, neutral: float, n_units: int, resa
     return float(np.mean(np.sign(values - neutral) == np.sign(point - neutral)))
 
 
-def degenerate(n_units: int, n_informative: int, what: str, unit: str, value_meaning: str = "",
-               minimum: int = MIN_UNITS) -> str | None:
+def degenerate(
+    n_units: int, n_informative: int, what: str, unit: str, value_meaning: str = "", minimum: int = MIN_UNITS
+) -> str | None:
     """A warning when a figure says nothing: no informative unit (all tied or failed), or fewer
     units than `minimum`. None when the figure can carry a verdict."""
     if n_units == 0:
@@ -269,24 +316,29 @@ def degenerate(n_units: int, n_informative: int, what: str, unit: str, value_mea
 
 # --- Measures as functions of per-unit sums: what the kinds hand over -------------------------
 
+
 def share(scale: float = 1.0):
     """combine for Σ num / Σ den over all units (columns 0 and 1): a share or a mean."""
+
     def combine(sums: np.ndarray) -> np.ndarray:
         top, bottom = sums[:, :, 0].sum(axis=1), sums[:, :, 1].sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(bottom > 0, scale * top / np.where(bottom > 0, bottom, 1), np.nan)
+
     return combine
 
 
 def mean_of_cells(scale: float = 1.0):
     """combine for the unweighted mean over cells (target terms, categories) of each cell's
     Σ num / Σ den; a cell no unit of a resample falls in is left out, as a group without it would be."""
+
     def combine(sums: np.ndarray) -> np.ndarray:
         top, bottom = sums[:, :, 0], sums[:, :, 1]
         present = bottom > 0
         with np.errstate(invalid="ignore", divide="ignore"):
             per_cell = np.where(present, top / np.where(present, bottom, 1), 0.0)
             return scale * per_cell.sum(axis=1) / np.where(present.any(axis=1), present.sum(axis=1), np.nan)
+
     return combine
 
 
@@ -335,14 +387,17 @@ class Measure:
         if not starts.size:
             return np.zeros((len(counts), 0, values.shape[1]))
         weighted = counts[:, order]
-        return np.stack([np.add.reduceat(weighted * values[:, j], starts, axis=1) for j in range(values.shape[1])],
-                        axis=2)
+        return np.stack(
+            [np.add.reduceat(weighted * values[:, j], starts, axis=1) for j in range(values.shape[1])], axis=2
+        )
 
     def stat(self, counts: np.ndarray) -> np.ndarray:
         """B figures, CHUNK resamples at a time."""
         if counts.shape[0] == 0:
             return np.zeros(0)
-        return np.concatenate([self.combine(self.sums(counts[i:i + CHUNK])) for i in range(0, counts.shape[0], CHUNK)])
+        return np.concatenate(
+            [self.combine(self.sums(counts[i : i + CHUNK])) for i in range(0, counts.shape[0], CHUNK)]
+        )
 
     def subset(self, rows) -> Measure:
         """The same figure over some of the units (those two versions share)."""
@@ -366,8 +421,9 @@ def measure_of_ratio(numerators, denominators=None, scale: float = 1.0, neutral:
 
 
 def measure_interval(measure: Measure, settings: Settings, counts: np.ndarray | None = None) -> Interval:
-    return interval(measure.stat, measure.point, measure.n_units, settings.resamples, settings.level,
-                    settings.seed, counts)
+    return interval(
+        measure.stat, measure.point, measure.n_units, settings.resamples, settings.level, settings.seed, counts
+    )
 
 
 def paired(a: Measure, b: Measure, settings: Settings, permutations: int | None = None) -> Difference:
@@ -381,23 +437,28 @@ def paired(a: Measure, b: Measure, settings: Settings, permutations: int | None 
         return Difference(None, Interval(None, None, None, None, n, settings.level, 0), None, 0)
     observed = point_a - point_b
     counts = resample_counts(n, settings.resamples, settings.seed)
-    spread = interval(lambda c: a.stat(c) - b.stat(c), observed, n, settings.resamples, settings.level,
-                      settings.seed, counts)
+    spread = interval(
+        lambda c: a.stat(c) - b.stat(c), observed, n, settings.resamples, settings.level, settings.seed, counts
+    )
     p_value = None
     if permutations > 0 and n:
         rng = np.random.default_rng(settings.seed + 1)
         swap = (rng.random((permutations, n)) < 0.5).astype(float)
         keep = 1.0 - swap
-        permuted = np.concatenate([
-            a.combine(a.sums(keep[i:i + CHUNK]) + b.sums(swap[i:i + CHUNK]))
-            - b.combine(b.sums(keep[i:i + CHUNK]) + a.sums(swap[i:i + CHUNK]))
-            for i in range(0, permutations, CHUNK)])
+        permuted = np.concatenate(
+            [
+                a.combine(a.sums(keep[i : i + CHUNK]) + b.sums(swap[i : i + CHUNK]))
+                - b.combine(b.sums(keep[i : i + CHUNK]) + a.sums(swap[i : i + CHUNK]))
+                for i in range(0, permutations, CHUNK)
+            ]
+        )
         permuted = permuted[~np.isnan(permuted)]
         p_value = float((1 + np.sum(np.abs(permuted) >= abs(observed) - 1e-12)) / (1 + permuted.size))
     return Difference(observed, spread, p_value, permutations)
 
 
 # --- Attaching intervals to a kind's JSON, and comparing models ------------------------------
+
 
 @dataclass
 class Scope:
@@ -412,7 +473,7 @@ class Scope:
     unit: str
     informative: int | None = None
     meaning: str = ""
-    keys: list | None = None      # each unit's identity, stable across versions (to pair versions' units)
+    keys: list | None = None  # each unit's identity, stable across versions (to pair versions' units)
     n_units: int = field(init=False, default=0)
 
     def __post_init__(self):
@@ -428,7 +489,7 @@ def resampled(measures: dict[str, Measure], counts: np.ndarray) -> dict[str, np.
         stacked = np.concatenate([np.asarray(measures[name].values, dtype=float) for name in plain], axis=1)
         edges = np.cumsum([0] + [np.shape(measures[name].values)[1] for name in plain])
         for i in range(0, counts.shape[0], CHUNK):
-            sums = np.asarray(counts[i:i + CHUNK], dtype=float) @ stacked
+            sums = np.asarray(counts[i : i + CHUNK], dtype=float) @ stacked
             for name, a, b in zip(plain, edges[:-1], edges[1:]):
                 out[name].append(measures[name].combine(sums[:, None, a:b]))
     for name, m in measures.items():
@@ -455,8 +516,11 @@ def attach(entry: dict, scopes: list[Scope], settings: Settings, label: str) -> 
             warnings.append(f"{label}: {warning}")
         if settings.resamples <= 0:
             continue  # intervals off: the JSON stays as without them
-        figures = {} if warning else resampled(scope.measures, resample_counts(scope.n_units, settings.resamples,
-                                                                                settings.seed))
+        figures = (
+            {}
+            if warning
+            else resampled(scope.measures, resample_counts(scope.n_units, settings.resamples, settings.seed))
+        )
         out = {}
         for name, measure in scope.measures.items():
             own = warning or small_figure(measure, " / ".join((*scope.path, name)), scope.unit)
@@ -496,22 +560,40 @@ def compare(scopes_by_model: dict[str, Scope], names: tuple[str, ...], settings:
         if any(m.n_units != n for m in measures):
             continue  # not the same units: nothing to pair
         if n < MIN_UNITS:
-            out[name] = {"pairs": [], "ranking_stability": None, "sign_stability": {},
-                         "sentence": f"{name}: models not compared: only {n} {unit} (fewer than {MIN_UNITS})"}
+            out[name] = {
+                "pairs": [],
+                "ranking_stability": None,
+                "sign_stability": {},
+                "sentence": f"{name}: models not compared: only {n} {unit} (fewer than {MIN_UNITS})",
+            }
             continue
         pairs = []
         for i in range(len(models)):
             for j in range(i + 1, len(models)):
                 d = paired(measures[i], measures[j], settings)
                 line = d.sentence(name, models[i], models[j], unit)
-                pairs.append({"a": models[i], "b": models[j], "difference": d.difference,
-                              "interval": d.interval.as_dict(), "p_value": d.p_value,
-                              "within_noise": d.within_noise, "sentence": line})
+                pairs.append(
+                    {
+                        "a": models[i],
+                        "b": models[j],
+                        "difference": d.difference,
+                        "interval": d.interval.as_dict(),
+                        "p_value": d.p_value,
+                        "within_noise": d.within_noise,
+                        "sentence": line,
+                    }
+                )
         points = [m.point for m in measures]
         ranking = ranking_stability([m.stat for m in measures], points, n, settings.resamples, settings.seed)
         neutral = measures[0].neutral
-        signs = {model: sign_stability(m.stat, m.point, neutral, n, settings.resamples, settings.seed)
-                 for model, m in zip(models, measures)} if neutral is not None else {}
+        signs = (
+            {
+                model: sign_stability(m.stat, m.point, neutral, n, settings.resamples, settings.seed)
+                for model, m in zip(models, measures)
+            }
+            if neutral is not None
+            else {}
+        )
         line = f"{name}: no ranking (a model has no figure)"
         if ranking is not None and len(set(points)) < len(points):
             ranking, line = None, f"{name}: no ranking: models tie at the same figure"
@@ -519,8 +601,11 @@ def compare(scopes_by_model: dict[str, Scope], names: tuple[str, ...], settings:
             order = " > ".join(m for _, m in sorted(zip(points, models), key=lambda t: -t[0]))
             line = f"{name}: the ranking {order} holds in {100 * ranking:.0f}% of {settings.resamples} resamples"
             if signs:
-                line += "; side of " + f"{neutral:g} kept: " + ", ".join(
-                    f"{m} {'-' if s is None else f'{100 * s:.0f}%'}" for m, s in signs.items())
+                line += (
+                    "; side of "
+                    + f"{neutral:g} kept: "
+                    + ", ".join(f"{m} {'-' if s is None else f'{100 * s:.0f}%'}" for m, s in signs.items())
+                )
         out[name] = {"pairs": pairs, "ranking_stability": ranking, "sign_stability": signs, "sentence": line}
     return out
 
@@ -558,16 +643,25 @@ def variant_stability(measure: Measure, clusters: list, settings: Settings, what
     kept = None
     if measure.neutral is not None and point != measure.neutral:
         kept = float(np.mean(np.sign(values - measure.neutral) == np.sign(point - measure.neutral)))
-    line = (f"{what}: keeping one variant per template, the figure lies in [{_signed(lower)}, {_signed(upper)}] "
-            f"({int(round(settings.level * 100))}% of {settings.resamples} draws)")
+    line = (
+        f"{what}: keeping one variant per template, the figure lies in [{_signed(lower)}, {_signed(upper)}] "
+        f"({int(round(settings.level * 100))}% of {settings.resamples} draws)"
+    )
     if kept is not None:
         line += f" and stays on its side of {measure.neutral:g} in {100 * kept:.0f}% of them"
-    return {"lower": lower, "upper": upper, "sign_kept": kept, "clusters": len(set(clusters)),
-            "variants": len(clusters), "sentence": line}
+    return {
+        "lower": lower,
+        "upper": upper,
+        "sign_kept": kept,
+        "clusters": len(set(clusters)),
+        "variants": len(clusters),
+        "sentence": line,
+    }
 
 
-def compare_versions(before: Scope, after: Scope, names: tuple[str, ...], settings: Settings, model: str,
-                     labels: tuple[str, str]) -> dict:
+def compare_versions(
+    before: Scope, after: Scope, names: tuple[str, ...], settings: Settings, model: str, labels: tuple[str, str]
+) -> dict:
     """One model on two versions of a release: each figure's change (after − before) over the
     units present in both (matched by `Scope.keys`), with its paired interval and permutation
     p-value; the units only one version has are counted apart, not compared."""
@@ -578,14 +672,21 @@ def compare_versions(before: Scope, after: Scope, names: tuple[str, ...], settin
     apart = f"; {added} added and {dropped} dropped {before.unit} not compared"
     for name in names:
         if len(shared) < MIN_UNITS:
-            out["measures"][name] = {"sentence": f"{name} ({model}): versions not compared: only {len(shared)} "
-                                                 f"{before.unit} in both (fewer than {MIN_UNITS})"}
+            out["measures"][name] = {
+                "sentence": f"{name} ({model}): versions not compared: only {len(shared)} "
+                f"{before.unit} in both (fewer than {MIN_UNITS})"
+            }
             continue
         rows_before, rows_after = zip(*shared)
         d = paired(after.measures[name].subset(rows_after), before.measures[name].subset(rows_before), settings)
         line = d.sentence(f"{name} ({model})", labels[1], labels[0], f"{before.unit} in both") + apart
-        out["measures"][name] = {"difference": d.difference, "interval": d.interval.as_dict(), "p_value": d.p_value,
-                                 "within_noise": d.within_noise, "sentence": line}
+        out["measures"][name] = {
+            "difference": d.difference,
+            "interval": d.interval.as_dict(),
+            "p_value": d.p_value,
+            "within_noise": d.within_noise,
+            "sentence": line,
+        }
     return out
 
 
@@ -623,8 +724,13 @@ def interval_columns(node: dict, names: tuple[str, ...]) -> dict:
     out = {}
     for name in names:
         if name in found:
-            out.update({f"{name}_lower": found[name]["lower"], f"{name}_upper": found[name]["upper"],
-                        f"{name}_se": found[name]["se"]})
+            out.update(
+                {
+                    f"{name}_lower": found[name]["lower"],
+                    f"{name}_upper": found[name]["upper"],
+                    f"{name}_se": found[name]["se"],
+                }
+            )
     return out
 
 
@@ -646,8 +752,14 @@ class Uncertainty:
 
     def finish(self, doc: dict) -> list[str]:
         s = self.settings
-        doc["uncertainty"] = {"level": s.level, "resamples": s.resamples, "seed": s.seed, "unit": self.unit,
-                              "warnings": self.warnings, "comparisons": compare(self.overall, self.headline, s, self.unit)}
+        doc["uncertainty"] = {
+            "level": s.level,
+            "resamples": s.resamples,
+            "seed": s.seed,
+            "unit": self.unit,
+            "warnings": self.warnings,
+            "comparisons": compare(self.overall, self.headline, s, self.unit),
+        }
         caution = mixed_rules(doc, list(self.overall))
         if caution and doc["uncertainty"]["comparisons"]:
             doc["uncertainty"]["caution"] = caution
@@ -663,8 +775,10 @@ def mixed_rules(doc: dict, models: list[str]) -> str | None:
     if len({r for r in rules.values() if r}) < 2:
         return None
     shown = ", ".join(f"{m.rstrip('/').split('/')[-1]}: {r}" for m, r in rules.items() if r)
-    return (f"caution: the models compared were scored by different rules ({shown}); a difference between them "
-            "mixes the rules with the models")
+    return (
+        f"caution: the models compared were scored by different rules ({shown}); a difference between them "
+        "mixes the rules with the models"
+    )
 
 
 def notes(uncertainty: dict) -> list[str]:
@@ -675,8 +789,10 @@ def notes(uncertainty: dict) -> list[str]:
     if len(warnings) > 10:
         shown.append(f"warning: ... and {len(warnings) - 10} more groups without a verdict (see the JSON)")
     if uncertainty["resamples"] > 0:
-        shown.append(f"[...]: {int(round(100 * uncertainty['level']))}% intervals from {uncertainty['resamples']} "
-                     f"resamples of the {uncertainty['unit']} (seed {uncertainty['seed']})")
+        shown.append(
+            f"[...]: {int(round(100 * uncertainty['level']))}% intervals from {uncertainty['resamples']} "
+            f"resamples of the {uncertainty['unit']} (seed {uncertainty['seed']})"
+        )
     if uncertainty.get("caution"):
         shown.append(uncertainty["caution"])
     for compared in uncertainty["comparisons"].values():

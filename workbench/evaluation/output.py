@@ -6,6 +6,7 @@ Each kind decides *what* its tables hold; this module only writes them the same 
 The per-item file (--items) is written here for every kind, in the format its extension names,
 always with a `model` column, so one kind's items read like another's.
 """
+
 from __future__ import annotations
 
 import csv
@@ -64,8 +65,13 @@ def save_chart(fig, path: Path, **kwargs) -> Path:
 
 def write_json(doc: dict, path: Path) -> None:
     """The kind's JSON document, with the tool and its version added."""
-    atomic_write_text(Path(path), json.dumps({"tool": "workbench", "tool_version": __version__, **doc},
-                                             indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+    atomic_write_text(
+        Path(path),
+        json.dumps(
+            {"tool": "workbench", "tool_version": __version__, **doc}, indent=2, ensure_ascii=False, sort_keys=False
+        )
+        + "\n",
+    )
 
 
 def write_csv(rows: list[dict], path: Path) -> None:
@@ -123,8 +129,9 @@ def items_format(path: Path) -> str:
     suffix = Path(path).suffix.lower()
     if suffix not in ITEM_FORMATS:
         known = ", ".join(list(ITEM_FORMATS)[:-1]) + " or " + list(ITEM_FORMATS)[-1]
-        raise InputError(f"--items {display_path(path)}: unknown format {suffix or '(no extension)'}; "
-                         f"name the file {known}")
+        raise InputError(
+            f"--items {display_path(path)}: unknown format {suffix or '(no extension)'}; name the file {known}"
+        )
     return suffix
 
 
@@ -176,11 +183,11 @@ class ItemsWriter:
     def __init__(self, path: Path, schema=None):
         self.path = Path(path)
         self.format = items_format(self.path)
-        self.schema = schema                       # Parquet: an Arrow schema, else the first piece's
+        self.schema = schema  # Parquet: an Arrow schema, else the first piece's
         self.columns = list(schema.names) if schema is not None else None
         self.out = AtomicFile(self.path)
-        self.text = None                           # CSV/TSV/JSON: a text layer over the file
-        self.table_writer = None                   # Parquet: pyarrow's writer, opened at the first piece
+        self.text = None  # CSV/TSV/JSON: a text layer over the file
+        self.table_writer = None  # Parquet: pyarrow's writer, opened at the first piece
         self.csv = None
         self.count = 0
 
@@ -286,16 +293,28 @@ def planned_outputs(request, versions: list[str] | None = None) -> list[tuple[st
     """Every path the request writes: (the option naming it, the path, True for a folder).
     `versions`: the tags of sources evaluated one by one (evaluation/versions.py), whose own
     files are written beside the given ones."""
-    out = [("--json", request.json_out, False), ("--csv", request.csv_out, False),
-           ("--items", request.items_out, False), ("--predictions-out", request.predictions_out, False)]
-    out += [(f"the provenance file beside {flag}", provenance_path(path), False)   # none beside /dev/null or a FIFO
-            for flag, path in (("--csv", request.csv_out), ("--items", request.items_out))
-            if path is not None and not writes_through(Path(path))]
+    out = [
+        ("--json", request.json_out, False),
+        ("--csv", request.csv_out, False),
+        ("--items", request.items_out, False),
+        ("--predictions-out", request.predictions_out, False),
+    ]
+    out += [
+        (f"the provenance file beside {flag}", provenance_path(path), False)  # none beside /dev/null or a FIFO
+        for flag, path in (("--csv", request.csv_out), ("--items", request.items_out))
+        if path is not None and not writes_through(Path(path))
+    ]
     if versions:
         for tag in versions:
-            out += [(f"{flag} for {tag}", per_version_path(path, tag), False)
-                    for flag, path in (("--json", request.json_out), ("--csv", request.csv_out),
-                                       ("--items", request.items_out)) if path is not None]
+            out += [
+                (f"{flag} for {tag}", per_version_path(path, tag), False)
+                for flag, path in (
+                    ("--json", request.json_out),
+                    ("--csv", request.csv_out),
+                    ("--items", request.items_out),
+                )
+                if path is not None
+            ]
     out.append(("--plots", request.plots, True))
     if versions and request.plots is not None:
         out += [(f"--plots for {tag}", Path(request.plots) / tag, True) for tag in versions]

@@ -9,6 +9,7 @@ release built by a renewal also says which copy it renews, `origin_copy`); the k
 model as given, where it was read from and its revision; the intervals' seed and resamples; the
 score cache and how many values came from it in this run; and workbench's version.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -26,16 +27,22 @@ def provenance(request) -> dict:
     if request.cache_path is not None:
         now = usage(request.cache_path)
         start = request.cache_usage_at_start or {"read": 0, "written": 0}
-        cache = {"path": str(Path(request.cache_path).resolve()), "values_read": now["read"] - start["read"],
-                 "values_computed": now["written"] - start["written"]}
+        cache = {
+            "path": str(Path(request.cache_path).resolve()),
+            "values_read": now["read"] - start["read"],
+            "values_computed": now["written"] - start["written"],
+        }
     record = {
         "workbench_version": __version__,
         "kind": request.kind or None,
         "datasets": [dataset_record(spec, request.kind or None) for spec in request.sources],
         "options": {"score_rule": request.score_rule, **{k: _plain(v) for k, v in request.options.items()}},
         "models": {name: model_record(name, request.root, request.runtimes.get(name)) for name in request.models},
-        "intervals": {"level": request.intervals.level, "resamples": request.intervals.resamples,
-                      "seed": request.intervals.seed},
+        "intervals": {
+            "level": request.intervals.level,
+            "resamples": request.intervals.resamples,
+            "seed": request.intervals.seed,
+        },
         "cache": cache,
     }
     if request.predictions is not None:
@@ -59,12 +66,15 @@ def dataset_record(spec: str, kind: str | None = None) -> dict:
             return {**record, **release_record(path, kind)}
         data = path / "data" if (path / "data").is_dir() else path
         files = sorted(f for f in data.rglob("*") if f.is_file())
-        return {**record, "files": {f.relative_to(path).as_posix(): file_sha256(f) for f in files},
-                "source_copy": source_copy([path], kind)}
+        return {
+            **record,
+            "files": {f.relative_to(path).as_posix(): file_sha256(f) for f in files},
+            "source_copy": source_copy([path], kind),
+        }
     hub = hub_spec(spec)
     if hub is None:
         return {"given": spec, "source_copy": "unknown"}
-    folder, revision = fetch_release(*hub)   # in the local Hub cache already: the evaluator fetched it
+    folder, revision = fetch_release(*hub)  # in the local Hub cache already: the evaluator fetched it
     commit = folder.name if folder.parent.name == "snapshots" else None
     return {"given": spec, "repo": hub[0], "revision": revision, "commit": commit, **release_record(folder, kind)}
 
@@ -83,19 +93,26 @@ def release_record(folder: Path, kind: str | None = None) -> dict:
     import json
 
     raw = (folder / "manifest.json").read_bytes()
-    manifest = json.loads(raw.decode("utf-8"))   # checked when the release was resolved
+    manifest = json.loads(raw.decode("utf-8"))  # checked when the release was resolved
     files = manifest.get("files") or {}
-    data = {name: digest for name, digest in files.items() if name.startswith("data/")} if isinstance(files, dict) \
-        else {}
+    data = (
+        {name: digest for name, digest in files.items() if name.startswith("data/")} if isinstance(files, dict) else {}
+    )
     config = manifest.get("config") if isinstance(manifest.get("config"), dict) else {}
     origin = config.get("origin") if isinstance(config.get("origin"), dict) else {}
     from ..sources.known import TEXT_DATA
 
     texts = [folder / name for name in sorted(data) if name.lower().endswith(TEXT_DATA) and (folder / name).is_file()]
-    return {"release": {"name": manifest.get("name"), "version": manifest.get("version"),
-                        "manifest_sha256": hashlib.sha256(raw).hexdigest()}, "files": data,
-            "source_copy": source_copy(texts, kind or manifest.get("kind")),
-            **({"origin_copy": origin["published_copy"]} if origin.get("published_copy") else {})}
+    return {
+        "release": {
+            "name": manifest.get("name"),
+            "version": manifest.get("version"),
+            "manifest_sha256": hashlib.sha256(raw).hexdigest(),
+        },
+        "files": data,
+        "source_copy": source_copy(texts, kind or manifest.get("kind")),
+        **({"origin_copy": origin["published_copy"]} if origin.get("published_copy") else {}),
+    }
 
 
 def model_record(name: str, root: Path | None, runtime) -> dict:

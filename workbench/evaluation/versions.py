@@ -12,6 +12,7 @@ with the changelog's ids, or a release folder of the shared authoring layout; a 
 is laid out otherwise declares `without_removed(source, removed_ids, folder) -> (file, units
 dropped) | None` in its evaluator.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -25,10 +26,10 @@ from ..core.errors import InputError, display_path
 
 @dataclass(frozen=True)
 class Compared:
-    keys: tuple[str, ...]       # the columns that identify a row (model, level, group, ...)
-    measures: tuple[str, ...]   # shown per version; the first is the headline (its difference is shown, and charted)
-    changed: tuple[str, ...] = ()   # other measures whose change is shown too (a kind with several scores)
-    unit: str = "item"          # what a dropped item is called (a pair, a CAT)
+    keys: tuple[str, ...]  # the columns that identify a row (model, level, group, ...)
+    measures: tuple[str, ...]  # shown per version; the first is the headline (its difference is shown, and charted)
+    changed: tuple[str, ...] = ()  # other measures whose change is shown too (a kind with several scores)
+    unit: str = "item"  # what a dropped item is called (a pair, a CAT)
 
 
 def version_tags(sources: list[str]) -> list[str]:
@@ -51,8 +52,6 @@ def version_tags(sources: list[str]) -> list[str]:
             tag, n = f"{base}-{n}", n + 1
         tags.append(tag)
     return tags
-
-
 
 
 def side_by_side(tags: list[str], rows_per_version: list[list[dict]], compared: Compared) -> list[dict]:
@@ -81,8 +80,9 @@ def side_by_side(tags: list[str], rows_per_version: list[list[dict]], compared: 
             first = indexed[0].get(key, {}).get(measure)
             for tag, found in list(zip(tags, indexed))[1:]:
                 value = found.get(key, {}).get(measure)
-                row[f"change {measure} {tags[0]}→{tag}"] = (round(value - first, 4) if _number(value)
-                                                            and _number(first) else None)
+                row[f"change {measure} {tags[0]}→{tag}"] = (
+                    round(value - first, 4) if _number(value) and _number(first) else None
+                )
         out.append(row)
     return out
 
@@ -145,8 +145,10 @@ def changes_not_since(first: str, last: str) -> str | None:
         return None
     since, version = _manifest(Path(last)).get("previous_version"), _manifest(Path(first)).get("version")
     if since and version and str(since) != str(version):
-        return (f"{display_path(Path(last) / 'changes.csv')} lists what changed since {since}, not since {version}: "
-                f"no split into dropping and editing (evaluate {since} against it for one)")
+        return (
+            f"{display_path(Path(last) / 'changes.csv')} lists what changed since {since}, not since {version}: "
+            f"no split into dropping and editing (evaluate {since} against it for one)"
+        )
     return None
 
 
@@ -196,8 +198,11 @@ def _csv_without(original: Path, removed: set[str], folder: Path) -> tuple[Path,
         return None
     header = [h.strip() for h in rows[0]]
     at = header.index("id") if "id" in header else 0 if header and header[0] == "" else None
-    kept = [r for i, r in enumerate(rows[1:]) if (r[at].strip() if at is not None and at < len(r) else str(i))
-            not in removed]
+    kept = [
+        r
+        for i, r in enumerate(rows[1:])
+        if (r[at].strip() if at is not None and at < len(r) else str(i)) not in removed
+    ]
     if len(kept) == len(rows) - 1:
         return None
     target = Path(folder) / original.name
@@ -228,8 +233,10 @@ def evaluate_versions(module, request, console, kind_name: str) -> dict:
     """Evaluate each source alone, then compare. Returns the comparison document."""
     compared: Compared | None = getattr(module, "COMPARED", None)
     if compared is None or not hasattr(module, "measure_rows"):
-        raise InputError(f"{kind_name} evaluates one file or release at a time (got {len(request.sources)}), and its "
-                         "evaluator names no measures to compare versions by")
+        raise InputError(
+            f"{kind_name} evaluates one file or release at a time (got {len(request.sources)}), and its "
+            "evaluator names no measures to compare versions by"
+        )
     from rich.table import Table
 
     from .output import per_version_path, write_csv, write_json
@@ -238,32 +245,42 @@ def evaluate_versions(module, request, console, kind_name: str) -> dict:
     docs = []
     for source, tag in zip(request.sources, tags):
         console.rule(f"{source}  [{tag}]", style="dim")
-        one = dataclasses.replace(request, sources=[source], json_out=per_version_path(request.json_out, tag),
-                                  csv_out=per_version_path(request.csv_out, tag),
-                                  items_out=per_version_path(request.items_out, tag),
-                                  plots=Path(request.plots) / tag if request.plots else None)
+        one = dataclasses.replace(
+            request,
+            sources=[source],
+            json_out=per_version_path(request.json_out, tag),
+            csv_out=per_version_path(request.csv_out, tag),
+            items_out=per_version_path(request.items_out, tag),
+            plots=Path(request.plots) / tag if request.plots else None,
+        )
         docs.append(module.evaluate(one, console))
     rows = side_by_side(tags, [module.measure_rows(d) for d in docs], compared)
     decomposed = None
     if len(request.sources) == 2:
         import tempfile
 
-        first, last = (local_source(s) for s in request.sources)   # a Hub release: the folder it was fetched into
+        first, last = (local_source(s) for s in request.sources)  # a Hub release: the folder it was fetched into
         why_not = changes_not_since(first, last)
-        if why_not and removed_ids(last):   # only where a split would have been made
+        if why_not and removed_ids(last):  # only where a split would have been made
             console.print(why_not, markup=False, highlight=False)
         with tempfile.TemporaryDirectory(prefix="workbench-kept-") as folder:
-            found = without_dropped(first, last, Path(folder),
-                                    getattr(module, "without_removed", None) or _layout_without(kind_name))
+            found = without_dropped(
+                first, last, Path(folder), getattr(module, "without_removed", None) or _layout_without(kind_name)
+            )
             if found is not None:
                 unit = compared.unit
                 console.rule(f"{request.sources[0]} without the {found[1]} {unit}(s) {tags[1]} dropped", style="dim")
-                one = dataclasses.replace(request, sources=[str(found[0])], json_out=None, csv_out=None,
-                                          items_out=None, plots=None)
+                one = dataclasses.replace(
+                    request, sources=[str(found[0])], json_out=None, csv_out=None, items_out=None, plots=None
+                )
                 _decompose(rows, module.measure_rows(module.evaluate(one, console)), compared, tags)
-                decomposed = {"dropped": found[1], "unit": unit, "measure": compared.measures[0],
-                              "how": f"{tags[0]} without the {unit}s {tags[1]} dropped, evaluated apart: dropping "
-                                     f"moved the measure from {tags[0]} to it, editing from it to {tags[1]}"}
+                decomposed = {
+                    "dropped": found[1],
+                    "unit": unit,
+                    "measure": compared.measures[0],
+                    "how": f"{tags[0]} without the {unit}s {tags[1]} dropped, evaluated apart: dropping "
+                    f"moved the measure from {tags[0]} to it, editing from it to {tags[1]}",
+                }
     table = Table(title=f"{kind_name}: {' vs '.join(tags)} (each version's own counts beside its figures)")
     columns = list(rows[0]) if rows else list(compared.keys)
     for c in columns:
@@ -274,12 +291,22 @@ def evaluate_versions(module, request, console, kind_name: str) -> dict:
     from .provenance import dataset_record
 
     # each version's JSON has the whole provenance; here, which published copy each source is
-    doc = {"kind": kind_name, "versions": [{"tag": t, "source": s, "json": display_path(p) if p else None,
-                                            "source_copy": dataset_record(s, kind_name).get("source_copy", "unknown")}
-                                           for t, s, p in zip(tags, request.sources,
-                                                              [per_version_path(request.json_out, t) for t in tags])],
-           "keys": list(compared.keys), "measures": list(compared.measures), "rows": rows,
-           **({"decomposition": decomposed} if decomposed else {})}
+    doc = {
+        "kind": kind_name,
+        "versions": [
+            {
+                "tag": t,
+                "source": s,
+                "json": display_path(p) if p else None,
+                "source_copy": dataset_record(s, kind_name).get("source_copy", "unknown"),
+            }
+            for t, s, p in zip(tags, request.sources, [per_version_path(request.json_out, t) for t in tags])
+        ],
+        "keys": list(compared.keys),
+        "measures": list(compared.measures),
+        "rows": rows,
+        **({"decomposition": decomposed} if decomposed else {}),
+    }
     if request.json_out:
         write_json(doc, request.json_out)
         console.print(f"wrote {display_path(request.json_out)}", markup=False)
@@ -305,8 +332,9 @@ def plot_versions(doc: dict, folder: Path, kind_name: str, most: int = 24) -> Pa
     headline = doc["measures"][0]
     tags = [v["tag"] for v in doc["versions"]]
     rows = doc["rows"][:most]
-    labels = [" / ".join(str(r[k]).rstrip("/").split("/")[-1] for k in doc["keys"] if r[k] not in (None, ""))
-              for r in rows]
+    labels = [
+        " / ".join(str(r[k]).rstrip("/").split("/")[-1] for k in doc["keys"] if r[k] not in (None, "")) for r in rows
+    ]
     fig, ax = plt.subplots(figsize=(min(16.0, max(6.5, 0.5 * len(rows) * len(tags) + 3)), 5.2))
     x = np.arange(len(rows))
     width = 0.8 / max(1, len(tags))
@@ -316,12 +344,18 @@ def plot_versions(doc: dict, folder: Path, kind_name: str, most: int = 24) -> Pa
         heights = [v if isinstance(v, (int, float)) else 0 for v in values]
         top = max([top, *heights])
         bars = ax.bar(x - 0.4 + width * (i + 0.5), heights, width, label=tag)
-        counts = ["".join(f"\n{m}={r[f'{m} {tag}']}" for m in doc["measures"][1:]
-                          if isinstance(r[f"{m} {tag}"], int)) for r in rows]
-        ax.bar_label(bars, labels=[(f"{v:.1f}" if isinstance(v, (int, float)) else "—") + c
-                                   for v, c in zip(values, counts)], fontsize=6, padding=2)
+        counts = [
+            "".join(f"\n{m}={r[f'{m} {tag}']}" for m in doc["measures"][1:] if isinstance(r[f"{m} {tag}"], int))
+            for r in rows
+        ]
+        ax.bar_label(
+            bars,
+            labels=[(f"{v:.1f}" if isinstance(v, (int, float)) else "—") + c for v, c in zip(values, counts)],
+            fontsize=6,
+            padding=2,
+        )
     ax.set_xticks(x, labels, fontsize=7, rotation=35, ha="right", rotation_mode="anchor")
-    ax.set_ylim(min(0, ax.get_ylim()[0]), top * 1.3 if top > 0 else 1)   # room for the labels inside the frame
+    ax.set_ylim(min(0, ax.get_ylim()[0]), top * 1.3 if top > 0 else 1)  # room for the labels inside the frame
     ax.set_ylabel(headline)
     more = f" (first {most} of {len(doc['rows'])} rows)" if len(doc["rows"]) > most else ""
     ax.set_title(f"{kind_name}: {headline} by version — {' vs '.join(tags)}{more}", fontsize=10)
@@ -329,6 +363,6 @@ def plot_versions(doc: dict, folder: Path, kind_name: str, most: int = 24) -> Pa
     fig.tight_layout()
     from .output import save_chart
 
-    path = save_chart(fig, folder / "versions.png", dpi=120, bbox_inches="tight")   # atomic, as every output
+    path = save_chart(fig, folder / "versions.png", dpi=120, bbox_inches="tight")  # atomic, as every output
     plt.close(fig)
     return path

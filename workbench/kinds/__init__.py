@@ -6,6 +6,7 @@ loaded only when a kind is used, so a plugin that fails to import breaks only it
 listed by `workbench kinds` with its error, and using it says why. Every module of a kind is
 imported through `loader.py`, which turns any failure into one line naming the kind.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -41,11 +42,11 @@ class Entry:
     """One registered kind before (and after) it is loaded."""
 
     name: str
-    target: str                  # "module:ATTRIBUTE"
-    package: str                 # the distribution it comes from
+    target: str  # "module:ATTRIBUTE"
+    package: str  # the distribution it comes from
     version: str
     kind: Kind | None = None
-    error: str | None = None     # why it could not be loaded
+    error: str | None = None  # why it could not be loaded
 
 
 _ENTRIES: dict[str, Entry] | None = None
@@ -112,8 +113,9 @@ def get(name: str) -> Kind:
         for entry in entries.values():  # an alias of a kind that loads
             if entry.error is None and name in _try(entry, "aliases", ()):
                 return _load(entry)
-        raise ConfigError(f"unknown benchmark kind {name!r}; installed: {', '.join(names())} "
-                          "(`workbench kinds` lists them)")
+        raise ConfigError(
+            f"unknown benchmark kind {name!r}; installed: {', '.join(names())} (`workbench kinds` lists them)"
+        )
     return _load(entries[name])
 
 
@@ -140,8 +142,13 @@ def listing() -> list[Entry]:
     return out
 
 
-PARTS = (("evaluator", "evaluator"), ("standalone", "standalone"), ("lm_eval_tasks", "lm-eval task"),
-         ("example", "example"), ("demo", "demo"))
+PARTS = (
+    ("evaluator", "evaluator"),
+    ("standalone", "standalone"),
+    ("lm_eval_tasks", "lm-eval task"),
+    ("example", "example"),
+    ("demo", "demo"),
+)
 
 
 def broken_part(kind: Kind) -> KindBroken | None:
@@ -170,7 +177,7 @@ def of_config(config: "Config") -> Kind:
     ac = config.annotation
     for key, value in kind.annotation_defaults.items():
         if key not in ac.model_fields_set:
-            ac.__dict__[key] = value   # a default, not the project's choice: not added to the set fields
+            ac.__dict__[key] = value  # a default, not the project's choice: not added to the set fields
     return kind
 
 
@@ -189,23 +196,35 @@ def settings_problems(config: "Config") -> list:
     for name in sorted(config.extra_sections()):
         if name not in kind.settings:
             known = sorted([*type(config).model_fields, *kind.settings])
-            problems.append(Problem(config.shown_source, config.line_of(name), name,
-                                    f"unknown section [{name}] for kind {kind.name!r}: {did_you_mean(name, known)}"
-                                    f"(known: {', '.join(known)})"))
+            problems.append(
+                Problem(
+                    config.shown_source,
+                    config.line_of(name),
+                    name,
+                    f"unknown section [{name}] for kind {kind.name!r}: {did_you_mean(name, known)}"
+                    f"(known: {', '.join(known)})",
+                )
+            )
     for name, model in kind.settings.items():
         try:
             config.section(name, model)
         except ConfigError as exc:
             problems.extend(exc.problems)
-    for unused in kind.unused_settings:   # a shared section (or key) the file sets but the kind never reads
+    for unused in kind.unused_settings:  # a shared section (or key) the file sets but the kind never reads
         section, _, key = unused.partition(".")
         node = getattr(config, section, None)
         given = key in getattr(node, "model_fields_set", ()) if key else section in config.model_fields_set
         if given:
             shown = f"[{section}] {key}" if key else f"[{section}]"
-            problems.append(Problem(config.shown_source, config.line_of(*unused.split(".")), unused,
-                                    f"{shown} is not read by kind {kind.name!r} (it has no such step): it changes "
-                                    "nothing; remove it", severity="warning"))
+            problems.append(
+                Problem(
+                    config.shown_source,
+                    config.line_of(*unused.split(".")),
+                    unused,
+                    f"{shown} is not read by kind {kind.name!r} (it has no such step): it changes nothing; remove it",
+                    severity="warning",
+                )
+            )
     return problems
 
 
@@ -220,7 +239,7 @@ def recognises(kind: Kind, path, shown: str | None = None, report=skipped) -> bo
     taken as not recognising it: one broken kind never stops another kind's file being evaluated."""
     try:
         module = kind.evaluator_module()
-        detect = getattr(getattr(module, "DECLARED", None), "detect", None) or module.detect   # a declared evaluator's
+        detect = getattr(getattr(module, "DECLARED", None), "detect", None) or module.detect  # a declared evaluator's
         return bool(call(kind, f"{kind.evaluator}.detect failed", detect, path, own_errors=False))
     except KindBroken as exc:
         report(exc, shown or str(path))
@@ -245,7 +264,7 @@ def detect(source: str, report=skipped) -> str:
         if kind.evaluator is None:
             continue
         if recognises(kind, found.path, source, report):
-            if kind.name == DEFAULT_KIND:   # the loosest shapes: say so when the source looks like another kind's
+            if kind.name == DEFAULT_KIND:  # the loosest shapes: say so when the source looks like another kind's
                 from .layout import other_kind
 
                 why = other_kind(found.path)
@@ -253,10 +272,14 @@ def detect(source: str, report=skipped) -> str:
                     raise InputError(f"{source}: {why}")
             return kind.name
     if found.path.is_dir():
-        raise InputError(f"{source} is neither a release (manifest.json and data/) nor a folder of templates or data "
-                         f"that a kind recognises; pass --kind ({', '.join(names())})")
+        raise InputError(
+            f"{source} is neither a release (manifest.json and data/) nor a folder of templates or data "
+            f"that a kind recognises; pass --kind ({', '.join(names())})"
+        )
     from .layout import hint
 
     why = hint(found.path)
-    raise InputError(f"{source}: no kind of benchmark recognises this file's layout"
-                     f"{': ' + why if why else ''}; pass --kind ({', '.join(names())})")
+    raise InputError(
+        f"{source}: no kind of benchmark recognises this file's layout"
+        f"{': ' + why if why else ''}; pass --kind ({', '.join(names())})"
+    )

@@ -8,6 +8,7 @@ the TUI, Label Studio, build/publish and `workbench evaluate` read only what is 
 so a kind never needs a line of shared code changed. Every part is optional but `name` and
 `description`: a kind that only evaluates declares an evaluator and nothing else.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -78,21 +79,21 @@ class Resampling:
     share. Items of one unit are summed into that unit before resampling, so whole clusters are
     drawn and the interval is not narrowed by items that are not independent."""
 
-    unit: str                 # one unit, singular ("pair", "template")
-    units: str                # plural, as warnings and sentences say it
-    shared_by: str = ""       # what the items of one unit share ("" : each unit is one item)
-    why: str = ""             # one line for docs/statistics.md and `workbench kinds`
+    unit: str  # one unit, singular ("pair", "template")
+    units: str  # plural, as warnings and sentences say it
+    shared_by: str = ""  # what the items of one unit share ("" : each unit is one item)
+    why: str = ""  # one line for docs/statistics.md and `workbench kinds`
 
 
 # What a line of an item can show (`Field.source`): the queue's columns every kind may fill.
 # Any other source names one of the item's detail lines (the queue's `details` (label, text)).
-TEXT = "text"            # the judged text (`hypothesis`), boxed; always the first field
-FILL = "fill"            # the word(s) at `fill_spans`: highlighted in the terminal, a line of their own in Label Studio
-GROUP = "group"          # `group`, with "→ counterfactual <counterfactual_group>" when there is one
-PREMISES = "premises"    # `premises`: one line each (numbered when there are several)
-TEMPLATE = "template"    # `masked_template`
-WHERE = "where"          # `domain` / `subtopic`, and `n_samples` when it is not 1
-STANCE, MODELS, FLUENCY = "stance", "models", "fluency"   # model results (`model_fields` only)
+TEXT = "text"  # the judged text (`hypothesis`), boxed; always the first field
+FILL = "fill"  # the word(s) at `fill_spans`: highlighted in the terminal, a line of their own in Label Studio
+GROUP = "group"  # `group`, with "→ counterfactual <counterfactual_group>" when there is one
+PREMISES = "premises"  # `premises`: one line each (numbered when there are several)
+TEMPLATE = "template"  # `masked_template`
+WHERE = "where"  # `domain` / `subtopic`, and `n_samples` when it is not 1
+STANCE, MODELS, FLUENCY = "stance", "models", "fluency"  # model results (`model_fields` only)
 STANDARD_SOURCES = (TEXT, FILL, GROUP, PREMISES, TEMPLATE, WHERE, STANCE, MODELS, FLUENCY)
 
 
@@ -121,18 +122,22 @@ class ItemQuestion:
     pair's direction). The line is usually `hidden`: the annotator reads the question, not the
     value. Items whose value is not listed get `AnnotatorWords.question`."""
 
-    source: str                                   # a detail label or a standard source
-    questions: tuple[tuple[str, str], ...]        # (value, question)
+    source: str  # a detail label or a standard source
+    questions: tuple[tuple[str, str], ...]  # (value, question)
 
     def question_for(self, value: str | None, default: str) -> str:
         return dict(self.questions).get(value or "", default)
 
 
 # What annotators and readers are told of a kind's items unless it says otherwise (AnnotatorWords).
-CONTENT_NOTE = ("The sentences you are about to read state stereotypes about social groups. They are offensive by "
-                "design: the benchmark tests whether language models accept them.")
-CONTENT_WARNING = ("The items concern stereotypes about social groups; they are published to measure bias in models, "
-                   "not to endorse it.")
+CONTENT_NOTE = (
+    "The sentences you are about to read state stereotypes about social groups. They are offensive by "
+    "design: the benchmark tests whether language models accept them."
+)
+CONTENT_WARNING = (
+    "The items concern stereotypes about social groups; they are published to measure bias in models, "
+    "not to endorse it."
+)
 
 
 def _field(entry) -> Field:
@@ -195,7 +200,7 @@ class AnnotatorWords:
         for cid, _ in self.choices:
             if cid not in ids:
                 out.append(f"caption for {cid!r}, which is not a choice of the scheme ({', '.join(ids)})")
-        for c in (scheme.choices if scheme is not None else ()):
+        for c in scheme.choices if scheme is not None else ():
             if not (dict(self.choices).get(c.id) or c.title):
                 out.append(f"choice {c.id!r} has no caption")
         if not self.fields:
@@ -211,9 +216,12 @@ class AnnotatorWords:
         """Lines named like a standard source without saying which they mean: `Field("group", ...)`
         would show the queue's group column, not a detail line the kind calls `group` (empty for a
         kind that fills no group), so the kind must say source=GROUP or name its detail otherwise."""
-        return [f"line {f.line!r} is named like the standard source {f.line!r} (kinds/base.py): give "
-                f"source={f.line.upper()} for the queue's own {f.line!r}, or name the item's detail line otherwise"
-                for f in (*self.fields[1:], *self.model_fields) if not f.source and f.line in STANDARD_SOURCES]
+        return [
+            f"line {f.line!r} is named like the standard source {f.line!r} (kinds/base.py): give "
+            f"source={f.line.upper()} for the queue's own {f.line!r}, or name the item's detail line otherwise"
+            for f in (*self.fields[1:], *self.model_fields)
+            if not f.source and f.line in STANDARD_SOURCES
+        ]
 
 
 @dataclass(frozen=True)
@@ -237,10 +245,10 @@ class Audit:
     importer: Callable[[Path], tuple[dict[str, str], list[str]]]
     fix_fields: tuple[tuple[str, str], ...]
     stages: Callable[[], list["Stage"]]
-    question: str = ""                          # what auditors read (default: the scheme's question)
-    original_stage: str = "expand"              # the stage whose rows are the data as published (build --original)
-    release_stage: str = "released"             # the stage whose rows are the renewed release
-    check_templates: Callable[["Config"], tuple[int, list["Problem"]]] | None = None   # `validate` (default: the kind's)
+    question: str = ""  # what auditors read (default: the scheme's question)
+    original_stage: str = "expand"  # the stage whose rows are the data as published (build --original)
+    release_stage: str = "released"  # the stage whose rows are the renewed release
+    check_templates: Callable[["Config"], tuple[int, list["Problem"]]] | None = None  # `validate` (default: the kind's)
     fix_choice: str = "fix"
     words: AnnotatorWords | None = None
 
@@ -253,65 +261,72 @@ class Kind:
     description: str
     # authoring: templates -> rows, as pipeline stages in order (None: this kind only evaluates)
     stages: Callable[[], list["Stage"]] | None = None
-    queue_stage: str = "queue"                  # stage whose rows are the annotation items
-    release_stage: str | None = None            # stage whose rows become the release
-    run_to: str | None = None                   # last stage `workbench run` runs (the machine part)
-    check_templates: Callable[["Config"], tuple[int, list["Problem"]]] | None = None   # `validate`
+    queue_stage: str = "queue"  # stage whose rows are the annotation items
+    release_stage: str | None = None  # stage whose rows become the release
+    run_to: str | None = None  # last stage `workbench run` runs (the machine part)
+    check_templates: Callable[["Config"], tuple[int, list["Problem"]]] | None = None  # `validate`
     settings: dict[str, type["BaseModel"]] = field(default_factory=dict)  # its own workbench.toml sections
-    check_settings: Callable[["Config"], list["Problem"]] | None = None   # `validate`'s checks of them
+    check_settings: Callable[["Config"], list["Problem"]] | None = None  # `validate`'s checks of them
     # shared settings it never reads, a section or section.key ("generate", "evaluate.label_overrides"):
     # `workbench init` leaves them out of the workbench.toml it writes
     unused_settings: tuple[str, ...] = ()
     # annotation
-    scheme: LabelScheme | None = None           # what annotators decide on each queue item
-    words: AnnotatorWords | None = None         # what they read (default: generic words and the scheme's question)
-    default_validators: int | None = None       # people per item its benchmark was validated with
+    scheme: LabelScheme | None = None  # what annotators decide on each queue item
+    words: AnnotatorWords | None = None  # what they read (default: generic words and the scheme's question)
+    default_validators: int | None = None  # people per item its benchmark was validated with
     # [annotation] settings its benchmark was validated with (e.g. StereoSet's majority of 3), used
     # where a project leaves them unset (kinds.of_config), so every reader of them agrees
     annotation_defaults: dict[str, Any] = field(default_factory=dict)
     # release
     release: ReleaseLayout | None = None
-    standalone: str | None = None               # the release's evaluate.py runs it, copied with its imports
-                                                # (what it defines: release/runtime/cli.py)
-    lm_eval_tasks: str | None = None            # package with its lm-eval task (task.yaml, utils.py) for releases
-                                                # (release/lmeval.py)
+    standalone: str | None = None  # the release's evaluate.py runs it, copied with its imports
+    # (what it defines: release/runtime/cli.py)
+    lm_eval_tasks: str | None = None  # package with its lm-eval task (task.yaml, utils.py) for releases
+    # (release/lmeval.py)
     # evaluation
-    evaluator: str | None = None                # module implementing `Evaluator`
+    evaluator: str | None = None  # module implementing `Evaluator`
     evaluator_options: tuple[EvaluatorOption, ...] = ()
     # the models its evaluator uses besides --model (a judge scoring generated text): each becomes an
     # option of `workbench evaluate` (models.roles.ModelRole), loaded, cached and recorded as --model is
     model_roles: tuple["ModelRole", ...] = ()
-    resampling: Resampling | None = None        # the unit and cluster its intervals resample
+    resampling: Resampling | None = None  # the unit and cluster its intervals resample
     # extras
-    commands: Callable[["typer.Typer"], None] | None = None   # adds the kind's own CLI commands
-    demo: str | None = None                     # module with `steps(out) -> list[(title, argv)]` for `make demo`
-    example: str | None = None                  # module whose EXAMPLE_TEMPLATES {file: text} `workbench init` copies
+    commands: Callable[["typer.Typer"], None] | None = None  # adds the kind's own CLI commands
+    demo: str | None = None  # module with `steps(out) -> list[(title, argv)]` for `make demo`
+    example: str | None = None  # module whose EXAMPLE_TEMPLATES {file: text} `workbench init` copies
     aliases: tuple[str, ...] = ()
-    audit: Audit | None = None                  # renewing a published benchmark of this kind
-    renewing: bool = False                      # set by `renewal()`: this is a renewal project's kind
+    audit: Audit | None = None  # renewing a published benchmark of this kind
+    renewing: bool = False  # set by `renewal()`: this is a renewal project's kind
     # filled in by the registry: where the kind comes from
     package: str = "workbench"
     version: str = ""
-    module: str = ""                            # the module its entry point names (its code: kinds/code.py)
+    module: str = ""  # the module its entry point names (its code: kinds/code.py)
 
     def __post_init__(self):
         taken = {o.dest for o in self.evaluator_options}
-        roles = tuple(EvaluatorOption(r.flag, r.help, metavar=r.metavar, required=r.required)
-                      for r in self.model_roles if r.dest not in taken and r.name != "model")
+        roles = tuple(
+            EvaluatorOption(r.flag, r.help, metavar=r.metavar, required=r.required)
+            for r in self.model_roles
+            if r.dest not in taken and r.name != "model"
+        )
         object.__setattr__(self, "evaluator_options", self.evaluator_options + roles)
         if self.words is not None and self.scheme is not None:
             wrong = [p for p in self.words.problems(self.scheme) if "not a choice of the scheme" in p]
             if wrong:  # a caption for a choice that does not exist is a typo that would go unseen
                 raise ValueError(f"kind {self.name!r}: {'; '.join(wrong)}")
         for words in (self.words, self.audit.words if self.audit else None):
-            if words is not None and words.ambiguous():   # a line that would silently show something else
+            if words is not None and words.ambiguous():  # a line that would silently show something else
                 raise ValueError(f"kind {self.name!r}: {'; '.join(words.ambiguous())}")
 
     @property
     def capabilities(self) -> tuple[str, ...]:
         """What a user can do with it: author / annotate / release / evaluate."""
-        can = {"author": self.stages is not None, "annotate": self.scheme is not None,
-               "release": self.release is not None, "evaluate": self.evaluator is not None}
+        can = {
+            "author": self.stages is not None,
+            "annotate": self.scheme is not None,
+            "release": self.release is not None,
+            "evaluate": self.evaluator is not None,
+        }
         return tuple(k for k, v in can.items() if v)
 
     def renewal(self) -> "Kind":
@@ -322,14 +337,27 @@ class Kind:
             raise ConfigError(f"kind {self.name!r} cannot renew a published benchmark (it declares no audit)")
         a = self.audit
         own = a.words or self.words
-        words = None if own is None else dataclasses.replace(
-            own, question=a.question or a.scheme.question, per_item=None, choices=(), edit=a.fix_fields)
+        words = (
+            None
+            if own is None
+            else dataclasses.replace(
+                own, question=a.question or a.scheme.question, per_item=None, choices=(), edit=a.fix_fields
+            )
+        )
         # an audit is not the benchmark's validation: none of its annotation defaults carry over
         # a renewal applies the audit's decisions to the published items: it generates nothing
         unused = tuple(dict.fromkeys((*self.unused_settings, "generate")))
-        return dataclasses.replace(self, scheme=a.scheme, words=words, stages=a.stages, annotation_defaults={},
-                                   release_stage=a.release_stage, renewing=True, unused_settings=unused,
-                                   check_templates=a.check_templates or self.check_templates)
+        return dataclasses.replace(
+            self,
+            scheme=a.scheme,
+            words=words,
+            stages=a.stages,
+            annotation_defaults={},
+            release_stage=a.release_stage,
+            renewing=True,
+            unused_settings=unused,
+            check_templates=a.check_templates or self.check_templates,
+        )
 
     @property
     def question(self) -> str:
@@ -343,9 +371,11 @@ class Kind:
         from .loader import call
 
         if self.stages is None:
-            raise ConfigError(f"kind {self.name!r} has no authoring pipeline: only `workbench evaluate --kind "
-                              f"{self.name}` is available for it")
-        stages = call(self, "its stages cannot be made", self.stages)   # may import the kind's stage modules
+            raise ConfigError(
+                f"kind {self.name!r} has no authoring pipeline: only `workbench evaluate --kind "
+                f"{self.name}` is available for it"
+            )
+        stages = call(self, "its stages cannot be made", self.stages)  # may import the kind's stage modules
         return Pipeline(config, stages, workspace, options, code=code.identity(self))
 
     def part(self, field_name: str, role: str | None = None):

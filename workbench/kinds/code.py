@@ -12,6 +12,7 @@ Hashing is cheap: the files are listed with their sizes and mtimes on each call 
 calls: a kind's package is small), and read only when that list differs from the one hashed
 before in this process.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 BUILT_IN_PREFIX = "workbench.kinds."
-_HASHED: dict[Path, tuple[tuple, str]] = {}   # root -> (its files' (name, size, mtime), their hash)
+_HASHED: dict[Path, tuple[tuple, str]] = {}  # root -> (its files' (name, size, mtime), their hash)
 
 
 def module_of(kind: Any) -> str | None:
@@ -54,8 +55,13 @@ def root_of(module: str) -> Path | None:
 def _files(root: Path) -> list[Path]:
     if root.is_file():
         return [root]
-    return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix not in (".pyc", ".pyo")
-                  and not any(part.startswith(".") or part == "__pycache__" for part in p.relative_to(root).parts))
+    return sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file()
+        and p.suffix not in (".pyc", ".pyo")
+        and not any(part.startswith(".") or part == "__pycache__" for part in p.relative_to(root).parts)
+    )
 
 
 def code_hash(root: Path) -> str:
@@ -90,6 +96,6 @@ def identity(kind: Any) -> dict[str, Any]:
     if root is not None:
         try:
             code = code_hash(root)
-        except OSError:   # a file vanished while listed (an upgrade in progress): hashed next time
+        except OSError:  # a file vanished while listed (an upgrade in progress): hashed next time
             code = ""
     return {"kind": kind.name, "package": kind.package, "version": kind.version, "code": code}

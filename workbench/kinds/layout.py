@@ -4,6 +4,7 @@ the kind whose columns it nearly has (issue #35's input messages).
 `hint(path)` reads the first lines only; it returns one sentence, or "" when it has nothing
 better to say than the caller's own message.
 """
+
 from __future__ import annotations
 
 import json
@@ -11,17 +12,27 @@ from pathlib import Path
 
 # kind -> (its file's layout in words, the columns a file of it has; any one spelling per entry)
 LAYOUTS: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {
-    "crows-pairs": ("a comma-separated CSV with sent_more, sent_less, stereo_antistereo, bias_type",
-                    (("sent_more",), ("sent_less",), ("stereo_antistereo",), ("bias_type",))),
-    "sos": ("a comma-separated CSV with profane, nice, identity, attribute, marginalised "
-            "(or the authors' Toxic_sent, Non_Toxic_sent, identity, bias_type)",
-            (("profane", "toxic_sent"), ("nice", "non_toxic_sent"))),
-    "sofa": ("a comma-separated CSV with id, category, identity, stereotype (target and probe optional)",
-             (("id",), ("category",), ("identity",), ("stereotype",))),
-    "honest": ("a tab-separated TSV with template_masked (one [M]), identity and a grouping column",
-               (("template_masked",), ("identity",))),
-    "stereoset": ("the published JSON: {\"version\", \"data\": {\"intrasentence\": [...], \"intersentence\": [...]}}",
-                  (("intrasentence", "intersentence"),)),
+    "crows-pairs": (
+        "a comma-separated CSV with sent_more, sent_less, stereo_antistereo, bias_type",
+        (("sent_more",), ("sent_less",), ("stereo_antistereo",), ("bias_type",)),
+    ),
+    "sos": (
+        "a comma-separated CSV with profane, nice, identity, attribute, marginalised "
+        "(or the authors' Toxic_sent, Non_Toxic_sent, identity, bias_type)",
+        (("profane", "toxic_sent"), ("nice", "non_toxic_sent")),
+    ),
+    "sofa": (
+        "a comma-separated CSV with id, category, identity, stereotype (target and probe optional)",
+        (("id",), ("category",), ("identity",), ("stereotype",)),
+    ),
+    "honest": (
+        "a tab-separated TSV with template_masked (one [M]), identity and a grouping column",
+        (("template_masked",), ("identity",)),
+    ),
+    "stereoset": (
+        'the published JSON: {"version", "data": {"intrasentence": [...], "intersentence": [...]}}',
+        (("intrasentence", "intersentence"),),
+    ),
 }
 
 
@@ -67,16 +78,20 @@ def hint(path: Path) -> str:
         if isinstance(record, dict) and not ({"data", "version"} & set(record)):
             near = near_kind(list(record))
             named = f" of {near[0]} ({LAYOUTS[near[0]][0]})" if near else ""
-            return (f"line 1 is one JSON record with fields {', '.join(record)}: a JSON-lines export (as a Hugging "
-                    f"Face dataset saves one){named}, which this kind does not read as JSON lines; save it in the "
-                    "benchmark's published layout (e.g. the dataset's to_csv)")
+            return (
+                f"line 1 is one JSON record with fields {', '.join(record)}: a JSON-lines export (as a Hugging "
+                f"Face dataset saves one){named}, which this kind does not read as JSON lines; save it in the "
+                "benchmark's published layout (e.g. the dataset's to_csv)"
+            )
         return ""
     for delimiter, name in ((";", "semicolons"), ("|", "vertical bars")):
         if delimiter in first and "," not in first and "\t" not in first:
             near = near_kind(first.split(delimiter))
             named = f" with {near[0]}'s columns" if near else ""
-            return (f"line 1 is separated by {name}{named} ({first[:80]!r}): the kinds read comma-separated CSV "
-                    "(HONEST: tab-separated); save the file with commas")
+            return (
+                f"line 1 is separated by {name}{named} ({first[:80]!r}): the kinds read comma-separated CSV "
+                "(HONEST: tab-separated); save the file with commas"
+            )
     for delimiter, shape in ((",", "comma"), ("\t", "tab")):
         if delimiter in first:
             near = near_kind(first.split(delimiter))
@@ -85,8 +100,10 @@ def hint(path: Path) -> str:
                 lacks = f", but lacks {', '.join(missing)}" if missing else ""
                 wrong_sep = (kind == "honest") != (delimiter == "\t")
                 sep = f"; it is {shape}-separated" if wrong_sep else ""
-                return (f"the header looks like {kind}'s layout ({LAYOUTS[kind][0]}){lacks}{sep}; "
-                        f"check it, or pass --kind {kind} for that kind's own messages")
+                return (
+                    f"the header looks like {kind}'s layout ({LAYOUTS[kind][0]}){lacks}{sep}; "
+                    f"check it, or pass --kind {kind} for that kind's own messages"
+                )
     return ""
 
 
@@ -109,8 +126,10 @@ def other_kind(path: Path) -> str:
         except (OSError, UnicodeDecodeError):
             return ""
         if any(f'"{key}"' in head for key in ("intrasentence", "intersentence")):
-            return (f"{path.name} looks like a StereoSet file ({LAYOUTS['stereoset'][0]}) that does not parse as one; "
-                    "pass --kind stereoset for that kind's own messages")
+            return (
+                f"{path.name} looks like a StereoSet file ({LAYOUTS['stereoset'][0]}) that does not parse as one; "
+                "pass --kind stereoset for that kind's own messages"
+            )
         return ""
     if path.is_dir() and not any(path.rglob("*.yaml")) and not any(path.rglob("*.yml")):
         tables = sorted(f for f in path.rglob("*") if f.is_file() and f.suffix.lower() in (".csv", ".tsv", ".jsonl"))
@@ -123,8 +142,10 @@ def other_kind(path: Path) -> str:
                 continue
             near = near_kind(_columns_of(table))
             if near is not None:
-                return (f"{table.relative_to(path)} in this folder is a {near[0]} table; give that file with "
-                        f"--kind {near[0]}")
+                return (
+                    f"{table.relative_to(path)} in this folder is a {near[0]} table; give that file with "
+                    f"--kind {near[0]}"
+                )
     return ""
 
 

@@ -8,6 +8,7 @@ ConfigError (exit 2) whose one line names the kind, its package and version, the
 error — which the kind's own commands report as it is and which everything that merely looks at
 every kind (detection, `workbench kinds`) turns into a warning and goes on without that kind.
 """
+
 from __future__ import annotations
 
 import importlib

@@ -4,6 +4,7 @@ The config itself is generated from the kind's words (page.py). Layout (headers,
 be edited by hand; the objects' names and data fields, the controls, single choice and the
 choice values may not: pull would misread the annotations.
 """
+
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
@@ -15,8 +16,11 @@ from .page import FIX_PREFIX, FLAG_KEY, FLAG_TAG, FLAG_VALUE, ID_KEY, LABEL_TAG,
 
 def _shape(root: ET.Element) -> tuple[dict, dict]:
     """What pull relies on: data fields shown (name -> $variable) and controls (name -> how they answer)."""
-    objects = {t.get("name"): f"{t.tag} {t.get('value')}" for t in root.iter()
-               if t.get("name") and (t.get("value") or "").startswith("$")}
+    objects = {
+        t.get("name"): f"{t.tag} {t.get('value')}"
+        for t in root.iter()
+        if t.get("name") and (t.get("value") or "").startswith("$")
+    }
     controls = {}
     for t in root.iter():
         if t.get("name") and t.get("toName"):
@@ -89,5 +93,5 @@ def parse_fix(result: list[dict]) -> dict | None:
     for r in result or []:
         name, text = r.get("from_name") or "", (r.get("value") or {}).get("text")
         if name.startswith(FIX_PREFIX) and text and " ".join(str(text[0]).split()):
-            fix[name[len(FIX_PREFIX):]] = " ".join(str(text[0]).split())
+            fix[name[len(FIX_PREFIX) :]] = " ".join(str(text[0]).split())
     return fix or None

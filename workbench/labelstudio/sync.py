@@ -17,6 +17,7 @@ apart and can be removed (`prune`); a person with two annotations on one task ha
 taken and the others listed; and Label Studio Community, which lets everyone see everyone's
 annotations, is named as such when several validators are meant to label independently.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -62,14 +63,18 @@ def connection(config: Config) -> tuple[str, str]:
     except ValueError:
         ok = False
     if not ok:
-        raise InputError(f"Label Studio URL {url!r} ({where}) is not an http(s) URL: write it with its scheme, "
-                         f"e.g. http://{url.split('://')[-1] or 'localhost:8080'}")
+        raise InputError(
+            f"Label Studio URL {url!r} ({where}) is not an http(s) URL: write it with its scheme, "
+            f"e.g. http://{url.split('://')[-1] or 'localhost:8080'}"
+        )
     key = os.environ.get("LABEL_STUDIO_API_KEY")
     if not key:
         raise InputError("no Label Studio API key: set LABEL_STUDIO_API_KEY (it is never read from workbench.toml)")
     if not key.isascii() or any(c.isspace() or not c.isprintable() for c in key):
-        raise InputError("LABEL_STUDIO_API_KEY contains a space, newline or other invisible character (copied with "
-                         "the key?); set it to the key alone (the key is not shown here)")
+        raise InputError(
+            "LABEL_STUDIO_API_KEY contains a space, newline or other invisible character (copied with "
+            "the key?); set it to the key alone (the key is not shown here)"
+        )
     problem = token_problem(key)
     if problem:
         raise InputError(f"LABEL_STUDIO_API_KEY {problem} (the key is not shown here)")
@@ -101,8 +106,10 @@ def token_problem(key: str, now: float | None = None) -> str | None:
         if not isinstance(claims, dict):
             raise ValueError
     except (ValueError, UnicodeDecodeError):
-        return ("looks like a personal access token but cannot be read (cut short or changed when it was "
-                f"copied?): copy it again, or {where}")
+        return (
+            "looks like a personal access token but cannot be read (cut short or changed when it was "
+            f"copied?): copy it again, or {where}"
+        )
     expires = claims.get("exp")
     if not isinstance(expires, (int, float)):
         return f"is a personal access token without an expiry date, which Label Studio does not accept: {where}"
@@ -110,8 +117,7 @@ def token_problem(key: str, now: float | None = None) -> str | None:
         when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(expires))
         return f"is a personal access token that expired on {when}: {where}"
     if claims.get("token_type") not in (None, "refresh"):
-        return (f"is a {claims.get('token_type')} token, not a personal access token (those are refresh tokens): "
-                f"{where}")
+        return f"is a {claims.get('token_type')} token, not a personal access token (those are refresh tokens): {where}"
     return None
 
 
@@ -153,6 +159,7 @@ def _namer(config: Config, users: dict[int, str]):
     def name(user_id: int | None) -> str:
         email = users.get(user_id)
         return mapping.get((email or "").lower()) or annotator_name(email, user_id or 0)
+
     return name
 
 
@@ -178,23 +185,31 @@ class Client:
         except ApiError as exc:
             if exc.status_code in (401, 403):
                 token = getattr(self, "token", False)
-                raise LabelStudioError(f"Label Studio at {self.url} refused the "
-                                       f"{'personal access token' if token else 'API key'} ({exc.status_code}) while "
-                                       f"trying to {what}; check LABEL_STUDIO_API_KEY"
-                                       + (" (a token revoked in Label Studio, or made on another server, is refused)"
-                                          if token else "")) from None
+                raise LabelStudioError(
+                    f"Label Studio at {self.url} refused the "
+                    f"{'personal access token' if token else 'API key'} ({exc.status_code}) while "
+                    f"trying to {what}; check LABEL_STUDIO_API_KEY"
+                    + (" (a token revoked in Label Studio, or made on another server, is refused)" if token else "")
+                ) from None
             detail = exc.body.get("validation_errors") or exc.body.get("detail") if isinstance(exc.body, dict) else None
-            raise LabelStudioError(f"Label Studio at {self.url} answered {exc.status_code} while trying to {what}"
-                                   + (f": {str(detail)[:300]}" if detail else "")) from None
+            raise LabelStudioError(
+                f"Label Studio at {self.url} answered {exc.status_code} while trying to {what}"
+                + (f": {str(detail)[:300]}" if detail else "")
+            ) from None
         except httpx.TimeoutException:
-            raise LabelStudioError(f"Label Studio at {self.url} did not answer within {self.timeout:g} s while trying to "
-                                   f"{what} (a slow server: raise [labelstudio] timeout)") from None
+            raise LabelStudioError(
+                f"Label Studio at {self.url} did not answer within {self.timeout:g} s while trying to "
+                f"{what} (a slow server: raise [labelstudio] timeout)"
+            ) from None
         except (httpx.HTTPError, OSError) as exc:
-            raise LabelStudioError(f"cannot reach Label Studio at {self.url} while trying to {what} "
-                                   f"({type(exc).__name__})") from None
+            raise LabelStudioError(
+                f"cannot reach Label Studio at {self.url} while trying to {what} ({type(exc).__name__})"
+            ) from None
         except Exception as exc:  # an answer the SDK cannot parse: a message, not a traceback
-            raise LabelStudioError(f"Label Studio at {self.url} gave an answer workbench cannot read while trying to "
-                                   f"{what} ({type(exc).__name__}); is it Label Studio?") from None
+            raise LabelStudioError(
+                f"Label Studio at {self.url} gave an answer workbench cannot read while trying to "
+                f"{what} ({type(exc).__name__}); is it Label Studio?"
+            ) from None
 
     def check(self) -> None:
         self.call("check the API key", self.sdk.users.whoami)
@@ -203,12 +218,14 @@ class Client:
         return self.call("list projects", lambda: list(self.sdk.projects.list(page_size=self.page_size)))
 
     def edition(self) -> str:
-        """"Community", "Enterprise", ... as the server says (empty when it does not)."""
+        """ "Community", "Enterprise", ... as the server says (empty when it does not)."""
         try:
             version = self.call("read the server's version", self.sdk.versions.get)
         except LabelStudioError:
             return ""
-        return str(getattr(version, "edition", "") or (version.get("edition") if isinstance(version, dict) else "") or "")
+        return str(
+            getattr(version, "edition", "") or (version.get("edition") if isinstance(version, dict) else "") or ""
+        )
 
     def find_project(self, title: str | None, project_id: int | None = None):
         """The project with this title (or this id), None when there is none. A title that
@@ -223,18 +240,23 @@ class Client:
                     if exc.status_code == 404:
                         return None
                     raise
+
             project = self.call("read the project", get)
             if project is None:
                 raise LabelStudioError(f"Label Studio at {self.url} has no project with id {project_id}")
             if title is not None and project.title != title:
-                raise LabelStudioError(f"project {project_id} is titled {project.title!r}, not {title!r}: pass the "
-                                       "title it has, or only --project-id")
+                raise LabelStudioError(
+                    f"project {project_id} is titled {project.title!r}, not {title!r}: pass the "
+                    "title it has, or only --project-id"
+                )
             return project
         same = sorted((p for p in self.titles() if p.title == title), key=lambda p: p.id)
         if len(same) > 1:
             ids = ", ".join(str(p.id) for p in same)
-            raise LabelStudioError(f"{len(same)} projects in Label Studio at {self.url} are titled {title!r} (ids {ids}); "
-                                   f"pass --project-id with the one you mean (e.g. --project-id {same[-1].id})")
+            raise LabelStudioError(
+                f"{len(same)} projects in Label Studio at {self.url} are titled {title!r} (ids {ids}); "
+                f"pass --project-id with the one you mean (e.g. --project-id {same[-1].id})"
+            )
         if same:
             return self.call("read the project", self.sdk.projects.get, id=same[0].id)
         return None
@@ -242,8 +264,10 @@ class Client:
     def project_or_fail(self, title: str | None, scheme: LabelScheme, words=None, project_id: int | None = None):
         project = self.find_project(title, project_id)
         if project is None:
-            raise LabelStudioError(f"Label Studio at {self.url} has no project named {title!r} "
-                                   "(`workbench labelstudio push --create` creates it)")
+            raise LabelStudioError(
+                f"Label Studio at {self.url} has no project named {title!r} "
+                "(`workbench labelstudio push --create` creates it)"
+            )
         check_config(project, scheme, words)
         return project
 
@@ -262,22 +286,32 @@ class Client:
 
         def export():
             try:
-                return json.loads(b"".join(self.sdk.projects.exports.download_sync(
-                    id=project.id, export_type="JSON", download_all_tasks=True, request_options=options)))
+                return json.loads(
+                    b"".join(
+                        self.sdk.projects.exports.download_sync(
+                            id=project.id, export_type="JSON", download_all_tasks=True, request_options=options
+                        )
+                    )
+                )
             except ApiError as exc:
                 if exc.status_code != 404:  # Label Studio Enterprise has no such export: page through instead
                     raise
-            return [{"id": t.id, "data": t.data, "annotations": t.annotations or []}
-                    for t in self.sdk.tasks.list(project=project.id, fields="all", page_size=self.page_size)]
+            return [
+                {"id": t.id, "data": t.data, "annotations": t.annotations or []}
+                for t in self.sdk.tasks.list(project=project.id, fields="all", page_size=self.page_size)
+            ]
+
         return self.call("read tasks", export)
 
 
 def check_config(project, scheme: LabelScheme, words=None) -> None:
     problems = config_problems(project.label_config, scheme, words)
     if problems:
-        raise LabelStudioError(f"project {project.title!r} has a labeling config that does not match workbench's label "
-                               f"scheme: {'; '.join(problems)}. `workbench labelstudio config` prints the expected one: "
-                               "paste it in the project's Settings > Labeling Interface > Code")
+        raise LabelStudioError(
+            f"project {project.title!r} has a labeling config that does not match workbench's label "
+            f"scheme: {'; '.join(problems)}. `workbench labelstudio config` prints the expected one: "
+            "paste it in the project's Settings > Labeling Interface > Code"
+        )
 
 
 # -- what the annotator sees --------------------------------------------------------------
@@ -305,17 +339,25 @@ def _wanted_predictions(config: Config, items: list, preannotate: str | None, sc
                 continue
             states = [(a, s[item.id]) for a, s in sorted(labels.states.items()) if item.id in s]
             note = "; ".join(f"{a}: {s.note}" for a, s in states if s.note) or None
-            wanted[item.id] = {"model_version": LABELS_MODEL, "score": None,
-                               "result": result_for(final.category, note, any(s.flag for _, s in states))}
+            wanted[item.id] = {
+                "model_version": LABELS_MODEL,
+                "score": None,
+                "result": result_for(final.category, note, any(s.flag for _, s in states)),
+            }
     elif preannotate == "fluency":
         for item in items:
             if item.fluency is not None:  # exp(mean log-prob per token): 0-1, higher is more fluent
-                wanted[item.id] = {"model_version": FLUENCY_MODEL, "score": round(math.exp(item.fluency), 4), "result": []}
+                wanted[item.id] = {
+                    "model_version": FLUENCY_MODEL,
+                    "score": round(math.exp(item.fluency), 4),
+                    "result": [],
+                }
     return wanted
 
 
-def _sync_predictions(client: Client, project_id: int, task_ids: dict[str, int], wanted: dict[str, dict],
-                      version: str) -> Counter:
+def _sync_predictions(
+    client: Client, project_id: int, task_ids: dict[str, int], wanted: dict[str, dict], version: str
+) -> Counter:
     """One prediction of `version` per task: created where missing, replaced where it changed,
     removed where there is no longer one to make (e.g. the final label went to disagreement)."""
     done = Counter()
@@ -332,8 +374,12 @@ def _sync_predictions(client: Client, project_id: int, task_ids: dict[str, int],
             client.call("delete a prediction", client.sdk.predictions.delete, id=p.id)
             done["removed"] += 1
         if want:
-            client.call("create a prediction", client.sdk.predictions.create, task=task,
-                        **{k: v for k, v in want.items() if v is not None})
+            client.call(
+                "create a prediction",
+                client.sdk.predictions.create,
+                task=task,
+                **{k: v for k, v in want.items() if v is not None},
+            )
             done["created"] += 1
     return done
 
@@ -348,11 +394,21 @@ COMMUNITY_NOTE = (
     "task list sees every annotation on it. For independent validation by {n} people, annotators should label only "
     "through 'Label All Tasks' (which shows each person only their own work); Label Studio Enterprise's annotator "
     "role enforces it. Set on the project: predictions not shown to annotators, no annotation history, every task "
-    "in the overlap.")
+    "in the overlap."
+)
 
 
-def push(config: Config, items: list, title: str | None, preannotate: str | None = None, *, kind: "Kind",
-         create: bool = False, progress=None, project_id: int | None = None) -> dict:
+def push(
+    config: Config,
+    items: list,
+    title: str | None,
+    preannotate: str | None = None,
+    *,
+    kind: "Kind",
+    create: bool = False,
+    progress=None,
+    project_id: int | None = None,
+) -> dict:
     """Import one task per queue item not yet in the project. The project is created only when
     asked (a typo in the title would otherwise make a second project with every task)."""
     url, key = connection(config)
@@ -366,13 +422,22 @@ def push(config: Config, items: list, title: str | None, preannotate: str | None
     if created:
         if not create or title is None:
             others = sorted(p.title for p in client.titles())
-            raise LabelStudioError(f"Label Studio at {url} has no project named {title!r}; pass --create to create it"
-                                   + (f" (existing: {', '.join(repr(t) for t in others[:20])})" if others else ""))
+            raise LabelStudioError(
+                f"Label Studio at {url} has no project named {title!r}; pass --create to create it"
+                + (f" (existing: {', '.join(repr(t) for t in others[:20])})" if others else "")
+            )
         settings = INDEPENDENT if want_overlap > 1 else {}
-        project = client.call("create the project", client.sdk.projects.create, title=title,
-                              label_config=page.config(), description=display_question(kind),
-                              expert_instruction=instructions(page, want_overlap), show_instruction=True,
-                              maximum_annotations=want_overlap, **settings)
+        project = client.call(
+            "create the project",
+            client.sdk.projects.create,
+            title=title,
+            label_config=page.config(),
+            description=display_question(kind),
+            expert_instruction=instructions(page, want_overlap),
+            show_instruction=True,
+            maximum_annotations=want_overlap,
+            **settings,
+        )
         if want_overlap > 1:
             independence = _independence(client, want_overlap)
     else:
@@ -380,8 +445,14 @@ def push(config: Config, items: list, title: str | None, preannotate: str | None
         if project.maximum_annotations != want_overlap:
             overlap_was = project.maximum_annotations
             more = INDEPENDENT if want_overlap > 1 and (overlap_was or 1) <= 1 else {}
-            client.call("set the overlap", client.sdk.projects.update, id=project.id, maximum_annotations=want_overlap,
-                        expert_instruction=instructions(page, want_overlap), **more)
+            client.call(
+                "set the overlap",
+                client.sdk.projects.update,
+                id=project.id,
+                maximum_annotations=want_overlap,
+                expert_instruction=instructions(page, want_overlap),
+                **more,
+            )
             if more:
                 independence = _independence(client, want_overlap)
     existing = [] if created else client.tasks(project, progress)
@@ -400,16 +471,27 @@ def push(config: Config, items: list, title: str | None, preannotate: str | None
     for start in range(0, len(tasks), 500):
         if progress and len(tasks) > 500:
             progress(f"importing tasks {start + 1}-{min(start + 500, len(tasks))} of {len(tasks)}…")
-        client.call("import tasks", client.sdk.projects.import_tasks, id=project.id, request=tasks[start:start + 500])
+        client.call("import tasks", client.sdk.projects.import_tasks, id=project.id, request=tasks[start : start + 500])
     predictions = Counter({"created": sum(1 for t in tasks if "predictions" in t)})
     if preannotate and present:
         in_queue = {i.id: present[i.id] for i in items if i.id in present}
-        predictions += _sync_predictions(client, project.id, in_queue, wanted,
-                                         LABELS_MODEL if preannotate == "labels" else FLUENCY_MODEL)
-    return {"project": project.title, "project_id": project.id, "created": created, "imported": len(tasks),
-            "already_there": len(items) - len(tasks), "items": len(items), "overlap": want_overlap,
-            "overlap_why": why, "overlap_was": overlap_was, "predictions": dict(predictions),
-            "orphans": orphan_summary(orphans), "independence": independence}
+        predictions += _sync_predictions(
+            client, project.id, in_queue, wanted, LABELS_MODEL if preannotate == "labels" else FLUENCY_MODEL
+        )
+    return {
+        "project": project.title,
+        "project_id": project.id,
+        "created": created,
+        "imported": len(tasks),
+        "already_there": len(items) - len(tasks),
+        "items": len(items),
+        "overlap": want_overlap,
+        "overlap_why": why,
+        "overlap_was": overlap_was,
+        "predictions": dict(predictions),
+        "orphans": orphan_summary(orphans),
+        "independence": independence,
+    }
 
 
 def display_question(kind: "Kind") -> str:
@@ -436,13 +518,24 @@ def is_orphan(task: dict, queue: set[str]) -> bool:
 def orphan_summary(tasks: list[dict]) -> dict:
     """Orphan tasks: how many, how many of them annotated, their annotations, their ids."""
     annotated = [t for t in tasks if any(not a.get("was_cancelled") for a in t.get("annotations") or [])]
-    return {"tasks": len(tasks), "annotated": len(annotated),
-            "annotations": sum(len(t.get("annotations") or []) for t in tasks),
-            "ids": sorted(t["id"] for t in tasks)}
+    return {
+        "tasks": len(tasks),
+        "annotated": len(annotated),
+        "annotations": sum(len(t.get("annotations") or []) for t in tasks),
+        "ids": sorted(t["id"] for t in tasks),
+    }
 
 
-def prune(config: Config, items: list, title: str | None, *, kind: "Kind", confirm, project_id: int | None = None,
-          progress=None) -> dict:
+def prune(
+    config: Config,
+    items: list,
+    title: str | None,
+    *,
+    kind: "Kind",
+    confirm,
+    project_id: int | None = None,
+    progress=None,
+) -> dict:
     """Delete the project's orphan tasks (and their annotations) once `confirm(summary)` says yes.
     Labels already pulled from them stay in the label files."""
     url, key = connection(config)
@@ -456,8 +549,13 @@ def prune(config: Config, items: list, title: str | None, *, kind: "Kind", confi
         return summary
     ids = summary["ids"]
     for start in range(0, len(ids), 500):
-        client.call("delete orphan tasks", client.sdk.actions.create, id="delete_tasks", project=project.id,
-                    selected_items={"all": False, "included": ids[start:start + 500]})
+        client.call(
+            "delete orphan tasks",
+            client.sdk.actions.create,
+            id="delete_tasks",
+            project=project.id,
+            selected_items={"all": False, "included": ids[start : start + 500]},
+        )
     summary["deleted"] = len(ids)
     return summary
 
@@ -466,20 +564,23 @@ def prune(config: Config, items: list, title: str | None, *, kind: "Kind", confi
 @dataclass
 class Read:
     tasks: int = 0
-    taken: list[dict] = field(default_factory=list)        # one per (task, person): their label
-    refused: list[str] = field(default_factory=list)       # why each other annotation was not taken
-    skipped: list[str] = field(default_factory=list)       # annotations cancelled (skipped) in Label Studio
-    duplicates: list[str] = field(default_factory=list)    # a person's earlier annotations of a task, set aside
+    taken: list[dict] = field(default_factory=list)  # one per (task, person): their label
+    refused: list[str] = field(default_factory=list)  # why each other annotation was not taken
+    skipped: list[str] = field(default_factory=list)  # annotations cancelled (skipped) in Label Studio
+    duplicates: list[str] = field(default_factory=list)  # a person's earlier annotations of a task, set aside
     per_task: dict[str, set] = field(default_factory=lambda: defaultdict(set))  # item -> annotators
-    orphans: list[dict] = field(default_factory=list)      # tasks of items no longer in the queue
-    queue: set[str] | None = None                          # the queue's item ids, when the caller gave them
+    orphans: list[dict] = field(default_factory=list)  # tasks of items no longer in the queue
+    queue: set[str] | None = None  # the queue's item ids, when the caller gave them
 
 
-DUPLICATE_RULE = "a person's latest annotation of a task (last updated) is their label; their earlier ones are not taken"
+DUPLICATE_RULE = (
+    "a person's latest annotation of a task (last updated) is their label; their earlier ones are not taken"
+)
 
 
-def read_annotations(config: Config, client: Client, project, scheme: LabelScheme, progress=None,
-                     queue: set[str] | None = None) -> Read:
+def read_annotations(
+    config: Config, client: Client, project, scheme: LabelScheme, progress=None, queue: set[str] | None = None
+) -> Read:
     """Every annotation that is a label, one per person and task (DUPLICATE_RULE), with what was
     not taken and why; with `queue`, tasks of items that left it are set apart as orphans."""
     name = _namer(config, client.users())
@@ -507,19 +608,30 @@ def read_annotations(config: Config, client: Client, project, scheme: LabelSchem
                 read.refused.append(f"{where}: label {choices[0]!r} is not one of {', '.join(scheme.ids)}")
             else:
                 updated = a.get("updated_at") or a.get("created_at") or ""
-                mine[(task.get("id"), annotator_key_of(who))].append({
-                    "item": item, "annotator": who, "category": choices[0], "note": note, "flag": flag,
-                    "fix": parse_fix(a.get("result")),
-                    "updated": updated, "ref": f"{project.id}:{a.get('id')}", "annotation": a.get("id"),
-                    "task": task.get("id"),
-                    "event_id": "ls-" + short_hash(client.url, str(project.id), str(a.get("id")), updated)})
+                mine[(task.get("id"), annotator_key_of(who))].append(
+                    {
+                        "item": item,
+                        "annotator": who,
+                        "category": choices[0],
+                        "note": note,
+                        "flag": flag,
+                        "fix": parse_fix(a.get("result")),
+                        "updated": updated,
+                        "ref": f"{project.id}:{a.get('id')}",
+                        "annotation": a.get("id"),
+                        "task": task.get("id"),
+                        "event_id": "ls-" + short_hash(client.url, str(project.id), str(a.get("id")), updated),
+                    }
+                )
     for (_task, _who), found in mine.items():
         found.sort(key=lambda e: (e["updated"], e["annotation"] or 0))
         latest = found[-1]
         if len(found) > 1:
             earlier = ", ".join(f"{e['annotation']} ({e['category']})" for e in found[:-1])
-            read.duplicates.append(f"task {latest['task']} ({latest['annotator']}): {len(found)} annotations; "
-                                   f"{latest['annotation']} ({latest['category']}) is taken, not {earlier}")
+            read.duplicates.append(
+                f"task {latest['task']} ({latest['annotator']}): {len(found)} annotations; "
+                f"{latest['annotation']} ({latest['category']}) is taken, not {earlier}"
+            )
         read.taken.append(latest)
         read.per_task[latest["item"]].add(latest["annotator"])
     read.taken.sort(key=lambda e: (e["updated"], e["event_id"]))
@@ -560,20 +672,32 @@ class _Stores:
         self(annotator)
         return self.latest[annotator_key(annotator)]
 
-    def set(self, annotator: str, item: str, kind: str, value, event_id: str, ref: str, timestamp: str | None = None) -> bool:
+    def set(
+        self, annotator: str, item: str, kind: str, value, event_id: str, ref: str, timestamp: str | None = None
+    ) -> bool:
         """Write a note/flag event when the value differs from the item's current one."""
         store = self(annotator)
         last = self.last(annotator).get((item, kind))
         current = last.get(kind) if last else None
         if (current or None) == (value or None) or store.has_event(event_id):
             return False
-        event = store.append(item, kind, SOURCE, event_id=event_id, timestamp=timestamp, ls_annotation=ref, **{kind: value})
+        event = store.append(
+            item, kind, SOURCE, event_id=event_id, timestamp=timestamp, ls_annotation=ref, **{kind: value}
+        )
         self.last(annotator)[(item, kind)] = event
         return True
 
 
-def pull(config: Config, title: str | None, scheme: LabelScheme, progress=None, *, words=None,
-         project_id: int | None = None, queue: set[str] | None = None) -> dict:
+def pull(
+    config: Config,
+    title: str | None,
+    scheme: LabelScheme,
+    progress=None,
+    *,
+    words=None,
+    project_id: int | None = None,
+    queue: set[str] | None = None,
+) -> dict:
     """Everything is read before anything is written; each annotator's new events are then
     written as one batch (one fsync), which readers see whole or not at all. Labels on orphan
     tasks are written too (nothing is lost) and counted apart."""
@@ -590,20 +714,38 @@ def pull(config: Config, title: str | None, scheme: LabelScheme, progress=None, 
             store = stores(a["annotator"])
             if not store.has_event(a["event_id"]):
                 label, stance = scheme.decode(a["category"])
-                store.append(a["item"], "label", SOURCE, event_id=a["event_id"], timestamp=a["updated"],
-                             label=label, stance=stance, ls_annotation=a["ref"], fix=a["fix"])
+                store.append(
+                    a["item"],
+                    "label",
+                    SOURCE,
+                    event_id=a["event_id"],
+                    timestamp=a["updated"],
+                    label=label,
+                    stance=stance,
+                    ls_annotation=a["ref"],
+                    fix=a["fix"],
+                )
                 added[a["annotator"]] += 1
             for kind, value in (("note", a["note"] or ""), ("flag", a["flag"])):
                 last = stores.last(a["annotator"]).get((a["item"], kind))
                 if value or (last and last.get("ls_annotation") == a["ref"]):  # clear only what this annotation set
-                    stores.set(a["annotator"], a["item"], kind, value, f"{a['event_id']}-{kind}", a["ref"], a["updated"])
+                    stores.set(
+                        a["annotator"], a["item"], kind, value, f"{a['event_id']}-{kind}", a["ref"], a["updated"]
+                    )
         undone = _retract(stores, f"{project.id}:", live, queue)
     orphaned = {(t.get("data") or {}).get(ID_KEY) for t in read.orphans}
-    return {"project": project.title, "project_id": project.id, "annotations": len(read.taken),
-            "new_labels": sum(added.values()), "by_annotator": dict(sorted(added.items())), "undone": undone,
-            "refused": read.refused, "skipped": len(read.skipped), "duplicates": read.duplicates,
-            "orphans": {**orphan_summary(read.orphans),
-                        "labels": sum(1 for a in read.taken if a["item"] in orphaned)}}
+    return {
+        "project": project.title,
+        "project_id": project.id,
+        "annotations": len(read.taken),
+        "new_labels": sum(added.values()),
+        "by_annotator": dict(sorted(added.items())),
+        "undone": undone,
+        "refused": read.refused,
+        "skipped": len(read.skipped),
+        "duplicates": read.duplicates,
+        "orphans": {**orphan_summary(read.orphans), "labels": sum(1 for a in read.taken if a["item"] in orphaned)},
+    }
 
 
 def _retract(stores: _Stores, prefix: str, live: dict[str, str], queue: set[str] | None = None) -> int:
@@ -618,28 +760,51 @@ def _retract(stores: _Stores, prefix: str, live: dict[str, str], queue: set[str]
             continue  # not a file workbench writes
         store = stores(path.stem)
         mine = annotator_key(store.annotator)
-        gone = {ref for e in store.events if (ref := e.get("ls_annotation") or "").startswith(prefix)
-                and annotator_key(live.get(ref, "")) != mine}
+        gone = {
+            ref
+            for e in store.events
+            if (ref := e.get("ls_annotation") or "").startswith(prefix) and annotator_key(live.get(ref, "")) != mine
+        }
         if not gone:
             continue
         for item, state in list(store.states.items()):
             if queue is not None and item not in queue:
                 continue
             for e in [e for e in state.history.values() if e.get("ls_annotation") in gone]:
-                store.append(item, "undo", SOURCE, event_id="ls-undo-" + short_hash(e["id"]), undoes=e["id"],
-                             ls_annotation=e["ls_annotation"])
+                store.append(
+                    item,
+                    "undo",
+                    SOURCE,
+                    event_id="ls-undo-" + short_hash(e["id"]),
+                    undoes=e["id"],
+                    ls_annotation=e["ls_annotation"],
+                )
                 undone += 1
         for (item, kind), last in list(stores.last(path.stem).items()):
             if queue is not None and item not in queue:
                 continue
             if last.get("ls_annotation") in gone and last.get(kind):
-                stores.set(path.stem, item, kind, "" if kind == "note" else False,
-                           f"ls-clear-{short_hash(last['id'])}", last["ls_annotation"])
+                stores.set(
+                    path.stem,
+                    item,
+                    kind,
+                    "" if kind == "note" else False,
+                    f"ls-clear-{short_hash(last['id'])}",
+                    last["ls_annotation"],
+                )
     return undone
 
 
-def status(config: Config, title: str | None, scheme: LabelScheme, progress=None, *, words=None,
-           project_id: int | None = None, queue: list[str] | None = None) -> dict:
+def status(
+    config: Config,
+    title: str | None,
+    scheme: LabelScheme,
+    progress=None,
+    *,
+    words=None,
+    project_id: int | None = None,
+    queue: list[str] | None = None,
+) -> dict:
     """The project's progress over the queue's items (orphan tasks counted apart), and the final
     labels its annotations give under the configured policy: after a pull, the figures
     `workbench annotations stats` shows when every label comes from Label Studio."""
@@ -674,8 +839,19 @@ def status(config: Config, title: str | None, scheme: LabelScheme, progress=None
     if need > 1:
         edition = client.edition() or "Community"
         independent = not edition.lower().startswith("community")
-    return {"project": project.title, "project_id": project.id, "tasks": tasks, "labelled_tasks": len(labelled),
-            "overlap": need, "short_of_overlap": short, "skipped": len(read.skipped), "refused": read.refused,
-            "duplicates": read.duplicates, "orphans": orphan_summary(read.orphans), "finals": finals,
-            "policy": config.annotation.policy, "independent": independent,
-            "by_annotator": {k: len(v) for k, v in sorted(per_annotator.items())}}
+    return {
+        "project": project.title,
+        "project_id": project.id,
+        "tasks": tasks,
+        "labelled_tasks": len(labelled),
+        "overlap": need,
+        "short_of_overlap": short,
+        "skipped": len(read.skipped),
+        "refused": read.refused,
+        "duplicates": read.duplicates,
+        "orphans": orphan_summary(read.orphans),
+        "finals": finals,
+        "policy": config.annotation.policy,
+        "independent": independent,
+        "by_annotator": {k: len(v) for k, v in sorted(per_annotator.items())},
+    }

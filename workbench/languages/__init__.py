@@ -8,6 +8,7 @@ Every step that depends on the language asks `require(code, step)`, which refuse
 with no support in one line instead of applying another language's rules. docs/languages.md
 says what a new language needs.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -24,29 +25,33 @@ GROUP = "workbench.languages"
 DEFAULT = "en"
 
 
-@dataclass(frozen=True, eq=False)   # hashed by identity: one value per language
+@dataclass(frozen=True, eq=False)  # hashed by identity: one value per language
 class Language:
     """Everything the loop reads of one language. Only `code` and `name` are required; a rule
     left out (None) is one the language does not have."""
 
-    code: str                                   # BCP-47 primary tag, the card's `language:`
+    code: str  # BCP-47 primary tag, the card's `language:`
     name: str
-    spacy_pipelines: tuple[str, ...] = ()       # pipeline package names, preferred first (none: no POS filter)
-    spacy_prefix: str = ""                      # any installed package whose name starts so will do ("en_core_web")
-    spacy_install: str = ""                     # the pip line that installs the first one
-    determiners: frozenset[str] = frozenset()   # articles, possessives, quantifiers: a group opening with one needs no article
-    group_stopwords: frozenset[str] = frozenset()   # words of a group name that are not group words
+    spacy_pipelines: tuple[str, ...] = ()  # pipeline package names, preferred first (none: no POS filter)
+    spacy_prefix: str = ""  # any installed package whose name starts so will do ("en_core_web")
+    spacy_install: str = ""  # the pip line that installs the first one
+    determiners: frozenset[str] = (
+        frozenset()
+    )  # articles, possessives, quantifiers: a group opening with one needs no article
+    group_stopwords: frozenset[str] = frozenset()  # words of a group name that are not group words
     number_words: frozenset[str] = frozenset()  # fills rejected as numbers
-    join_word: str = "and"                      # joins a suggested mask to a word ("less {{W}} and <mask:ADJ>")
-    word_forms: Callable[[str], set[str]] = lambda word: {word}   # a group word's inflected forms (itself included)
-    is_plural: Callable[[str], bool] = lambda group: False     # is a group name plural (its head word)
-    agreement: Mapping[str, str] = field(default_factory=dict)   # singular verb -> plural verb, mended after a swapped group
+    join_word: str = "and"  # joins a suggested mask to a word ("less {{W}} and <mask:ADJ>")
+    word_forms: Callable[[str], set[str]] = lambda word: {word}  # a group word's inflected forms (itself included)
+    is_plural: Callable[[str], bool] = lambda group: False  # is a group name plural (its head word)
+    agreement: Mapping[str, str] = field(
+        default_factory=dict
+    )  # singular verb -> plural verb, mended after a swapped group
     # The article fixer ("a"/"an"): (next word, article as written) -> the right article; None: no such rule.
     indefinite_article: Callable[[str, str], str] | None = None
-    indefinite_articles: frozenset[str] = frozenset()    # the articles that fixer rewrites
-    elisions: tuple[str, ...] = ()              # prefixes cut from a word before it is read ("l'", "d'")
-    word_pattern: str = r"[\w'-]+"             # what a word is (French adds the typographic apostrophe)
-    capitalised: frozenset[str] = frozenset()   # words written with a capital anywhere in a sentence ("I")
+    indefinite_articles: frozenset[str] = frozenset()  # the articles that fixer rewrites
+    elisions: tuple[str, ...] = ()  # prefixes cut from a word before it is read ("l'", "d'")
+    word_pattern: str = r"[\w'-]+"  # what a word is (French adds the typographic apostrophe)
+    capitalised: frozenset[str] = frozenset()  # words written with a capital anywhere in a sentence ("I")
     # Spelling where a placeholder, a fill or a changed word meets its neighbours (contractions,
     # elisions, a/an); None: the article fixer alone, if the language has one.
     orthography: Orthography | None = None
@@ -70,7 +75,7 @@ class Language:
             w = w.replace("\u2019", "'")
             for prefix in self.elisions:
                 if w.startswith(prefix) and len(w) > len(prefix):
-                    w = w[len(prefix):]
+                    w = w[len(prefix) :]
                     break
             words.append(w)
         return words
@@ -81,8 +86,7 @@ def _targets() -> dict[str, str]:
     """code -> "module:ATTRIBUTE": the built-in folders, then the entry points (which may replace them)."""
     from importlib.metadata import entry_points
 
-    found = {info.name: f"{__name__}.{info.name}:LANGUAGE"
-             for info in pkgutil.iter_modules(__path__) if info.ispkg}
+    found = {info.name: f"{__name__}.{info.name}:LANGUAGE" for info in pkgutil.iter_modules(__path__) if info.ispkg}
     found.update({ep.name: ep.value for ep in entry_points(group=GROUP)})
     return found
 
@@ -121,6 +125,8 @@ def require(code: str | None, step: str) -> Language:
     """The support for `code`, or a one-line refusal naming the step and the languages there are."""
     language = find(code)
     if language is None:
-        raise ConfigError(f"{step} has no support for language {code!r} ([project] language); "
-                          f"supported: {', '.join(supported())} (docs/languages.md says how to add one)")
+        raise ConfigError(
+            f"{step} has no support for language {code!r} ([project] language); "
+            f"supported: {', '.join(supported())} (docs/languages.md says how to add one)"
+        )
     return language

@@ -8,6 +8,7 @@ femme"). No value is written in the text, so what its words agree with is read f
 itself (`grammar.agree_in_place`): a word already in the form the value needs is never
 changed. Where the parse does not settle it, the text is left as written and a note says why.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

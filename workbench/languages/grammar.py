@@ -15,6 +15,7 @@ spaCy's lemma and morphology). Where the parse does not settle it (the group is 
 one phrase, a word after it looks like its verb but is not parsed so, a form the tables do not
 know), the sentence is left as it is and a note says why, for annotators.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -62,11 +63,11 @@ class Grammar:
     maybe_verb: Callable[[str], bool] = lambda word: False
     # Whether a word after a copula that the parser read as an adverb is an adjective ("compétent").
     maybe_adjective: Callable[[str], bool] = lambda word: False
-    stand_ins: Mapping[str, str] = field(default_factory=dict)   # POS -> a word read for a mask ("": unconstrained)
+    stand_ins: Mapping[str, str] = field(default_factory=dict)  # POS -> a word read for a mask ("": unconstrained)
     relative_pronouns: frozenset[str] = frozenset()
-    copulas: frozenset[str] = frozenset()       # lemmas whose predicate agrees with the subject (être, sembler)
-    skip_after_copula: frozenset[str] = frozenset()   # words between a copula and its predicate ("pas", "très")
-    invariable: frozenset[str] = frozenset()    # adverbs that follow a copula and never agree ("ici", "bien")
+    copulas: frozenset[str] = frozenset()  # lemmas whose predicate agrees with the subject (être, sembler)
+    skip_after_copula: frozenset[str] = frozenset()  # words between a copula and its predicate ("pas", "très")
+    invariable: frozenset[str] = frozenset()  # adverbs that follow a copula and never agree ("ici", "bien")
 
 
 @dataclass(frozen=True)
@@ -77,11 +78,11 @@ class Dependent:
     start: int
     end: int
     word: Word
-    role: str                       # "verb", "predicate" (adjective, participle); noted only: "noun" (a predicate
-                                    # noun), "pronoun" (a third-person pronoun or possessive after its subject)
-    subject: tuple[int, ...]        # the group pieces of its subject (several when coordinated)
-    coordinated: bool = False       # the subject is a coordination ("{{GROUP1}} and {{GROUP2}}")
-    other_genders: tuple[str | None, ...] = ()   # genders of the coordination's other nouns
+    role: str  # "verb", "predicate" (adjective, participle); noted only: "noun" (a predicate
+    # noun), "pronoun" (a third-person pronoun or possessive after its subject)
+    subject: tuple[int, ...]  # the group pieces of its subject (several when coordinated)
+    coordinated: bool = False  # the subject is a coordination ("{{GROUP1}} and {{GROUP2}}")
+    other_genders: tuple[str | None, ...] = ()  # genders of the coordination's other nouns
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,7 @@ def parse_text(texts: list[str], kinds: list[str], pos: list, grammar: Grammar) 
     # at the start of a sentence worse than "Les femmes préparent".
     first = next((i for i, ch in enumerate(out) if ch.isalpha()), None)
     if first is not None:
-        out = out[:first] + out[first].upper() + out[first + 1:]
+        out = out[:first] + out[first].upper() + out[first + 1 :]
     return out, starts
 
 
@@ -124,7 +125,9 @@ def analyse(texts: list[str], kinds: list[str], pos: list, language, nlp) -> Ana
     ends = starts[1:] + [len(text)]
 
     def piece_of(token) -> int:
-        return next(i for i in range(len(starts)) if starts[i] <= token.idx < ends[i] or token.idx == ends[i] == starts[i])
+        return next(
+            i for i in range(len(starts)) if starts[i] <= token.idx < ends[i] or token.idx == ends[i] == starts[i]
+        )
 
     tokens_of = {i: [t for t in doc if starts[i] <= t.idx < ends[i]] for i, k in enumerate(kinds) if k == "group"}
     found: dict[int, Dependent] = {}
@@ -134,6 +137,7 @@ def analyse(texts: list[str], kinds: list[str], pos: list, language, nlp) -> Ana
         entry = (subject or (g,), coordinated, others, note)
         if entry not in unsure:
             unsure.append(entry)
+
     group_of = {t.i: i for i, toks in tokens_of.items() for t in toks}
 
     def add(token, role, subject, coordinated=False, others=()):
@@ -141,8 +145,9 @@ def analyse(texts: list[str], kinds: list[str], pos: list, language, nlp) -> Ana
             return
         p = piece_of(token)
         word = Word(token.text, token.lemma_, token.tag_, token.pos_, token.morph.to_dict())
-        found[token.i] = Dependent(p, token.idx - starts[p], token.idx - starts[p] + len(token.text), word, role,
-                                   subject, coordinated, others)
+        found[token.i] = Dependent(
+            p, token.idx - starts[p], token.idx - starts[p] + len(token.text), word, role, subject, coordinated, others
+        )
 
     for g, toks in tokens_of.items():
         if not toks:
@@ -157,10 +162,11 @@ def analyse(texts: list[str], kinds: list[str], pos: list, language, nlp) -> Ana
         if head.dep_ in SUBJECTS:
             governor = head
         elif head.dep_ == "conj" and head.head.dep_ in SUBJECTS:
-            governor = head.head       # the second of a coordinated subject
+            governor = head.head  # the second of a coordinated subject
         if governor is not None:
-            conjuncts = [governor] + [c for c in governor.subtree if c.dep_ == "conj" and c.pos_ in NOUNS
-                                      and _conj_root(c) == governor]
+            conjuncts = [governor] + [
+                c for c in governor.subtree if c.dep_ == "conj" and c.pos_ in NOUNS and _conj_root(c) == governor
+            ]
             if len(conjuncts) > 1:
                 coordinated = True
                 subject = tuple(sorted({group_of[c.i] for c in conjuncts if c.i in group_of}))
@@ -169,8 +175,13 @@ def analyse(texts: list[str], kinds: list[str], pos: list, language, nlp) -> Ana
             for token, role in words:
                 add(token, role, subject, coordinated, others)
             if not words:
-                doubt(g, f"the parser reads {texts[g]!r} as the subject of {governor.head.text!r}, which is not a "
-                         f"verb", subject, coordinated, others)
+                doubt(
+                    g,
+                    f"the parser reads {texts[g]!r} as the subject of {governor.head.text!r}, which is not a verb",
+                    subject,
+                    coordinated,
+                    others,
+                )
         for clause in head.children:
             if clause.dep_ in RELATIVE_CLAUSES and _relative_subject(clause, grammar):
                 for token, role in _predicate_words(clause, grammar):
@@ -185,36 +196,57 @@ def analyse(texts: list[str], kinds: list[str], pos: list, language, nlp) -> Ana
         if governor is None:
             suspect = verb
             if suspect is not None and suspect.i not in found:
-                doubt(g, f"{suspect.text!r} after {texts[g]!r} may be its verb, but the parser does not read "
-                         f"{texts[g]!r} as its subject")
-            elif not any(_finite(t) and (_has_subject(t) or _has_subject(t.head)) for t in doc) \
-                    and head.dep_ in ("ROOT", "compound", "dep", "amod", "appos"):
+                doubt(
+                    g,
+                    f"{suspect.text!r} after {texts[g]!r} may be its verb, but the parser does not read "
+                    f"{texts[g]!r} as its subject",
+                )
+            elif not any(_finite(t) and (_has_subject(t) or _has_subject(t.head)) for t in doc) and head.dep_ in (
+                "ROOT",
+                "compound",
+                "dep",
+                "amod",
+                "appos",
+            ):
                 doubt(g, f"the parser finds no verb for {texts[g]!r} in this sentence")
     # After a group that is a subject: third-person pronouns and possessives (they may stand for
     # it: noted), and a word after a conjunction that may be a coordinated verb the parse missed.
     subjects = {s for d in found.values() for s in d.subject}
     for g in sorted(subjects):
         last = tokens_of[g][-1].i
-        for t in doc[last + 1:]:
+        for t in doc[last + 1 :]:
             if t.i in found or t.i in group_of:
                 continue
             person = t.morph.get("Person")
-            if t.pos_ in ("PRON", "DET") and t.morph.get("Reflex") != ["Yes"] and t.morph.get("Gender") != ["Neut"] and (
+            if (
+                t.pos_ in ("PRON", "DET")
+                and t.morph.get("Reflex") != ["Yes"]
+                and t.morph.get("Gender") != ["Neut"]
+                and (
                     (t.morph.get("Poss") == ["Yes"] and person in ([], ["3"]))
-                    or (t.morph.get("PronType") == ["Prs"] and person == ["3"])):
+                    or (t.morph.get("PronType") == ["Prs"] and person == ["3"])
+                )
+            ):
                 add(t, "pronoun", (g,))
             elif t.pos_ == "CCONJ" and t.i + 1 < len(doc):
                 after = doc[t.i + 1]
-                if after.i not in found and after.i not in group_of \
-                        and not _has_subject(after) and grammar.maybe_verb(after.text) and after.pos_ != "VERB":
-                    doubt(g, f"{after.text!r} after {t.text!r} may be a verb of {texts[g]!r} the parser does not read so")
+                if (
+                    after.i not in found
+                    and after.i not in group_of
+                    and not _has_subject(after)
+                    and grammar.maybe_verb(after.text)
+                    and after.pos_ != "VERB"
+                ):
+                    doubt(
+                        g, f"{after.text!r} after {t.text!r} may be a verb of {texts[g]!r} the parser does not read so"
+                    )
     # A finite verb after a group with no subject in the parse, that nothing above agrees: it may
     # belong to the group (the parse went wrong), so it is noted, never changed.
     masked = {t.i for t in doc for i, k in enumerate(kinds) if k == "mask" and starts[i] <= t.idx < ends[i]}
     ordered = sorted((toks[-1].i, g) for g, toks in tokens_of.items() if toks)
     for n, (last, g) in enumerate(ordered):
         stop = ordered[n + 1][0] if n + 1 < len(ordered) else len(doc)
-        for t in doc[last + 1:stop]:
+        for t in doc[last + 1 : stop]:
             if t.i in found or t.i in group_of or t.i in masked or not _finite(t) or t.pos_ not in ("VERB", "AUX"):
                 continue
             if _has_subject(t) or (t.dep_ in AUXILIARIES and _has_subject(t.head)) or t.dep_ == "conj":
@@ -255,8 +287,10 @@ def _has_subject(token) -> bool:
 
 def _relative_subject(clause, grammar: Grammar) -> bool:
     """A relative clause whose subject is the relative pronoun ("who work here", "qui travaille")."""
-    return any(c.dep_ in SUBJECTS and (c.lower_ in grammar.relative_pronouns or c.morph.get("PronType") == ["Rel"])
-               for c in clause.children)
+    return any(
+        c.dep_ in SUBJECTS and (c.lower_ in grammar.relative_pronouns or c.morph.get("PronType") == ["Rel"])
+        for c in clause.children
+    )
 
 
 def _predicate_words(governor, grammar: Grammar, predicate: bool = False) -> list:
@@ -274,7 +308,7 @@ def _predicate_words(governor, grammar: Grammar, predicate: bool = False) -> lis
             out.append((governor, "predicate"))
         if governor.lemma_ in grammar.copulas:
             out += [(c, "predicate") for c in governor.children if c.dep_ == "xcomp" and _participle_or_adjective(c)]
-        for a in copula:   # the surface reading, where the parse attaches the predicate elsewhere
+        for a in copula:  # the surface reading, where the parse attaches the predicate elsewhere
             after = _next_word(a, grammar.skip_after_copula)
             if after is not None and _participle_or_adjective(after):
                 out.append((after, "predicate"))
@@ -285,8 +319,9 @@ def _predicate_words(governor, grammar: Grammar, predicate: bool = False) -> lis
             out.append((governor, "predicate" if grammar.maybe_adjective(governor.lower_) else "unread"))
     elif any(c.dep_ == "attr" and c.pos_ == "NOUN" for c in governor.children) and governor.lemma_ == "be":
         out += [(c, "noun") for c in governor.children if c.dep_ == "attr" and c.pos_ == "NOUN"]
-    is_predicate = predicate or (grammar.predicate is not None and any(r == "predicate" and t.i == governor.i
-                                                                       for t, r in out))
+    is_predicate = predicate or (
+        grammar.predicate is not None and any(r == "predicate" and t.i == governor.i for t, r in out)
+    )
     for c in governor.children:
         if c.dep_ == "conj" and c.pos_ in ("VERB", "AUX", "ADJ") and not _has_subject(c):
             out += _predicate_words(c, grammar, is_predicate and _participle_or_adjective(c))
@@ -296,7 +331,7 @@ def _predicate_words(governor, grammar: Grammar, predicate: bool = False) -> lis
 def _next_word(token, skip: frozenset[str]):
     """The word after `token`, past adverbs, negation and the words in `skip`."""
     doc = token.doc
-    for t in doc[token.i + 1:]:
+    for t in doc[token.i + 1 :]:
         if t.pos_ in ("ADV", "PART") or t.lower_ in skip:
             continue
         return t
@@ -309,9 +344,12 @@ def _verb_after(last, head, grammar: Grammar):
     language's verb tables can inflect, without a subject of its own."""
     doc = last.doc
     clause = {t.i for c in head.children if c.dep_ in RELATIVE_CLAUSES for t in c.subtree}
-    for t in doc[last.i + 1:]:
-        if t.i in clause or t.pos_ in ("ADV", "PART") or (t.pos_ == "PRON" and t.dep_ not in SUBJECTS
-                                                           and len(t.text) <= 3):
+    for t in doc[last.i + 1 :]:
+        if (
+            t.i in clause
+            or t.pos_ in ("ADV", "PART")
+            or (t.pos_ == "PRON" and t.dep_ not in SUBJECTS and len(t.text) <= 3)
+        ):
             continue
         if t.is_punct or _has_subject(t) or (t.dep_ in AUXILIARIES and _has_subject(t.head)):
             return None
@@ -334,8 +372,15 @@ class Agreed:
     notes: list[str]
 
 
-def agree(texts: list[str], kinds: list[str], analysis: Analysis, written: Mapping[int, str],
-          wanted: Mapping[int, str], language, filled_for: Mapping[int, str] | None = None) -> Agreed:
+def agree(
+    texts: list[str],
+    kinds: list[str],
+    analysis: Analysis,
+    written: Mapping[int, str],
+    wanted: Mapping[int, str],
+    language,
+    filled_for: Mapping[int, str] | None = None,
+) -> Agreed:
     """The pieces with every dependent word put in the form its group in `wanted` needs (group
     piece -> value), the words as written agreeing with `written` (fills with `filled_for`, the
     groups the masked LM saw). A changed word becomes a piece of kind "changed" of its own (a
@@ -363,8 +408,10 @@ def agree(texts: list[str], kinds: list[str], analysis: Analysis, written: Mappi
             notes.append(f"{d.word.text!r} may need to agree with {group}: predicate nouns are not changed")
             continue
         if d.role == "unread":
-            notes.append(f"{d.word.text!r} after a copula is read as an adverb: left as written (it may need to "
-                         f"agree with {group})")
+            notes.append(
+                f"{d.word.text!r} after a copula is read as an adverb: left as written (it may need to "
+                f"agree with {group})"
+            )
             continue
         if d.role == "pronoun":
             if have.plural != need.plural or None not in (have.gender, need.gender):
@@ -378,8 +425,10 @@ def agree(texts: list[str], kinds: list[str], analysis: Analysis, written: Mappi
                 continue
             form = grammar.predicate(d.word, have, need)
         if form is None:
-            notes.append(f"no {'plural' if need.plural else 'singular'} form of {d.word.text!r} is known "
-                         f"(agreeing with {group}): left as written")
+            notes.append(
+                f"no {'plural' if need.plural else 'singular'} form of {d.word.text!r} is known "
+                f"(agreeing with {group}): left as written"
+            )
             continue
         if form != d.word.text:
             if d.word.text[:1].isupper():
@@ -388,8 +437,9 @@ def agree(texts: list[str], kinds: list[str], analysis: Analysis, written: Mappi
     return _split(texts, kinds, changes, notes)
 
 
-def _split(texts: list[str], kinds: list[str], changes: Mapping[int, list[tuple[int, int, str]]],
-           notes: list[str]) -> Agreed:
+def _split(
+    texts: list[str], kinds: list[str], changes: Mapping[int, list[tuple[int, int, str]]], notes: list[str]
+) -> Agreed:
     """The pieces with each change (piece -> [(start, end, form)]) made a piece of its own."""
     out = Agreed([], [], [], notes)
 
@@ -416,8 +466,9 @@ def _own_features(word: Word, need: Features) -> Features:
     return Features(plural, gender)
 
 
-def agree_in_place(texts: list[str], kinds: list[str], analysis: Analysis, language,
-                   only: frozenset[str] | None = None) -> Agreed:
+def agree_in_place(
+    texts: list[str], kinds: list[str], analysis: Analysis, language, only: frozenset[str] | None = None
+) -> Agreed:
     """The pieces with every word that agrees with a group put in the form the group in its
     piece needs, judged from the word itself (its form, its number and gender as the parser
     reads them): for a text written once and used with values of either number or gender,
@@ -432,30 +483,38 @@ def agree_in_place(texts: list[str], kinds: list[str], analysis: Analysis, langu
         return Agreed(list(texts), list(kinds), list(range(len(texts))), notes)
     changes: dict[int, list[tuple[int, int, str]]] = {}
     for d in analysis.dependents:
-        if kinds[d.piece] == "mask" or any(kinds[s] != "group" for s in d.subject) or \
-                (only is not None and kinds[d.piece] not in only):
+        if (
+            kinds[d.piece] == "mask"
+            or any(kinds[s] != "group" for s in d.subject)
+            or (only is not None and kinds[d.piece] not in only)
+        ):
             continue
         need = _subject_features(d, {s: texts[s] for s in d.subject}, language)
         have = _own_features(d.word, need)
         group = " and ".join(repr(texts[s]) for s in d.subject)
         if d.role in ("noun", "pronoun", "unread"):
             if have.plural != need.plural:
-                what = {"noun": "predicate nouns are not changed", "pronoun": "pronouns are not changed",
-                        "unread": "it is read as an adverb after a copula"}[d.role]
+                what = {
+                    "noun": "predicate nouns are not changed",
+                    "pronoun": "pronouns are not changed",
+                    "unread": "it is read as an adverb after a copula",
+                }[d.role]
                 notes.append(f"{d.word.text!r} may need to agree with {group}: {what}")
             continue
         if d.role == "verb":
             form = grammar.verb(d.word, need.plural)
         else:
-            if need.gender is None:     # a group whose gender nothing marks: the word keeps its own
+            if need.gender is None:  # a group whose gender nothing marks: the word keeps its own
                 need = Features(need.plural, have.gender)
             if have == need:
                 continue
             form = grammar.predicate(d.word, have, need)
         if form is None:
             if d.role != "verb" or d.word.morph.get("Number") != ("Plur" if need.plural else "Sing"):
-                notes.append(f"no {'plural' if need.plural else 'singular'} form of {d.word.text!r} is known "
-                             f"(agreeing with {group}): left as written")
+                notes.append(
+                    f"no {'plural' if need.plural else 'singular'} form of {d.word.text!r} is known "
+                    f"(agreeing with {group}): left as written"
+                )
             continue
         if form != d.word.text:
             if d.word.text[:1].isupper():
@@ -500,10 +559,12 @@ def disagreements(texts: list[str], kinds: list[str], analysis: Analysis, langua
             form = grammar.verb(d.word, need.plural)
         elif need.gender is None:
             continue
-        else:   # the word's own number and gender as the parser reads them, else the group's
+        else:  # the word's own number and gender as the parser reads them, else the group's
             morph = d.word.morph
-            have = Features(morph.get("Number", "Plur" if need.plural else "Sing") == "Plur",
-                            morph.get("Gender", need.gender) if morph.get("Gender") in ("Fem", "Masc") else need.gender)
+            have = Features(
+                morph.get("Number", "Plur" if need.plural else "Sing") == "Plur",
+                morph.get("Gender", need.gender) if morph.get("Gender") in ("Fem", "Masc") else need.gender,
+            )
             form = grammar.predicate(d.word, have, need)
         if form is not None and form != d.word.text:
             out.append(f"{d.word.text!r} does not agree with {values[d.subject[0]]!r} ({form!r} would)")

@@ -8,6 +8,7 @@ substituted piece (a placeholder's value, a fill, a word changed for agreement) 
 neighbours, so the author's own text is never rewritten. A language without an orthography
 has none applied.
 """
+
 from __future__ import annotations
 
 import re
@@ -19,26 +20,28 @@ APOSTROPHES = "'\u2019"
 # space after it; the first word after a meeting point and the space before it.
 _LAST = re.compile(r"([^\W\d_][\w-]*['\u2019]?)(\s*)$")
 _FIRST = re.compile(r"^(\s*)([^\W\d_][\w'\u2019-]*)")
-_BEFORE = re.compile(r"([^\W\d_][\w-]*)\s+$")   # the word before a meeting point's left word
+_BEFORE = re.compile(r"([^\W\d_][\w-]*)\s+$")  # the word before a meeting point's left word
 
 
 @dataclass(frozen=True)
 class Orthography:
     """A language's spelling rules at word boundaries. Each mapping is keyed by lower-case words."""
 
-    contractions: Mapping[tuple[str, str], str] = field(default_factory=dict)   # ("de", "les") -> "des"
+    contractions: Mapping[tuple[str, str], str] = field(default_factory=dict)  # ("de", "les") -> "des"
     # A contraction made otherwise after some words: ("de", "des") -> (quantity words, "de"):
     # "beaucoup de" + "des femmes" is "beaucoup de femmes", where elsewhere "de des" is "des".
     contractions_after: Mapping[tuple[str, str], tuple[frozenset[str], str]] = field(default_factory=dict)
-    elisions: Mapping[str, str] = field(default_factory=dict)    # "le" -> "l'": before a vowel or a mute h
-    elide_only_before: Mapping[str, frozenset[str]] = field(default_factory=dict)   # "si" elides before "il(s)" only
-    unelisions: Mapping[str, str] = field(default_factory=dict)  # "n'" -> "ne" before a consonant ("n'est" -> "ne sont")
-    before_vowel: Mapping[str, str] = field(default_factory=dict)   # "ce" -> "cet" before a vowel (when not elided)
-    before_consonant: Mapping[str, str] = field(default_factory=dict)   # "cet" -> "ce": forms used only before a vowel
+    elisions: Mapping[str, str] = field(default_factory=dict)  # "le" -> "l'": before a vowel or a mute h
+    elide_only_before: Mapping[str, frozenset[str]] = field(default_factory=dict)  # "si" elides before "il(s)" only
+    unelisions: Mapping[str, str] = field(
+        default_factory=dict
+    )  # "n'" -> "ne" before a consonant ("n'est" -> "ne sont")
+    before_vowel: Mapping[str, str] = field(default_factory=dict)  # "ce" -> "cet" before a vowel (when not elided)
+    before_consonant: Mapping[str, str] = field(default_factory=dict)  # "cet" -> "ce": forms used only before a vowel
     vowels: str = "aeiouàâäéèêëîïôöûüùœæ"
-    mute_h: frozenset[str] = frozenset()          # words in h- that elide ("homme"); every other h- word does not
-    mute_h_prefixes: tuple[str, ...] = ()         # their families ("habit" covers habitant, habitude)
-    no_elision: frozenset[str] = frozenset()      # vowel-initial words that do not elide ("onze", "oui")
+    mute_h: frozenset[str] = frozenset()  # words in h- that elide ("homme"); every other h- word does not
+    mute_h_prefixes: tuple[str, ...] = ()  # their families ("habit" covers habitant, habitude)
+    no_elision: frozenset[str] = frozenset()  # vowel-initial words that do not elide ("onze", "oui")
     # The indefinite article chosen by the next word's sound (English "a"/"an"): (next word, article as written) -> article.
     article: Callable[[str, str], str] | None = None
     articles: frozenset[str] = frozenset()
@@ -52,8 +55,9 @@ class Orthography:
             return w in self.mute_h or w.startswith(self.mute_h_prefixes)
         return w[0] in self.vowels
 
-    def meet(self, left: str, right: str, contract: bool = True, after: str = "",
-             before: str = "") -> tuple[str, str | None] | None:
+    def meet(
+        self, left: str, right: str, contract: bool = True, after: str = "", before: str = ""
+    ) -> tuple[str, str | None] | None:
         """What `left` becomes before `right`: (new left, the joiner that replaces the space
         between them: None keeps it, "" joins the words, "\\0" also absorbs the right word).
         None when nothing changes. Contractions are tried only when `contract` (after every
@@ -73,8 +77,7 @@ class Orthography:
                 return None
             return _case_like(contracted, left), "\0"
         if self.vowel_initial(right):
-            if low in self.elisions and (low not in self.elide_only_before
-                                         or next_low in self.elide_only_before[low]):
+            if low in self.elisions and (low not in self.elide_only_before or next_low in self.elide_only_before[low]):
                 return _case_like(self.elisions[low], left), ""
             if low in self.before_vowel:
                 return _case_like(self.before_vowel[low], left), None
@@ -126,28 +129,29 @@ def _respell_pass(out: list[str], substituted: Sequence[bool], orthography: Orth
         if left_at is None or right_at is None:
             continue
         (li, lstart, lword, lspace), (ri, rstart, rword, rspace) = left_at, right_at
-        if (li, ri) in done or not any(substituted[li:ri + 1]):
+        if (li, ri) in done or not any(substituted[li : ri + 1]):
             continue
         done.add((li, ri))
         space = lspace + rspace
         if (lword[-1:] in APOSTROPHES) == bool(space):
             continue  # "qu' une" as written, or two parts of one word ("{{X}}s")
-        after = _FIRST.search(out[ri][rstart + len(rword):] + "".join(out[ri + 1:]))
+        after = _FIRST.search(out[ri][rstart + len(rword) :] + "".join(out[ri + 1 :]))
         before = _BEFORE.search("".join(out[:li]) + out[li][:lstart])
-        change = orthography.meet(lword, rword, contract, after.group(2) if after else "",
-                                  before.group(1) if before else "")
+        change = orthography.meet(
+            lword, rword, contract, after.group(2) if after else "", before.group(1) if before else ""
+        )
         if change is None:
             continue
         new_left, joiner = change
-        out[li] = out[li][:lstart] + new_left + out[li][lstart + len(lword):]
+        out[li] = out[li][:lstart] + new_left + out[li][lstart + len(lword) :]
         if joiner is None:
             continue
         # The space between the words (the left piece's tail, the pieces between, the right
         # piece's head) becomes the joiner; an absorbed right word goes with it.
-        out[li] = out[li][:lstart + len(new_left)] + ("" if joiner == "\0" else joiner)
+        out[li] = out[li][: lstart + len(new_left)] + ("" if joiner == "\0" else joiner)
         for k in range(li + 1, ri):
             out[k] = ""
-        out[ri] = out[ri][rstart + (len(rword) if joiner == "\0" else 0):]
+        out[ri] = out[ri][rstart + (len(rword) if joiner == "\0" else 0) :]
     return out
 
 
@@ -160,7 +164,7 @@ def _last_word(pieces, i):
         if m and m.group(1):
             return i, m.start(1), m.group(1), m.group(2) + space
         if text.strip():
-            return None   # punctuation in between: no meeting of words
+            return None  # punctuation in between: no meeting of words
         space = text + space
         i -= 1
     return None

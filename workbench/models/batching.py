@@ -3,6 +3,7 @@
 Masked LMs, causal LMs and classifiers all go through `run_batched`: sorting by length keeps
 padding small, and one function per batch (`step`) is all a distributed engine would need.
 """
+
 from __future__ import annotations
 
 from typing import Callable, Iterator, Sequence, TypeVar
@@ -15,7 +16,7 @@ T = TypeVar("T")
 def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> Iterator[list[int]]:
     order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
     for start in range(0, len(order), batch_size):
-        yield order[start:start + batch_size]
+        yield order[start : start + batch_size]
 
 
 def pad_batch(sequences: Sequence[Sequence[int]], pad_id: int, device, type_ids: Sequence[Sequence[int]] | None = None):
@@ -65,7 +66,7 @@ def _halving(order: list[int], size: int, step, sink) -> int:
     the size halves and the same slice is tried again. Returns the size that finally worked."""
     pos = 0
     while pos < len(order):
-        indices = order[pos:pos + size]
+        indices = order[pos : pos + size]
         try:
             result = step(indices)
         except RuntimeError as exc:
@@ -99,10 +100,10 @@ def _run_shared(lengths, batch_size, step, on_batch, progress) -> int:
     batch order. Memory holds one round. On out-of-memory a rank cuts its own batches in
     halves (the others go on as they are)."""
     order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
-    batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
     n, me, size = world_size(), rank(), batch_size
     for start in range(0, len(batches), n):
-        round_ = batches[start:start + n]
+        round_ = batches[start : start + n]
         mine: list = []
         if me < len(round_):
             size = _halving(round_[me], size, step, lambda part, result: mine.append((part, _on_cpu(result))))

@@ -20,6 +20,7 @@ workbench's way of naming a model and opening the score cache, imports those ins
 the name resolver is copied with every evaluator anyway, and the cache is an optional import
 (a release's evaluator/ lacks it and never asks for it).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -57,8 +58,10 @@ def check_classifier(config, name: str) -> None:
     if not archs or any(a.endswith(CLASSIFIER_SUFFIX) for a in archs):
         return
     what = next((said for a in archs for ends, said in OTHER_HEADS if a.endswith(ends)), "not a sequence classifier")
-    raise ModelError(f"model {name!r} is {what} ({', '.join(archs)}), not a text classifier; a judge needs a "
-                     f"sequence-classification checkpoint (*{CLASSIFIER_SUFFIX})")
+    raise ModelError(
+        f"model {name!r} is {what} ({', '.join(archs)}), not a text classifier; a judge needs a "
+        f"sequence-classification checkpoint (*{CLASSIFIER_SUFFIX})"
+    )
 
 
 def label_names(config) -> list[str]:
@@ -103,8 +106,10 @@ def open_classifier(ref, spec: LoadSpec, cache=None, hint: str = "", budgets: di
     missing = [k for k in info.get("missing_keys", []) if not k.endswith("position_ids")]
     if missing:
         # A head initialised at random would judge noise without any error: refuse instead.
-        raise ModelError(f"model {name!r} lacks the weights of its classification head ({', '.join(sorted(missing)[:4])}"
-                         f"{', ...' if len(missing) > 4 else ''}): it is not a sequence-classification checkpoint")
+        raise ModelError(
+            f"model {name!r} lacks the weights of its classification head ({', '.join(sorted(missing)[:4])}"
+            f"{', ...' if len(missing) > 4 else ''}): it is not a sequence-classification checkpoint"
+        )
     classifier = TextClassifier(ref, tokenizer, model, device, runtime.batch_size, cache)
     classifier.runtime = runtime
     return classifier
@@ -125,8 +130,14 @@ class TextClassifier:
         self.cache = cache
         self.labels = label_names(model.config)
         self.limit = _position_limit(tokenizer, model.config)
-        self.pad_id = next((t for t in (tokenizer.pad_token_id, getattr(model.config, "pad_token_id", None),
-                                        tokenizer.eos_token_id) if t is not None), 0)
+        self.pad_id = next(
+            (
+                t
+                for t in (tokenizer.pad_token_id, getattr(model.config, "pad_token_id", None), tokenizer.eos_token_id)
+                if t is not None
+            ),
+            0,
+        )
         if getattr(model.config, "pad_token_id", None) is None:
             # Decoder classifiers (GPT-2, Llama) read the last token that is not padding, found by
             # this id; without it they refuse batches of more than one text.
@@ -209,8 +220,9 @@ class TextClassifier:
         if len(folded) == 1:
             return folded[0]
         why = "two labels differ from it in case only" if folded else "it has no such label"
-        raise ModelError(f"model {self.ref.name!r} has no label {label!r} ({why}); its labels: "
-                         f"{', '.join(self.labels)}")
+        raise ModelError(
+            f"model {self.ref.name!r} has no label {label!r} ({why}); its labels: {', '.join(self.labels)}"
+        )
 
     def label_probability(self, texts: Sequence[str], label: str, progress: Progress = None) -> list[float]:
         """The probability of one label (named as the checkpoint names it, case aside) for each text."""
@@ -222,9 +234,15 @@ class TextClassifier:
         return [self.labels[max(range(len(row)), key=row.__getitem__)] for row in self.probabilities(texts, progress)]
 
 
-def load_classifier(name: str, *, root: Path | None = None, revision: str | None = None,
-                    spec: LoadSpec | None = None, cache_path: Path | None = None,
-                    runtimes: dict | None = None) -> TextClassifier:
+def load_classifier(
+    name: str,
+    *,
+    root: Path | None = None,
+    revision: str | None = None,
+    spec: LoadSpec | None = None,
+    cache_path: Path | None = None,
+    runtimes: dict | None = None,
+) -> TextClassifier:
     """Load a text classifier (a local folder, relative to `root` too, or a Hub id, found by
     `loading.resolve`) as `spec` asks (default: auto device and batch size), with its
     probabilities cached in the SQLite file `cache_path` when given; how it runs is recorded in
@@ -232,8 +250,10 @@ def load_classifier(name: str, *, root: Path | None = None, revision: str | None
     from .loading import FIXTURE_HINT, resolve
 
     if name.startswith(("http://", "https://")):
-        raise ModelError(f"model {name!r}: a judge is a sequence-classification checkpoint (a local folder or a Hub "
-                         "name); a model behind a server gives generated text, not label probabilities")
+        raise ModelError(
+            f"model {name!r}: a judge is a sequence-classification checkpoint (a local folder or a Hub "
+            "name); a model behind a server gives generated text, not label probabilities"
+        )
     ref = resolve(name, revision, root)
     cache = None
     if cache_path is not None:
@@ -242,7 +262,9 @@ def load_classifier(name: str, *, root: Path | None = None, revision: str | None
         except ImportError:
             Cache = None
         if Cache is None:
-            raise ModelError("the score cache needs workbench's cache module, which this copy lacks; leave out the cache")
+            raise ModelError(
+                "the score cache needs workbench's cache module, which this copy lacks; leave out the cache"
+            )
         cache = Cache(Path(cache_path))
     classifier = open_classifier(ref, spec or LoadSpec(), cache, hint=FIXTURE_HINT)
     if runtimes is not None:

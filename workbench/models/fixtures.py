@@ -6,6 +6,7 @@ is what the tests and the offline demo need. The vocabulary is English words of 
 templates use, plus sub-word pieces, punctuation and numbers so every generation filter can
 be exercised.
 """
+
 from __future__ import annotations
 
 import json
@@ -91,16 +92,22 @@ def _bpe_tokenizer():
     from tokenizers import AddedToken, ByteLevelBPETokenizer
     from transformers import RobertaTokenizer
 
-    corpus = [" ".join(_WORDS[i:i + 12]) for i in range(0, len(_WORDS), 12)]
+    corpus = [" ".join(_WORDS[i : i + 12]) for i in range(0, len(_WORDS), 12)]
     corpus += [" ".join(_WORDS).capitalize(), " ".join(_SYMBOLS)]
     bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(corpus, vocab_size=1200, min_frequency=1,
-                            special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"], show_progress=False)
+    bpe.train_from_iterator(
+        corpus,
+        vocab_size=1200,
+        min_frequency=1,
+        special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
+        show_progress=False,
+    )
     model = json.loads(bpe.to_str())["model"]
     merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in model["merges"]]
     # As in real RoBERTa checkpoints, the mask token absorbs the space before it.
-    return RobertaTokenizer(vocab=model["vocab"], merges=merges,
-                            mask_token=AddedToken("<mask>", lstrip=True, rstrip=False, special=True))
+    return RobertaTokenizer(
+        vocab=model["vocab"], merges=merges, mask_token=AddedToken("<mask>", lstrip=True, rstrip=False, special=True)
+    )
 
 
 def _unigram_tokenizer(style: str, words: list[str] | None = None):
@@ -110,16 +117,28 @@ def _unigram_tokenizer(style: str, words: list[str] | None = None):
     from transformers import CamembertTokenizerFast, XLMRobertaTokenizerFast
 
     base = words or _WORDS
-    corpus = [" ".join(base[i:i + 12]) for i in range(0, len(base), 12)]
+    corpus = [" ".join(base[i : i + 12]) for i in range(0, len(base), 12)]
     corpus += [" ".join(w.capitalize() for w in base), " ".join(_SYMBOLS)]
     spm = SentencePieceUnigramTokenizer()
-    spm.train_from_iterator(corpus, vocab_size=1200, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
-                            unk_token="<unk>", show_progress=False)
+    spm.train_from_iterator(
+        corpus,
+        vocab_size=1200,
+        special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
+        unk_token="<unk>",
+        show_progress=False,
+    )
     cls = CamembertTokenizerFast if style == "camembert" else XLMRobertaTokenizerFast
     # As in the real checkpoints, the mask token absorbs the space before it.
-    return cls(tokenizer_object=spm._tokenizer, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
-               pad_token="<pad>", cls_token="<s>", sep_token="</s>",
-               mask_token=AddedToken("<mask>", lstrip=True, rstrip=False, special=True))
+    return cls(
+        tokenizer_object=spm._tokenizer,
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="<unk>",
+        pad_token="<pad>",
+        cls_token="<s>",
+        sep_token="</s>",
+        mask_token=AddedToken("<mask>", lstrip=True, rstrip=False, special=True),
+    )
 
 
 def _sizes(size: str) -> dict:
@@ -128,7 +147,9 @@ def _sizes(size: str) -> dict:
     return dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
 
 
-def build_mlm(out: Path, style: str = "bert", size: str = "tiny", seed: int = 0, words: list[str] | None = None) -> Path:
+def build_mlm(
+    out: Path, style: str = "bert", size: str = "tiny", seed: int = 0, words: list[str] | None = None
+) -> Path:
     """A masked LM: `bert` (WordPiece), `roberta` (byte-level BPE), or `xlmr` and `camembert` (the
     multilingual and French classes, SentencePiece); `words`: its vocabulary's words instead of
     the English ones (all but roberta)."""
@@ -151,15 +172,33 @@ def build_mlm(out: Path, style: str = "bert", size: str = "tiny", seed: int = 0,
         model = BertForMaskedLM(BertConfig(vocab_size=len(tok), max_position_embeddings=128, **_sizes(size)))
     elif style == "roberta":
         tok = _bpe_tokenizer()
-        model = RobertaForMaskedLM(RobertaConfig(
-            vocab_size=len(tok), max_position_embeddings=130, pad_token_id=tok.pad_token_id,
-            bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, **_sizes(size)))
+        model = RobertaForMaskedLM(
+            RobertaConfig(
+                vocab_size=len(tok),
+                max_position_embeddings=130,
+                pad_token_id=tok.pad_token_id,
+                bos_token_id=tok.bos_token_id,
+                eos_token_id=tok.eos_token_id,
+                **_sizes(size),
+            )
+        )
     elif style in ("xlmr", "camembert"):
         tok = _unigram_tokenizer(style, words)
-        config, model_class = ((CamembertConfig, CamembertForMaskedLM) if style == "camembert"
-                               else (XLMRobertaConfig, XLMRobertaForMaskedLM))
-        model = model_class(config(vocab_size=len(tok), max_position_embeddings=130, pad_token_id=tok.pad_token_id,
-                                   bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, **_sizes(size)))
+        config, model_class = (
+            (CamembertConfig, CamembertForMaskedLM)
+            if style == "camembert"
+            else (XLMRobertaConfig, XLMRobertaForMaskedLM)
+        )
+        model = model_class(
+            config(
+                vocab_size=len(tok),
+                max_position_embeddings=130,
+                pad_token_id=tok.pad_token_id,
+                bos_token_id=tok.bos_token_id,
+                eos_token_id=tok.eos_token_id,
+                **_sizes(size),
+            )
+        )
     else:
         raise ValueError(f"unknown MLM style {style!r}")
     model.eval()
@@ -169,8 +208,15 @@ def build_mlm(out: Path, style: str = "bert", size: str = "tiny", seed: int = 0,
     return out
 
 
-def build_nli(out: Path, id2label: dict[int, str], style: str = "bert", size: str = "tiny", seed: int = 0,
-              neutral_share: float | None = 0.6, words: list[str] | None = None) -> Path:
+def build_nli(
+    out: Path,
+    id2label: dict[int, str],
+    style: str = "bert",
+    size: str = "tiny",
+    seed: int = 0,
+    neutral_share: float | None = 0.6,
+    words: list[str] | None = None,
+) -> Path:
     """An NLI classifier: `bert`, `roberta` or `xlmr` (multilingual; `words`: its vocabulary)."""
     import torch
     from transformers import (
@@ -189,16 +235,30 @@ def build_nli(out: Path, id2label: dict[int, str], style: str = "bert", size: st
     if style == "bert":
         tok = _bert_tokenizer()
         model = BertForSequenceClassification(BertConfig(vocab_size=len(tok), max_position_embeddings=256, **common))
-    elif style == "xlmr":   # the class of multilingual XNLI classifiers
+    elif style == "xlmr":  # the class of multilingual XNLI classifiers
         tok = _unigram_tokenizer("xlmr", words)
-        model = XLMRobertaForSequenceClassification(XLMRobertaConfig(
-            vocab_size=len(tok), max_position_embeddings=258, pad_token_id=tok.pad_token_id,
-            bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, **common))
+        model = XLMRobertaForSequenceClassification(
+            XLMRobertaConfig(
+                vocab_size=len(tok),
+                max_position_embeddings=258,
+                pad_token_id=tok.pad_token_id,
+                bos_token_id=tok.bos_token_id,
+                eos_token_id=tok.eos_token_id,
+                **common,
+            )
+        )
     else:
         tok = _bpe_tokenizer()
-        model = RobertaForSequenceClassification(RobertaConfig(
-            vocab_size=len(tok), max_position_embeddings=258, pad_token_id=tok.pad_token_id,
-            bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, **common))
+        model = RobertaForSequenceClassification(
+            RobertaConfig(
+                vocab_size=len(tok),
+                max_position_embeddings=258,
+                pad_token_id=tok.pad_token_id,
+                bos_token_id=tok.bos_token_id,
+                eos_token_id=tok.eos_token_id,
+                **common,
+            )
+        )
     model.eval()
     # Random init gives near-equal logits (ties decided by float noise); spread them out so
     # predictions are stable and probabilities informative.
@@ -249,7 +309,7 @@ def build_all(out: Path, *, base: bool = True, seed: int = 0) -> dict[str, Path]
     built = {
         "mlm-bert": build_mlm(out / "mlm-bert", "bert", seed=seed),
         "mlm-roberta": build_mlm(out / "mlm-roberta", "roberta", seed=seed + 1),
-        "mlm-bert-fr": build_mlm(out / "mlm-bert-fr", "bert", seed=seed + 4, words=FRENCH_WORDS),   # French projects
+        "mlm-bert-fr": build_mlm(out / "mlm-bert-fr", "bert", seed=seed + 4, words=FRENCH_WORDS),  # French projects
     }
     for i, (name, order) in enumerate(NLI_LABEL_ORDERS.items()):
         built[name] = build_nli(out / name, order, style="roberta" if name == "nli-a" else "bert", seed=seed + 10 + i)
@@ -270,7 +330,9 @@ def bias_output(model_dir: Path, boosts: dict[str, float]) -> None:
     from transformers import AutoConfig, AutoModelForMaskedLM, AutoModelForSequenceClassification, AutoTokenizer
 
     config = AutoConfig.from_pretrained(model_dir)
-    is_classifier = bool(getattr(config, "id2label", None)) and config.architectures[0].endswith("SequenceClassification")
+    is_classifier = bool(getattr(config, "id2label", None)) and config.architectures[0].endswith(
+        "SequenceClassification"
+    )
     if is_classifier:
         model = AutoModelForSequenceClassification.from_pretrained(model_dir)
         head = model.classifier.out_proj if hasattr(model.classifier, "out_proj") else model.classifier
@@ -304,10 +366,17 @@ def build_clm(out: Path, size: str = "tiny", seed: int = 0) -> Path:
     torch.manual_seed(seed)
     tok = _bpe_tokenizer()
     sizes = _sizes(size)
-    config = GPT2Config(vocab_size=len(tok), n_positions=256, n_embd=sizes["hidden_size"],
-                        n_layer=sizes["num_hidden_layers"], n_head=sizes["num_attention_heads"],
-                        n_inner=sizes["intermediate_size"], bos_token_id=tok.bos_token_id,
-                        eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    config = GPT2Config(
+        vocab_size=len(tok),
+        n_positions=256,
+        n_embd=sizes["hidden_size"],
+        n_layer=sizes["num_hidden_layers"],
+        n_head=sizes["num_attention_heads"],
+        n_inner=sizes["intermediate_size"],
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+    )
     model = GPT2LMHeadModel(config)
     model.eval()
     out.mkdir(parents=True, exist_ok=True)
@@ -403,17 +472,25 @@ def with_causal_tokenizer(model_dir: Path, folder: Path) -> Path:
     shutil.copytree(model_dir, folder)
     tok = AutoTokenizer.from_pretrained(folder)
     backend = tok.backend_tokenizer
-    backend.post_processor = TemplateProcessing(single="<s> $A", pair="<s> $A $B",
-                                                special_tokens=[("<s>", tok.bos_token_id)])
+    backend.post_processor = TemplateProcessing(
+        single="<s> $A", pair="<s> $A $B", special_tokens=[("<s>", tok.bos_token_id)]
+    )
     for name in ("vocab.json", "merges.txt", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.json"):
         (folder / name).unlink(missing_ok=True)
-    PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
-                            unk_token="<unk>", mask_token="<mask>").save_pretrained(folder)
+    PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        bos_token="<s>",
+        eos_token="</s>",
+        pad_token="<pad>",
+        unk_token="<unk>",
+        mask_token="<mask>",
+    ).save_pretrained(folder)
     return folder
 
 
-def with_text_classifier(folder: Path, labels: tuple[str, ...] = ("negative", "neutral", "positive"), seed: int = 0,
-                         style: str = "bert") -> Path:
+def with_text_classifier(
+    folder: Path, labels: tuple[str, ...] = ("negative", "neutral", "positive"), seed: int = 0, style: str = "bert"
+) -> Path:
     """A tiny seeded text classifier (a judge: sentiment, toxicity, regard, ...) with `labels` in
     id order: a `bert` (WordPiece) or `roberta` (byte-level BPE) *ForSequenceClassification
     checkpoint whose output biases are centred on random sentences so that every label wins some
@@ -438,9 +515,16 @@ def with_text_classifier(folder: Path, labels: tuple[str, ...] = ("negative", "n
         model = BertForSequenceClassification(BertConfig(vocab_size=len(tok), max_position_embeddings=256, **common))
     elif style == "roberta":
         tok = _bpe_tokenizer()
-        model = RobertaForSequenceClassification(RobertaConfig(
-            vocab_size=len(tok), max_position_embeddings=258, pad_token_id=tok.pad_token_id,
-            bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, **common))
+        model = RobertaForSequenceClassification(
+            RobertaConfig(
+                vocab_size=len(tok),
+                max_position_embeddings=258,
+                pad_token_id=tok.pad_token_id,
+                bos_token_id=tok.bos_token_id,
+                eos_token_id=tok.eos_token_id,
+                **common,
+            )
+        )
     else:
         raise ValueError(f"unknown classifier style {style!r}")
     model.eval()
@@ -449,7 +533,7 @@ def with_text_classifier(folder: Path, labels: tuple[str, ...] = ("negative", "n
     words = [w for w in _WORDS if w.isalpha()]
     texts = [" ".join(rng.choices(words, k=rng.randint(1, 14))) + "." for _ in range(200)]
     with torch.no_grad():
-        head.weight.mul_(50.0)   # labels a few hundredths apart in logit
+        head.weight.mul_(50.0)  # labels a few hundredths apart in logit
         logits = model(**tok(texts, padding=True, return_tensors="pt")).logits
         head.bias -= logits.median(dim=0).values
     folder.mkdir(parents=True, exist_ok=True)

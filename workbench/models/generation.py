@@ -23,6 +23,7 @@ How it runs, and why:
 Like `lm_scoring`, this imports nothing of workbench beyond `core` and `models`, and torch and
 transformers only inside the functions that need them.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -37,8 +38,8 @@ from ..core.errors import InputError, ModelError
 from .batching import run_batched
 from .lm_scoring import CALLS, _key
 
-STOP_REASONS = ("eos", "stop", "length")   # why a generation ended
-NAMESPACE = "lm-generate"                  # the cache's namespace for generated texts
+STOP_REASONS = ("eos", "stop", "length")  # why a generation ended
+NAMESPACE = "lm-generate"  # the cache's namespace for generated texts
 Progress = Callable[[int], None] | None
 
 
@@ -83,8 +84,10 @@ class GenerationSettings:
                 raise InputError(f"{name} must be true or false, not {getattr(self, name)!r}")
         if self.sample:
             if not _number(self.temperature) or self.temperature <= 0:
-                raise InputError(f"temperature must be a number above 0 when sampling, not {self.temperature!r} "
-                                 "(for greedy decoding leave sampling off)")
+                raise InputError(
+                    f"temperature must be a number above 0 when sampling, not {self.temperature!r} "
+                    "(for greedy decoding leave sampling off)"
+                )
             if not _number(self.top_p) or not 0 < self.top_p <= 1:
                 raise InputError(f"top_p must lie in (0, 1], not {self.top_p!r}")
             if not _whole(self.seed) or self.seed < 0:
@@ -96,8 +99,10 @@ class GenerationSettings:
             if not isinstance(self.system_prompt, str):
                 raise InputError(f"system_prompt must be text, not {self.system_prompt!r}")
             if not self.chat_template:
-                raise InputError("a system prompt goes into the chat template: turn the chat template on, "
-                                 "or leave the system prompt out")
+                raise InputError(
+                    "a system prompt goes into the chat template: turn the chat template on, "
+                    "or leave the system prompt out"
+                )
 
     def decoding(self) -> dict:
         """What decides the tokens once the prompt is encoded: the cache key's part (a greedy
@@ -138,12 +143,16 @@ def encode_prompts(scorer, prompts: Sequence[str], settings: GenerationSettings)
     out = []
     for prompt in prompts:
         try:
-            ids = tokenizer.apply_chat_template([*head, {"role": "user", "content": prompt}],
-                                                add_generation_prompt=True, tokenize=True, return_dict=False)
+            ids = tokenizer.apply_chat_template(
+                [*head, {"role": "user", "content": prompt}],
+                add_generation_prompt=True,
+                tokenize=True,
+                return_dict=False,
+            )
         except Exception as exc:  # noqa: BLE001 -- a template's own refusal (jinja2 raise_exception), e.g. no system role
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise ModelError(f"the chat template of {scorer.ref.name!r} refuses the prompt: {first}") from None
-        if isinstance(ids, dict):   # a BatchEncoding, whatever return_dict said
+        if isinstance(ids, dict):  # a BatchEncoding, whatever return_dict said
             ids = ids["input_ids"]
         out.append([int(t) for t in ids])
     return out
@@ -153,8 +162,10 @@ def _eos_ids(scorer) -> frozenset[int]:
     """The tokens that end a row: the generation config's EOS (an int or a list: chat models
     often add an end-of-turn token) and the tokenizer's."""
     ids = set()
-    for source in (getattr(getattr(scorer.model, "generation_config", None), "eos_token_id", None),
-                   scorer.tokenizer.eos_token_id):
+    for source in (
+        getattr(getattr(scorer.model, "generation_config", None), "eos_token_id", None),
+        scorer.tokenizer.eos_token_id,
+    ):
         if source is None:
             continue
         ids.update(int(t) for t in (source if isinstance(source, (list, tuple)) else [source]))
@@ -180,7 +191,7 @@ def _pick(logits, settings: GenerationSettings, draws: list[float]):
     if settings.top_p < 1:
         probs, order = probs.sort(dim=-1, descending=True, stable=True)
         before = probs.cumsum(-1) - probs
-        probs = probs * (before < settings.top_p)   # the smallest head whose mass reaches top_p
+        probs = probs * (before < settings.top_p)  # the smallest head whose mass reaches top_p
     cdf = probs.double().cumsum(-1)
     u = torch.tensor(draws, dtype=torch.float64, device=cdf.device).unsqueeze(-1) * cdf[:, -1:]
     picked = torch.searchsorted(cdf, u, right=True).clamp_(max=cdf.shape[-1] - 1)
@@ -195,7 +206,7 @@ def _run_batch(scorer, prompts: list[list[int]], settings: GenerationSettings) -
     model, tokenizer = scorer.model, scorer.tokenizer
     eos = _eos_ids(scorer)
     params = inspect.signature(model.forward).parameters
-    cache_kw = "cache" if "cache" in params else "past_key_values"   # transformers 5 renamed it
+    cache_kw = "cache" if "cache" in params else "past_key_values"  # transformers 5 renamed it
     extra = {"logits_to_keep": 1} if "logits_to_keep" in params else {}
     width = max(len(p) for p in prompts)
     ids = torch.tensor([[scorer.pad_id] * (width - len(p)) + list(p) for p in prompts], device=scorer.device)
@@ -207,7 +218,7 @@ def _run_batch(scorer, prompts: list[list[int]], settings: GenerationSettings) -
     new: list[list[int]] = [[] for _ in prompts]
     reason: list[str | None] = [None] * len(prompts)
     texts = [""] * len(prompts)
-    rows = list(range(len(prompts)))   # the prompt each batch row holds
+    rows = list(range(len(prompts)))  # the prompt each batch row holds
     longest_stop = max((len(s) for s in settings.stop), default=0)
     with torch.inference_mode():
         out = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, **extra)
@@ -220,7 +231,7 @@ def _run_batch(scorer, prompts: list[list[int]], settings: GenerationSettings) -
             tokens = _pick(out.logits[:, -1].float(), settings, draws)
             keep = []
             for j, (r, t) in enumerate(zip(rows, tokens.tolist())):
-                if reason[r] is not None:   # ended, in a cache that cannot drop rows: its tokens are not kept
+                if reason[r] is not None:  # ended, in a cache that cannot drop rows: its tokens are not kept
                     continue
                 new[r].append(t)
                 if t in eos:
@@ -233,7 +244,7 @@ def _run_batch(scorer, prompts: list[list[int]], settings: GenerationSettings) -
                     keep.append(j)
             if not keep:
                 break
-            if len(keep) < len(rows) and hasattr(cache, "batch_select_indices"):   # ended rows leave the batch
+            if len(keep) < len(rows) and hasattr(cache, "batch_select_indices"):  # ended rows leave the batch
                 cache.batch_select_indices(torch.tensor(keep))
                 index = torch.tensor(keep, device=tokens.device)
                 tokens, positions = tokens[index], positions[index.to(positions.device)]
@@ -242,8 +253,14 @@ def _run_batch(scorer, prompts: list[list[int]], settings: GenerationSettings) -
             positions = positions + 1
             if mask is not None:
                 mask = torch.cat([mask, mask.new_ones((len(rows), 1))], dim=-1)
-            out = model(input_ids=tokens.unsqueeze(-1).to(scorer.device), attention_mask=mask, position_ids=positions,
-                        use_cache=True, **{cache_kw: cache}, **extra)
+            out = model(
+                input_ids=tokens.unsqueeze(-1).to(scorer.device),
+                attention_mask=mask,
+                position_ids=positions,
+                use_cache=True,
+                **{cache_kw: cache},
+                **extra,
+            )
             CALLS["forward"] += 1
     results = []
     for r, tokens_of in enumerate(new):
@@ -270,8 +287,9 @@ def _cut(text: str, stop: tuple[str, ...]) -> str:
 
 
 # -- many prompts ---------------------------------------------------------------------------------
-def generate(scorer, prompts: Sequence[str], settings: GenerationSettings | None = None,
-             progress: Progress = None) -> list[Generation]:
+def generate(
+    scorer, prompts: Sequence[str], settings: GenerationSettings | None = None, progress: Progress = None
+) -> list[Generation]:
     """One `Generation` per prompt, in the prompts' order, from a causal LM's scorer.
 
     Cached texts are read from the scorer's cache (when it has one) and the rest generated in
@@ -280,7 +298,7 @@ def generate(scorer, prompts: Sequence[str], settings: GenerationSettings | None
     (an `advance(n)` callable) advances by one per prompt done, cached or generated. A served
     model (`served.ServedModel`) takes the same call and answers through its server."""
     settings = settings or GenerationSettings()
-    if getattr(scorer, "served", False):   # a model behind an OpenAI-compatible server: see models/served.py
+    if getattr(scorer, "served", False):  # a model behind an OpenAI-compatible server: see models/served.py
         return scorer.generate(prompts, settings, progress)
     if getattr(scorer, "kind", "") != "causal":
         raise ModelError(f"model {scorer.ref.name!r} is not a causal LM: only causal LMs generate text")
@@ -288,9 +306,11 @@ def generate(scorer, prompts: Sequence[str], settings: GenerationSettings | None
     if scorer.limit is not None:
         for ids in set(encoded):
             if len(ids) + settings.max_new_tokens > scorer.limit:
-                raise ModelError(f"a prompt of {len(ids)} tokens ({scorer.tokenizer.decode(list(ids)[:12])!r}...) and "
-                                 f"{settings.max_new_tokens} new tokens exceed the {scorer.limit} positions model "
-                                 f"{scorer.ref.name!r} has: lower max_new_tokens or shorten the prompt")
+                raise ModelError(
+                    f"a prompt of {len(ids)} tokens ({scorer.tokenizer.decode(list(ids)[:12])!r}...) and "
+                    f"{settings.max_new_tokens} new tokens exceed the {scorer.limit} positions model "
+                    f"{scorer.ref.name!r} has: lower max_new_tokens or shorten the prompt"
+                )
     decoding = settings.decoding()
     keys = [_key("generate", ids, decoding) for ids in encoded]
     ids_of = dict(zip(keys, encoded))

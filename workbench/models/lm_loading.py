@@ -4,6 +4,7 @@ device plan, quantization), and the SQLite cache of scores opened. The scoring i
 `lm_scoring`, which a release's standalone evaluator carries verbatim and calls with its own
 way of finding models.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,9 +15,18 @@ from .loading import FIXTURE_HINT, resolve
 from .runtime import LoadSpec
 
 
-def load_scorer(name: str, *, root: Path | None = None, revision: str | None = None, device: str = "auto",
-                batch_size: int = 32, cache_path: Path | None = None, spec: LoadSpec | None = None,
-                runtimes: dict | None = None, served: bool = False) -> MaskedLMScorer | CausalLMScorer:
+def load_scorer(
+    name: str,
+    *,
+    root: Path | None = None,
+    revision: str | None = None,
+    device: str = "auto",
+    batch_size: int = 32,
+    cache_path: Path | None = None,
+    spec: LoadSpec | None = None,
+    runtimes: dict | None = None,
+    served: bool = False,
+) -> MaskedLMScorer | CausalLMScorer:
     """Load a masked or causal LM (local folder or Hub id) ready for scoring, in eval mode.
     `spec` (the evaluate command's model options) wins over `device` and `batch_size`; how the
     model runs is recorded in `runtimes[name]` when given (for the JSON documents).
@@ -33,10 +43,12 @@ def load_scorer(name: str, *, root: Path | None = None, revision: str | None = N
     if is_served(name):
         from .vllm_model import is_vllm
 
-        if is_vllm(name) and not served:   # refused before vLLM loads the weights
-            raise ModelError(f"{name}: these scores need the scorer of a checkpoint (per-token log-probabilities of "
-                             "every token); vLLM serves generation and continuation log-likelihoods only: score the "
-                             "checkpoint itself (a local folder or a Hub name)")
+        if is_vllm(name) and not served:  # refused before vLLM loads the weights
+            raise ModelError(
+                f"{name}: these scores need the scorer of a checkpoint (per-token log-probabilities of "
+                "every token); vLLM serves generation and continuation log-likelihoods only: score the "
+                "checkpoint itself (a local folder or a Hub name)"
+            )
 
         model = open_generator(name, cache_path if served else None)
         if runtimes is not None:
@@ -44,10 +56,12 @@ def load_scorer(name: str, *, root: Path | None = None, revision: str | None = N
         if served:
             return model
         lacks = model.logprobs_problem()
-        raise ModelError(f"served model {model.endpoint.shown}: these scores need a checkpoint's log-probabilities "
-                         "of each of its own tokens, which a server does not give"
-                         + (f" (nor does it give prompt log-probabilities: {lacks})" if lacks else "")
-                         + "; score the checkpoint itself (a local folder or a Hub name)")
+        raise ModelError(
+            f"served model {model.endpoint.shown}: these scores need a checkpoint's log-probabilities "
+            "of each of its own tokens, which a server does not give"
+            + (f" (nor does it give prompt log-probabilities: {lacks})" if lacks else "")
+            + "; score the checkpoint itself (a local folder or a Hub name)"
+        )
     ref = resolve(name, revision, root)
     spec = spec or LoadSpec(device=device, batch_size=batch_size)
     cache = None

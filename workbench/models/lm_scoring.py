@@ -21,6 +21,7 @@ This module imports nothing from workbench but the error classes, `core.distribu
 carries it verbatim: see `release/standalone`. Finding a model by name, the device choice and
 the SQLite cache are workbench's (`models/lm_loading.py`) and come in as arguments.
 """
+
 from __future__ import annotations
 
 import copy
@@ -62,11 +63,13 @@ def lm_kind(config, name: str) -> str:
     shown = ", ".join(archs) if archs else "none declared"
     raise ModelError(
         f"model {name!r} is not a language model this tool can score (architectures: {shown}); it needs a "
-        f"masked LM (*ForMaskedLM, *ForPreTraining) or a causal LM (*ForCausalLM, *LMHeadModel) checkpoint")
+        f"masked LM (*ForMaskedLM, *ForPreTraining) or a causal LM (*ForCausalLM, *LMHeadModel) checkpoint"
+    )
 
 
-def open_scorer(ref, spec: LoadSpec, cache=None, hint: str = "", budgets: dict | None = None
-                ) -> MaskedLMScorer | CausalLMScorer:
+def open_scorer(
+    ref, spec: LoadSpec, cache=None, hint: str = "", budgets: dict | None = None
+) -> MaskedLMScorer | CausalLMScorer:
     """Load a masked or causal LM ready for scoring, in eval mode, as `spec` asks (device, dtype,
     device plan, quantization: see `runtime`).
 
@@ -105,8 +108,10 @@ def open_scorer(ref, spec: LoadSpec, cache=None, hint: str = "", budgets: dict |
     missing = [k for k in info.get("missing_keys", []) if not k.endswith("position_ids")]
     if missing:
         # A head initialised at random would score noise without any error: refuse instead.
-        raise ModelError(f"model {name!r} lacks the weights of its {kind} LM head ({', '.join(sorted(missing)[:4])}"
-                         f"{', ...' if len(missing) > 4 else ''}): it is not a {kind} language model checkpoint")
+        raise ModelError(
+            f"model {name!r} lacks the weights of its {kind} LM head ({', '.join(sorted(missing)[:4])}"
+            f"{', ...' if len(missing) > 4 else ''}): it is not a {kind} language model checkpoint"
+        )
     if kind == "masked":
         if tokenizer.mask_token is None:
             raise ModelError(f"model {name!r} has no mask token: it is not a masked LM")
@@ -224,7 +229,7 @@ def _split_head(model):
 # larger. Half precision rounds the logits themselves (8 or 11 bits of mantissa), so nearly every
 # decision there lies within noise of its boundary.
 RELATIVE_NOISE = {"float64": 1e-12, "float32": 3e-7, "float16": 5e-3, "bfloat16": 2e-2}
-CANONICAL = "one sentence per batch, one CPU thread"   # how `_Scorer.canonical` scores, as outputs state it
+CANONICAL = "one sentence per batch, one CPU thread"  # how `_Scorer.canonical` scores, as outputs state it
 
 
 class _Scorer:
@@ -239,8 +244,8 @@ class _Scorer:
         self.limit = _position_limit(tokenizer, model.config)
         self.pad_id = next((t for t in (tokenizer.pad_token_id, tokenizer.eos_token_id) if t is not None), 0)
         self.runtime = None  # how the model runs (open_scorer sets it); part of the cache keys
-        self._mode = ""      # "" or "/canonical": cached values of `canonical` scoring are filed apart
-        self.logprob_dtype = "float32"   # "model": causal log-softmax and sums in the model's dtype (lm-eval's way)
+        self._mode = ""  # "" or "/canonical": cached values of `canonical` scoring are filed apart
+        self.logprob_dtype = "float32"  # "model": causal log-softmax and sums in the model's dtype (lm-eval's way)
 
     @property
     def in_model_dtype(self) -> bool:
@@ -262,8 +267,11 @@ class _Scorer:
         """How far `value`, a sum of this model's log-probabilities, may differ between two runs
         that differ only in batch shape or thread count (see RELATIVE_NOISE)."""
         runtime = self.runtime
-        dtype = ("float16" if runtime.quantization else runtime.dtype) if runtime is not None \
+        dtype = (
+            ("float16" if runtime.quantization else runtime.dtype)
+            if runtime is not None
             else str(getattr(self.model, "dtype", "float32")).removeprefix("torch.")
+        )
         return RELATIVE_NOISE.get(dtype, RELATIVE_NOISE["float16"]) * max(abs(value), 1.0)
 
     @contextmanager
@@ -295,11 +303,20 @@ class _Scorer:
     def _check_length(self, ids: Sequence[int]) -> None:
         if self.limit is not None and len(ids) > self.limit:
             text = self.tokenizer.decode(list(ids)[:12])
-            raise ModelError(f"an input of {len(ids)} tokens ({text!r}...) is longer than the {self.limit} tokens "
-                             f"model {self.ref.name!r} accepts")
+            raise ModelError(
+                f"an input of {len(ids)} tokens ({text!r}...) is longer than the {self.limit} tokens "
+                f"model {self.ref.name!r} accepts"
+            )
 
-    def _resolve(self, namespace: str, keys: list[str], compute: Callable[[list[str], Callable[[dict], None]], None],
-                 progress: Progress, owners: Sequence[int] | None = None, n_inputs: int | None = None) -> list:
+    def _resolve(
+        self,
+        namespace: str,
+        keys: list[str],
+        compute: Callable[[list[str], Callable[[dict], None]], None],
+        progress: Progress,
+        owners: Sequence[int] | None = None,
+        n_inputs: int | None = None,
+    ) -> list:
         """Values for `keys` (one per query, duplicates allowed): cached ones read, the rest
         computed once by `compute(missing_keys, done)`, which calls `done({key: value})` per batch.
 
@@ -373,7 +390,9 @@ class _Scorer:
             logits[:, list(banned)] = -math.inf
         lp = torch.log_softmax(logits, dim=-1)
         top = torch.topk(lp, k=min(k, lp.shape[-1]), dim=-1)
-        return [[[int(t), float(v)] for t, v in zip(ti, tv)] for ti, tv in zip(top.indices.tolist(), top.values.tolist())]
+        return [
+            [[int(t), float(v)] for t, v in zip(ti, tv)] for ti, tv in zip(top.indices.tolist(), top.values.tolist())
+        ]
 
 
 # -- masked LMs ---------------------------------------------------------------------------------
@@ -385,9 +404,18 @@ class MaskedLMScorer(_Scorer):
     def __init__(self, ref, tokenizer, model, device, batch_size: int = 32, cache=None):
         super().__init__(ref, tokenizer, model, device, batch_size, cache)
         self.mask_id = tokenizer.mask_token_id
-        self.special_ids = {t for t in (tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.bos_token_id,
-                                        tokenizer.eos_token_id, tokenizer.pad_token_id, tokenizer.mask_token_id)
-                            if t is not None}
+        self.special_ids = {
+            t
+            for t in (
+                tokenizer.cls_token_id,
+                tokenizer.sep_token_id,
+                tokenizer.bos_token_id,
+                tokenizer.eos_token_id,
+                tokenizer.pad_token_id,
+                tokenizer.mask_token_id,
+            )
+            if t is not None
+        }
         self.has_nsp_head = False  # load_scorer sets it from the checkpoint's weights
         self._nsp_model = None
 
@@ -395,7 +423,9 @@ class MaskedLMScorer(_Scorer):
         return list(self.tokenizer(text, add_special_tokens=add_special_tokens)["input_ids"])
 
     # one batch: the function `run_batched` calls (tests patch it to simulate out-of-memory)
-    def _masked_step(self, sequences: list[tuple[int, ...]], positions: list[int], targets: list[list[int]]) -> list[list[float]]:
+    def _masked_step(
+        self, sequences: list[tuple[int, ...]], positions: list[int], targets: list[list[int]]
+    ) -> list[list[float]]:
         """For each masked sequence, the log-probabilities of its targets at its position."""
         import torch
 
@@ -409,12 +439,17 @@ class MaskedLMScorer(_Scorer):
             flat = (logits[flat_rows, flat_targets] - norm[flat_rows]).cpu().tolist()
         out, at = [], 0
         for wanted in targets:
-            out.append(flat[at:at + len(wanted)])
+            out.append(flat[at : at + len(wanted)])
             at += len(wanted)
         return out
 
-    def masked_logprobs(self, queries: Sequence[tuple[Sequence[int], int, int]], progress: Progress = None,
-                        owners: Sequence[int] | None = None, n_inputs: int | None = None) -> list[float]:
+    def masked_logprobs(
+        self,
+        queries: Sequence[tuple[Sequence[int], int, int]],
+        progress: Progress = None,
+        owners: Sequence[int] | None = None,
+        n_inputs: int | None = None,
+    ) -> list[float]:
         """ln P(target at position | the ids with that position masked), one value per query.
 
         The ids may carry the mask already or the original token: the mask is put in place here.
@@ -443,8 +478,11 @@ class MaskedLMScorer(_Scorer):
             row_keys = list(rows)
 
             def step(indices):
-                return self._masked_step([row_keys[j][0] for j in indices], [row_keys[j][1] for j in indices],
-                                         [[query_of[k][2] for k in rows[row_keys[j]]] for j in indices])
+                return self._masked_step(
+                    [row_keys[j][0] for j in indices],
+                    [row_keys[j][1] for j in indices],
+                    [[query_of[k][2] for k in rows[row_keys[j]]] for j in indices],
+                )
 
             def collect(indices, values) -> None:
                 batch = {}
@@ -498,8 +536,14 @@ class MaskedLMScorer(_Scorer):
         """exp(−mean PLL) per text (NaN for a text without tokens)."""
         return [math.exp(-sum(v) / len(v)) if v else math.nan for v in self.pseudo_log_likelihood(texts, progress)]
 
-    def top_k_at_mask(self, token_ids: Sequence[Sequence[int]], positions: Sequence[int], k: int,
-                      exclude_special: bool = True, progress: Progress = None) -> list[list[tuple[int, float]]]:
+    def top_k_at_mask(
+        self,
+        token_ids: Sequence[Sequence[int]],
+        positions: Sequence[int],
+        k: int,
+        exclude_special: bool = True,
+        progress: Progress = None,
+    ) -> list[list[tuple[int, float]]]:
         """The k most probable (token id, ln P) at each given (masked) position, best first.
 
         exclude_special drops every special token (mask, padding, unknown, ...) from the
@@ -533,7 +577,9 @@ class MaskedLMScorer(_Scorer):
 
             self.batch_size = run_batched([len(query_of[m][0]) for m in missing], self.batch_size, step, collect)
 
-        return [[(int(t), float(v)) for t, v in row] for row in self._resolve("lm-masked-topk", keys, compute, progress)]
+        return [
+            [(int(t), float(v)) for t, v in row] for row in self._resolve("lm-masked-topk", keys, compute, progress)
+        ]
 
     def _next_sentence_model(self):
         """The checkpoint loaded a second time with its next-sentence head (on first use only:
@@ -542,8 +588,9 @@ class MaskedLMScorer(_Scorer):
             from transformers import AutoModelForNextSentencePrediction
 
             rev = None if self.ref.revision.startswith("sha256:") else self.ref.revision
-            model = AutoModelForNextSentencePrediction.from_pretrained(self.ref.location, revision=rev,
-                                                                       dtype=self.model.dtype)
+            model = AutoModelForNextSentencePrediction.from_pretrained(
+                self.ref.location, revision=rev, dtype=self.model.dtype
+            )
             self._nsp_model = model.to(self.device).eval()
         return self._nsp_model
 
@@ -595,7 +642,9 @@ class CausalLMScorer(_Scorer):
 
     def encode_many(self, texts: Sequence[str]) -> list[list[int]]:
         """`encode` of each text, in one call of the tokenizer (its batch path)."""
-        return [list(ids) for ids in self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]] if texts else []
+        return (
+            [list(ids) for ids in self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]] if texts else []
+        )
 
     @property
     def bos_id(self) -> int:
@@ -616,23 +665,25 @@ class CausalLMScorer(_Scorer):
             # predicts nothing that is scored, so it is not run.
             logits = self.model(input_ids=ids[:, :-1], use_cache=False).logits.to(ids.device)
             CALLS["forward"] += 1
-            if self.in_model_dtype:   # lm-evaluation-harness's hf backend: log-softmax in the model's dtype
+            if self.in_model_dtype:  # lm-evaluation-harness's hf backend: log-softmax in the model's dtype
                 picked = torch.log_softmax(logits, dim=-1).gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1).float()
             else:
                 logits = logits.float()
                 picked = logits.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1) - torch.logsumexp(logits, dim=-1)
             picked = picked.cpu().tolist()
-        return [row[:len(s) - 1] for row, s in zip(picked, sequences)]
+        return [row[: len(s) - 1] for row, s in zip(picked, sequences)]
 
-    def _token_logprobs(self, sequences: Sequence[Sequence[int]], progress: Progress, owners=None,
-                        n_inputs: int | None = None) -> list[list[float]]:
+    def _token_logprobs(
+        self, sequences: Sequence[Sequence[int]], progress: Progress, owners=None, n_inputs: int | None = None
+    ) -> list[list[float]]:
         seqs = [tuple(int(t) for t in s) for s in sequences]
         for s in set(seqs):
             self._check_length(s)
         keys = [_key("clm", s) for s in seqs]
         seq_of = dict(zip(keys, seqs))
-        return self._resolve("lm-causal", keys, lambda missing, done: self._plain(seq_of, missing, done), progress,
-                             owners, n_inputs)
+        return self._resolve(
+            "lm-causal", keys, lambda missing, done: self._plain(seq_of, missing, done), progress, owners, n_inputs
+        )
 
     def _plain(self, seq_of: dict, missing: list[str], done) -> None:
         """Score the missing sequences whole, in length-sorted batches."""
@@ -657,10 +708,11 @@ class CausalLMScorer(_Scorer):
     # Prefixed sequences take the shared path only where at least this many share a prefix
     # length: below it, the prefix pass costs more than the tokens it saves.
     MIN_SHARED = 4
-    _prefix_ok: bool | None = None   # whether the shared path matched the plain one (None: not tried yet)
+    _prefix_ok: bool | None = None  # whether the shared path matched the plain one (None: not tried yet)
 
-    def prefixed_token_logprobs(self, sequences: Sequence[Sequence[int]], prefix_lengths: Sequence[int],
-                                progress: Progress = None) -> list[list[float]]:
+    def prefixed_token_logprobs(
+        self, sequences: Sequence[Sequence[int]], prefix_lengths: Sequence[int], progress: Progress = None
+    ) -> list[list[float]]:
         """`token_logprobs(sequences)`, with prefixes that several sequences share computed once.
 
         sequences[i][:prefix_lengths[i]] is a prefix it may share with others (0: none): texts
@@ -684,7 +736,7 @@ class CausalLMScorer(_Scorer):
         def compute(missing: list[str], done) -> None:
             by_length: dict[int, list[str]] = defaultdict(list)
             plain = []
-            shared = self._prefix_ok is not False and not self.in_model_dtype   # the shared path is float32's
+            shared = self._prefix_ok is not False and not self.in_model_dtype  # the shared path is float32's
             for m in missing:
                 (by_length[cut[m]] if cut[m] and shared else plain).append(m)
             for n in [n for n, members in by_length.items() if len(members) < self.MIN_SHARED]:
@@ -697,19 +749,21 @@ class CausalLMScorer(_Scorer):
                     by_length = {}
             if plain:
                 self._plain(seq_of, plain, done)
-            groups, units = [], []   # groups: (prefix length, prefixes); units: (group, member keys)
+            groups, units = [], []  # groups: (prefix length, prefixes); units: (group, member keys)
             for n, members in by_length.items():
                 prefixes = list(dict.fromkeys(seq_of[m][:n] for m in members))
                 for c in range(0, len(prefixes), self.batch_size):
-                    inside = set(prefixes[c:c + self.batch_size])
+                    inside = set(prefixes[c : c + self.batch_size])
                     mine = sorted((m for m in members if seq_of[m][:n] in inside), key=lambda m: (len(seq_of[m]), m))
-                    units += [(len(groups), mine[i:i + self.batch_size]) for i in range(0, len(mine), self.batch_size)]
-                    groups.append((n, prefixes[c:c + self.batch_size]))
+                    units += [
+                        (len(groups), mine[i : i + self.batch_size]) for i in range(0, len(mine), self.batch_size)
+                    ]
+                    groups.append((n, prefixes[c : c + self.batch_size]))
             ran: dict = {}
 
             def step(indices):
                 g, members = units[indices[0]]
-                if ran.get("group") != g:   # units of a group come one after another: keep one group's pass
+                if ran.get("group") != g:  # units of a group come one after another: keep one group's pass
                     ran.clear()
                     ran.update(self._prefix_pass(groups[g][1]), group=g)
                 return self._rest_pass(ran, [seq_of[m] for m in members], groups[g][0])
@@ -717,7 +771,7 @@ class CausalLMScorer(_Scorer):
             def collect(indices, values):
                 done(dict(zip(units[indices[0]][1], values)))
 
-            run_batched(list(range(len(units))), 1, step, collect)   # one unit = one batch of rests
+            run_batched(list(range(len(units))), 1, step, collect)  # one unit = one batch of rests
 
         return self._resolve("lm-causal", keys, compute, progress)
 
@@ -742,8 +796,12 @@ class CausalLMScorer(_Scorer):
             head = lp[:, :-1].gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1).cpu().tolist()
             # transformers renamed `past_key_values` to `cache` (5.x): take whichever this one has
             cache = getattr(out, "cache", None)
-            return {"row": {p: r for r, p in enumerate(prefixes)}, "head": head, "next": lp[:, -1],
-                    "cache": cache if cache is not None else out.past_key_values}
+            return {
+                "row": {p: r for r, p in enumerate(prefixes)},
+                "head": head,
+                "next": lp[:, -1],
+                "cache": cache if cache is not None else out.past_key_values,
+            }
 
     def _rest_pass(self, ran: dict, seqs: list[tuple], n: int) -> list[list[float]]:
         """ln P of every token after the first of each sequence, its first n tokens being a
@@ -772,7 +830,9 @@ class CausalLMScorer(_Scorer):
                 torch.cuda.empty_cache()
             half = len(seqs) // 2
             return self._rest_pass(ran, seqs[:half], n) + self._rest_pass(ran, seqs[half:], n)
-        return [ran["head"][r] + [first] + row[:len(s) - n - 1] for r, first, row, s in zip(rows, firsts, picked, seqs)]
+        return [
+            ran["head"][r] + [first] + row[: len(s) - n - 1] for r, first, row, s in zip(rows, firsts, picked, seqs)
+        ]
 
     def text_logprobs(self, texts: Sequence[str], bos: str = "prepend", progress: Progress = None) -> list[list[float]]:
         """ln P of every token of each text (tokenised without special tokens).
@@ -806,7 +866,9 @@ class CausalLMScorer(_Scorer):
         (no special tokens) all scored, exp(mean negative log-likelihood). NaN for an empty text."""
         return [math.exp(-sum(v) / len(v)) if v else math.nan for v in self.text_logprobs(texts, "prepend", progress)]
 
-    def next_token_top_k(self, prefixes: Sequence[Sequence[int]], k: int, progress: Progress = None) -> list[list[tuple[int, float]]]:
+    def next_token_top_k(
+        self, prefixes: Sequence[Sequence[int]], k: int, progress: Progress = None
+    ) -> list[list[tuple[int, float]]]:
         """The k most probable next tokens (id, ln P) after each prefix, best first."""
         import torch
 
@@ -835,7 +897,9 @@ class CausalLMScorer(_Scorer):
 
             self.batch_size = run_batched([len(seq_of[m]) for m in missing], self.batch_size, step, collect)
 
-        return [[(int(t), float(v)) for t, v in row] for row in self._resolve("lm-causal-topk", keys, compute, progress)]
+        return [
+            [(int(t), float(v)) for t, v in row] for row in self._resolve("lm-causal-topk", keys, compute, progress)
+        ]
 
 
 def continuation_logprobs(scorer, pairs: Sequence[tuple[str, str]], progress=None) -> list[tuple[float, int]]:
@@ -848,6 +912,7 @@ def continuation_logprobs(scorer, pairs: Sequence[tuple[str, str]], progress=Non
     as it reads in place. Causal LM: each token given BOS, the prompt and the earlier continuation
     tokens. Masked LM: each token given the whole text with that token masked, one at a time.
     `progress` advances by one per pair scored."""
+
     def as_read(text: str) -> str:
         return text.lower() if getattr(scorer, "uncased", False) else text
 
@@ -869,20 +934,23 @@ def continuation_logprobs(scorer, pairs: Sequence[tuple[str, str]], progress=Non
         raise ModelError(f"{scorer.ref.name!r} is neither a causal nor a masked LM")
     queries, owners, spans = [], [], []
     for k, (text, whole, n) in enumerate(options):
-        ids = scorer.encode(text)   # with the model's special tokens around it
+        ids = scorer.encode(text)  # with the model's special tokens around it
         own = [p for p, t in enumerate(ids) if t not in scorer.special_ids]
         if [ids[p] for p in own] != whole:
-            raise ModelError(f"{scorer.ref.name!r} tokenises {text!r} differently with special tokens added: the "
-                             "continuation's tokens cannot be found")
+            raise ModelError(
+                f"{scorer.ref.name!r} tokenises {text!r} differently with special tokens added: the "
+                "continuation's tokens cannot be found"
+            )
         spans.append((len(queries), n))
         queries += [(ids, p, ids[p]) for p in own[-n:]]
         owners += [k] * n
     values = scorer.masked_logprobs(queries, progress=progress, owners=owners, n_inputs=len(options))
-    return [(float(sum(values[s:s + n])), n) for s, n in spans]
+    return [(float(sum(values[s : s + n])), n) for s, n in spans]
 
 
-def choice_logprobs(scorer, items: Sequence[tuple[str, Sequence[str]]], delimiter: str = " ",
-                    progress: Progress = None) -> list[list[float]]:
+def choice_logprobs(
+    scorer, items: Sequence[tuple[str, Sequence[str]]], delimiter: str = " ", progress: Progress = None
+) -> list[list[float]]:
     """lm-evaluation-harness's multiple-choice log-likelihoods, for a causal LM: for each (context,
     choices), the summed ln P of `delimiter + choice` after the context, one value per choice.
 
@@ -900,20 +968,21 @@ def choice_logprobs(scorer, items: Sequence[tuple[str, Sequence[str]]], delimite
     sequences, cuts, spans = [], [], []
     for context, choices in items:
         stripped = context.rstrip()
-        spaces = context[len(stripped):]
-        context_ids = encode(stripped) or [scorer.bos_id]   # an empty context: lm-eval's prefix token
+        spaces = context[len(stripped) :]
+        context_ids = encode(stripped) or [scorer.bos_id]  # an empty context: lm-eval's prefix token
         spans.append((len(sequences), len(choices)))
         for choice in choices:
             # lm-eval: the choice's tokens are the whole text's beyond as many as the context has,
             # read after the context's own encoding
-            rest = encode(stripped + spaces + delimiter + choice)[len(context_ids):]
+            rest = encode(stripped + spaces + delimiter + choice)[len(context_ids) :]
             if not rest:
-                raise ModelError(f"{scorer.ref.name!r}: the choice {choice!r} adds no token after the context "
-                                 f"{stripped[-40:]!r}")
+                raise ModelError(
+                    f"{scorer.ref.name!r}: the choice {choice!r} adds no token after the context {stripped[-40:]!r}"
+                )
             sequences.append(context_ids + rest)
             cuts.append((len(context_ids), len(rest)))
     values = scorer.prefixed_token_logprobs(sequences, [c for c, _ in cuts], progress=None)
     sums = [scorer.sum_logprobs(lp[-n:]) for lp, (_, n) in zip(values, cuts)]
     if progress is not None and items:
         progress(len(items))
-    return [sums[start:start + n] for start, n in spans]
+    return [sums[start : start + n] for start, n in spans]

@@ -4,6 +4,7 @@
 A local folder's revision is a content hash of its files, so the prediction caches notice
 when the weights change; a Hub checkpoint's revision is the commit it resolved to.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -21,9 +22,9 @@ FIXTURE_HINT = (
 
 @dataclass(frozen=True)
 class ModelRef:
-    name: str          # as the user wrote it
-    location: str      # local path or Hub id passed to from_pretrained
-    revision: str      # commit hash, content hash ("sha256:...") or the requested revision
+    name: str  # as the user wrote it
+    location: str  # local path or Hub id passed to from_pretrained
+    revision: str  # commit hash, content hash ("sha256:...") or the requested revision
 
 
 BIG_FILE = 256 << 20
@@ -50,7 +51,7 @@ def local_revision(folder: Path) -> str:
     return "sha256:" + h.hexdigest()[:16]
 
 
-REVISION_INDEX = "local-revisions.json"   # in the user's cache folder: see indexed_revision
+REVISION_INDEX = "local-revisions.json"  # in the user's cache folder: see indexed_revision
 
 
 def indexed_revision(folder: Path) -> str:
@@ -63,8 +64,11 @@ def indexed_revision(folder: Path) -> str:
     import os
 
     folder = folder.resolve()
-    listing = [(f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in sorted(folder.iterdir())
-               if f.is_file() and not f.name.startswith(".")]
+    listing = [
+        (f.name, f.stat().st_size, f.stat().st_mtime_ns)
+        for f in sorted(folder.iterdir())
+        if f.is_file() and not f.name.startswith(".")
+    ]
     key = hashlib.sha256(json.dumps([str(folder), listing]).encode()).hexdigest()
     index_file = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "workbench" / REVISION_INDEX
     try:
@@ -81,7 +85,7 @@ def indexed_revision(folder: Path) -> str:
 
         atomic_write_text(index_file, json.dumps(index))
     except OSError:
-        pass   # a read-only home: the revision is still right, computed again next time
+        pass  # a read-only home: the revision is still right, computed again next time
     return revision
 
 
@@ -113,10 +117,14 @@ def resolve(name: str, revision: str | None = None, root: Path | None = None) ->
         if cached is not None:
             return ModelRef(name, str(cached), cached.name)
         if local is not None:  # a folder of that name exists here: it is the likelier intent
-            raise ModelError(f"{not_a_checkpoint(name, local)} (nor is it in the local Hugging Face cache, and "
-                             "HF_HUB_OFFLINE is set)")
-        raise ModelError(f"model {name!r} is not a local folder, nor in the local Hugging Face cache, and "
-                         f"HF_HUB_OFFLINE is set; {FIXTURE_HINT}")
+            raise ModelError(
+                f"{not_a_checkpoint(name, local)} (nor is it in the local Hugging Face cache, and "
+                "HF_HUB_OFFLINE is set)"
+            )
+        raise ModelError(
+            f"model {name!r} is not a local folder, nor in the local Hugging Face cache, and "
+            f"HF_HUB_OFFLINE is set; {FIXTURE_HINT}"
+        )
     try:
         from huggingface_hub import model_info
 
@@ -128,7 +136,9 @@ def resolve(name: str, revision: str | None = None, root: Path | None = None) ->
         reason = type(exc).__name__
         if local is not None:  # a folder of that name exists here: it is the likelier intent
             raise ModelError(f"{not_a_checkpoint(name, local)} (nor is it a model on the Hub: {reason})") from None
-        raise ModelError(f"model {name!r} is not a local folder and could not be found on the Hub ({reason}); {FIXTURE_HINT}") from None
+        raise ModelError(
+            f"model {name!r} is not a local folder and could not be found on the Hub ({reason}); {FIXTURE_HINT}"
+        ) from None
 
 
 def hub_offline() -> bool:
@@ -153,7 +163,9 @@ def cached_snapshot(name: str, revision: str | None = None) -> Path | None:
 def a_file_not_a_folder(name: str) -> str:
     """The message for a model path that names a file: a checkpoint is the folder holding it."""
     parent = str(Path(name).parent)
-    hint = f" (e.g. {parent!r}, the folder it is in)" if (Path(name).expanduser().parent / "config.json").is_file() else ""
+    hint = (
+        f" (e.g. {parent!r}, the folder it is in)" if (Path(name).expanduser().parent / "config.json").is_file() else ""
+    )
     return f"model path {name!r} is a file, not a model folder; give the folder that holds config.json and the weights{hint}"
 
 
@@ -162,7 +174,9 @@ def not_a_checkpoint(name: str, folder: Path) -> str:
     inside = sorted(f"{name.rstrip('/')}/{sub.name}" for sub in folder.iterdir() if (sub / "config.json").is_file())
     if inside:
         shown = ", ".join(inside[:6]) + (", ..." if len(inside) > 6 else "")
-        return f"model folder {name!r} has no config.json, so it is not a checkpoint; the folders in it that are: {shown}"
+        return (
+            f"model folder {name!r} has no config.json, so it is not a checkpoint; the folders in it that are: {shown}"
+        )
     return f"model folder {name!r} has no config.json; {FIXTURE_HINT}"
 
 
@@ -195,7 +209,7 @@ def preflight(names: list[str], root: Path | None = None) -> None:
         except (OSError, ValueError, KeyError) as exc:
             raise ModelError(f"cannot read the config of {name!r}: {exc}") from None
         try:
-            with torch.device("meta"):   # the base model, for the embeddings' name and size: no memory
+            with torch.device("meta"):  # the base model, for the embeddings' name and size: no memory
                 skeleton = AutoModel.from_config(config)
         except Exception:  # noqa: BLE001 -- an architecture AutoModel lacks: the headers alone, the rest at load
             weight_shapes(ref.location, name)

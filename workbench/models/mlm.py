@@ -5,6 +5,7 @@ several masks is filled by beam search from left to right: the first mask's top-
 each start a beam, every beam is extended by the top-k fills of the next mask (with the
 earlier fills in place), and the k beams with the highest summed log-probability are kept.
 """
+
 from __future__ import annotations
 
 import math
@@ -21,11 +22,11 @@ CALLS = {"forward": 0}  # number of model forward passes, for tests and benchmar
 
 @dataclass
 class Fill:
-    words: list[str]        # one per mask, as they go into the text
-    tokens: list[str]       # the vocabulary pieces
+    words: list[str]  # one per mask, as they go into the text
+    tokens: list[str]  # the vocabulary pieces
     word_start: list[bool]  # False where the piece continues a word (a sub-word)
-    logprob: float          # summed log-probability over the masks
-    rank: int               # 1 = best
+    logprob: float  # summed log-probability over the masks
+    rank: int  # 1 = best
 
     @property
     def score(self) -> float:
@@ -114,7 +115,9 @@ class MaskedLM:
         encoded = self.encode(texts)
         starts = [t.lstrip().startswith(MARK) for t in texts]
         # beams[i] = list of (ids, logprob, token ids chosen)
-        beams: dict[int, list[tuple[list[int], float, list[int]]]] = {i: [(ids, 0.0, [])] for i, ids in enumerate(encoded)}
+        beams: dict[int, list[tuple[list[int], float, list[int]]]] = {
+            i: [(ids, 0.0, [])] for i, ids in enumerate(encoded)
+        }
         n_masks = {i: ids.count(mask_id) for i, ids in enumerate(encoded)}
         step = 0
         while True:
@@ -168,7 +171,9 @@ class MaskedLM:
         return out
 
     # -- fluency -------------------------------------------------------------------------
-    def _target_logprobs(self, sequences: list[list[int]], positions: list[int], targets: list[list[int]]) -> list[float]:
+    def _target_logprobs(
+        self, sequences: list[list[int]], positions: list[int], targets: list[list[int]]
+    ) -> list[float]:
         """log p(target) at one masked position per sequence, for every target asked of it,
         specials banned as in `_logprobs_at`. The targets are picked on the device, so only
         those floats come back, not a vocabulary-wide row per sequence."""
@@ -190,7 +195,9 @@ class MaskedLM:
             flat_targets = torch.tensor([t for wanted in targets for t in wanted], device=ids.device)
             return (rows[flat_rows, flat_targets] - norm[flat_rows]).cpu().tolist()
 
-    def pseudo_log_likelihood(self, texts: list[str], progress: Callable[[int], None] | None = None) -> dict[str, tuple[float, int]]:
+    def pseudo_log_likelihood(
+        self, texts: list[str], progress: Callable[[int], None] | None = None
+    ) -> dict[str, tuple[float, int]]:
         """Sum of log p(token | rest) with each token masked in turn, and the token count.
 
         One forward row per distinct masked sequence: the fills of one masked hypothesis differ
@@ -203,7 +210,7 @@ class MaskedLM:
         row_of: dict[tuple[tuple[int, ...], int], int] = {}
         seqs: list[list[int]] = []
         positions: list[int] = []
-        asks: list[list[tuple[int, int]]] = []   # per row: (text index, target token)
+        asks: list[list[tuple[int, int]]] = []  # per row: (text index, target token)
         for i, ids in enumerate(encoded):
             for p, tid in enumerate(ids):
                 if tid in special:
@@ -222,8 +229,9 @@ class MaskedLM:
         counts = [0] * len(texts)
 
         def one_batch(indices):
-            return self._target_logprobs([seqs[j] for j in indices], [positions[j] for j in indices],
-                                         [[t for _, t in asks[j]] for j in indices])
+            return self._target_logprobs(
+                [seqs[j] for j in indices], [positions[j] for j in indices], [[t for _, t in asks[j]] for j in indices]
+            )
 
         def collect(indices, values):
             at = 0

@@ -2,6 +2,7 @@
 fills masks with it): `[generate]` with the command line's overrides,
 the model's fingerprint as the stage's external input, and the model loaded only when some
 fill is not cached."""
+
 from __future__ import annotations
 
 from ..core.errors import ModelError, StageError

@@ -9,14 +9,15 @@ is (a release's evaluate.py carries it): `workbench evaluate` loads a role's mod
 `evaluation.declared_report.load_role`, a release's script with `release.runtime.declared`'s
 loader (without the cache).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 # What a role's checkpoint is used for, and so how it is loaded.
-LM = "lm"                   # a masked or causal LM whose log-probabilities are scored (models.lm_scoring)
-GENERATOR = "generator"     # a causal LM (or an OpenAI-compatible server) that generates text (models.generation)
-CLASSIFIER = "classifier"   # a sequence classifier that scores texts (models.classify)
+LM = "lm"  # a masked or causal LM whose log-probabilities are scored (models.lm_scoring)
+GENERATOR = "generator"  # a causal LM (or an OpenAI-compatible server) that generates text (models.generation)
+CLASSIFIER = "classifier"  # a sequence classifier that scores texts (models.classify)
 USES = (LM, GENERATOR, CLASSIFIER)
 
 
@@ -24,11 +25,11 @@ USES = (LM, GENERATOR, CLASSIFIER)
 class ModelRole:
     """One model an evaluator uses besides (or as) the model under test."""
 
-    name: str                 # "judge": what the JSON and messages call it
-    flag: str                 # "--judge"
-    help: str                 # what the model is for, for --help and the card
-    uses: str = CLASSIFIER    # one of USES
-    required: bool = True     # the evaluator cannot run without it
+    name: str  # "judge": what the JSON and messages call it
+    flag: str  # "--judge"
+    help: str  # what the model is for, for --help and the card
+    uses: str = CLASSIFIER  # one of USES
+    required: bool = True  # the evaluator cannot run without it
     metavar: str = "MODEL"
 
     def __post_init__(self):
@@ -44,4 +45,3 @@ class ModelRole:
 
 # The model under test, as every kind names it (`--model`, repeatable).
 UNDER_TEST = ModelRole("model", "--model", "the model under test: a Hub name or a local checkpoint folder", LM)
-

@@ -15,6 +15,7 @@ Pure code (the standard library at the top; torch and transformers inside the fu
 need them, accelerate and bitsandbytes only when asked for), so a release's evaluate.py
 carries it verbatim.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -29,9 +30,9 @@ from ..core.errors import InputError, ModelError
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 QUANT_BYTES = {"8bit": 1.0, "4bit": 0.5}
-DEFAULT_BATCH = 32          # what `--batch-size auto` starts from (halved on out-of-memory)
-FREE_SHARE = 0.9            # of a device's free memory that `--device-map auto` plans to fill
-BIG_EXTRA = "pip install 'bias-workbench[big]'"   # accelerate; bitsandbytes is `pip install bitsandbytes`
+DEFAULT_BATCH = 32  # what `--batch-size auto` starts from (halved on out-of-memory)
+FREE_SHARE = 0.9  # of a device's free memory that `--device-map auto` plans to fill
+BIG_EXTRA = "pip install 'bias-workbench[big]'"  # accelerate; bitsandbytes is `pip install bitsandbytes`
 
 
 @dataclass(frozen=True)
@@ -51,41 +52,72 @@ class ModelOption:
         return self.flag[2:].replace("-", "_")
 
 
-LOGPROB_DTYPES = ("float32", "model")   # --logprob-dtype: see MODEL_OPTIONS
+LOGPROB_DTYPES = ("float32", "model")  # --logprob-dtype: see MODEL_OPTIONS
 MODEL_OPTIONS = (
-    ModelOption("--device", "where the model runs: auto (a CUDA GPU when there is one, else the CPU), cpu, cuda or cuda:N",
-           "auto", metavar="DEVICE"),
-    ModelOption("--batch-size", "inputs per forward pass: auto (32) or a number; halved on out-of-memory either way",
-           "auto", metavar="N"),
-    ModelOption("--dtype", "precision of the weights: auto (the checkpoint's own, float32 when it names none), float32, "
-           "bfloat16 or float16", "auto", DTYPES),
-    ModelOption("--device-map", "auto: spread the layers over the GPUs, then the CPU, when the model does not fit on one "
-           "device (accelerate's big-model inference; needs accelerate)", None, ("auto",)),
-    ModelOption("--max-memory", "with --device-map auto: what each device may hold of the weights, e.g. "
-           "0=20GiB,1=20GiB,cpu=64GiB (default: 90%% of each device's free memory)", None, metavar="DEV=SIZE,..."),
+    ModelOption(
+        "--device",
+        "where the model runs: auto (a CUDA GPU when there is one, else the CPU), cpu, cuda or cuda:N",
+        "auto",
+        metavar="DEVICE",
+    ),
+    ModelOption(
+        "--batch-size",
+        "inputs per forward pass: auto (32) or a number; halved on out-of-memory either way",
+        "auto",
+        metavar="N",
+    ),
+    ModelOption(
+        "--dtype",
+        "precision of the weights: auto (the checkpoint's own, float32 when it names none), float32, "
+        "bfloat16 or float16",
+        "auto",
+        DTYPES,
+    ),
+    ModelOption(
+        "--device-map",
+        "auto: spread the layers over the GPUs, then the CPU, when the model does not fit on one "
+        "device (accelerate's big-model inference; needs accelerate)",
+        None,
+        ("auto",),
+    ),
+    ModelOption(
+        "--max-memory",
+        "with --device-map auto: what each device may hold of the weights, e.g. "
+        "0=20GiB,1=20GiB,cpu=64GiB (default: 90%% of each device's free memory)",
+        None,
+        metavar="DEV=SIZE,...",
+    ),
     ModelOption("--load-in-8bit", "quantize the weights to 8 bits as they load (bitsandbytes, CUDA GPU)", switch=True),
-    ModelOption("--load-in-4bit", "quantize the weights to 4 bits (NF4) as they load (bitsandbytes, CUDA GPU)", switch=True),
-    ModelOption("--logprob-dtype", "causal LMs: float32 (default) takes log-softmax and sums of log-probabilities in "
-           "float32 whatever --dtype is; model takes both in the model's own dtype, as lm-evaluation-harness's hf "
-           "backend does (in bfloat16 its sums round to a few bits, and many sentence pairs tie)", "float32",
-           LOGPROB_DTYPES),
+    ModelOption(
+        "--load-in-4bit", "quantize the weights to 4 bits (NF4) as they load (bitsandbytes, CUDA GPU)", switch=True
+    ),
+    ModelOption(
+        "--logprob-dtype",
+        "causal LMs: float32 (default) takes log-softmax and sums of log-probabilities in "
+        "float32 whatever --dtype is; model takes both in the model's own dtype, as lm-evaluation-harness's hf "
+        "backend does (in bfloat16 its sums round to a few bits, and many sentence pairs tie)",
+        "float32",
+        LOGPROB_DTYPES,
+    ),
 )
-MODEL_OPTION_HELP = {o.dest: o.help.replace("%%", "%") for o in MODEL_OPTIONS}   # what typer shows (argparse needs the %%)
+MODEL_OPTION_HELP = {
+    o.dest: o.help.replace("%%", "%") for o in MODEL_OPTIONS
+}  # what typer shows (argparse needs the %%)
 
 
 @dataclass(frozen=True)
 class LoadSpec:
     """What the user asked for; `prepare` turns it into a `Runtime` per checkpoint."""
 
-    device: str = "auto"                   # auto | cpu | cuda | cuda:N
-    dtype: str = "auto"                    # auto: the checkpoint's own (float32 where it names none)
-    batch_size: int | None = None          # None: auto
-    device_map: str | None = None          # "auto": layers spread over the devices
-    max_memory: tuple = ()                 # ((device, bytes), ...) for device_map auto; () = free memory
-    quantization: str | None = None        # "8bit" | "4bit"
-    default_batch: int = DEFAULT_BATCH     # what auto starts from ([evaluate] batch_size in workbench)
-    announce: bool = False                 # print the estimate and plan before loading (the evaluators)
-    logprob_dtype: str = "float32"         # "model": log-softmax and sums in the model's dtype (lm-eval's hf backend)
+    device: str = "auto"  # auto | cpu | cuda | cuda:N
+    dtype: str = "auto"  # auto: the checkpoint's own (float32 where it names none)
+    batch_size: int | None = None  # None: auto
+    device_map: str | None = None  # "auto": layers spread over the devices
+    max_memory: tuple = ()  # ((device, bytes), ...) for device_map auto; () = free memory
+    quantization: str | None = None  # "8bit" | "4bit"
+    default_batch: int = DEFAULT_BATCH  # what auto starts from ([evaluate] batch_size in workbench)
+    announce: bool = False  # print the estimate and plan before loading (the evaluators)
+    logprob_dtype: str = "float32"  # "model": log-softmax and sums in the model's dtype (lm-eval's hf backend)
 
     @property
     def start_batch(self) -> int:
@@ -93,17 +125,26 @@ class LoadSpec:
 
     def describe(self) -> dict:
         """The options as the user gave them, for the JSON documents."""
-        return {"device": self.device, "dtype": self.dtype,
-                "batch_size": self.batch_size if self.batch_size is not None else "auto",
-                "device_map": self.device_map, "max_memory": dict(self.max_memory) or None,
-                "quantization": self.quantization, "logprob_dtype": self.logprob_dtype}
+        return {
+            "device": self.device,
+            "dtype": self.dtype,
+            "batch_size": self.batch_size if self.batch_size is not None else "auto",
+            "device_map": self.device_map,
+            "max_memory": dict(self.max_memory) or None,
+            "quantization": self.quantization,
+            "logprob_dtype": self.logprob_dtype,
+        }
 
 
 def section_spec(section) -> LoadSpec:
     """The model options of a loop stage's settings ([generate], [filter], [fluency]: device, dtype,
     device_map, batch size) as the spec its model loads with, the evaluators' machinery."""
-    return LoadSpec(device=section.device, dtype=getattr(section, "dtype", None) or "auto",
-                    batch_size=section.batch_size, device_map=getattr(section, "device_map", None))
+    return LoadSpec(
+        device=section.device,
+        dtype=getattr(section, "dtype", None) or "auto",
+        batch_size=section.batch_size,
+        device_map=getattr(section, "device_map", None),
+    )
 
 
 def keyed_revision(ref, runtime: Runtime) -> str:
@@ -129,10 +170,17 @@ def spec_from_args(args, default_batch: int = DEFAULT_BATCH) -> LoadSpec:
     return load_spec(**{o.dest: getattr(args, o.dest, o.default) for o in MODEL_OPTIONS}, default_batch=default_batch)
 
 
-def load_spec(device: str | None = "auto", batch_size: str | int | None = "auto", dtype: str | None = "auto",
-              device_map: str | None = None, max_memory: str | None = None, load_in_8bit: bool = False,
-              load_in_4bit: bool = False, default_batch: int = DEFAULT_BATCH, logprob_dtype: str | None = "float32"
-              ) -> LoadSpec:
+def load_spec(
+    device: str | None = "auto",
+    batch_size: str | int | None = "auto",
+    dtype: str | None = "auto",
+    device_map: str | None = None,
+    max_memory: str | None = None,
+    load_in_8bit: bool = False,
+    load_in_4bit: bool = False,
+    default_batch: int = DEFAULT_BATCH,
+    logprob_dtype: str | None = "float32",
+) -> LoadSpec:
     """Check the option values (an InputError naming the option otherwise) and make the spec of
     an evaluator's command line (which prints the estimate and plan before each load)."""
     device = (device or "auto").strip().lower()
@@ -162,12 +210,31 @@ def load_spec(device: str | None = "auto", batch_size: str | int | None = "auto"
     logprob_dtype = (logprob_dtype or "float32").strip().lower()
     if logprob_dtype not in LOGPROB_DTYPES:
         raise InputError(f"--logprob-dtype {logprob_dtype!r}: expected one of {', '.join(LOGPROB_DTYPES)}")
-    return LoadSpec(device, dtype, size, device_map, budgets, quantization, default_batch, announce=True,
-                    logprob_dtype=logprob_dtype)
+    return LoadSpec(
+        device,
+        dtype,
+        size,
+        device_map,
+        budgets,
+        quantization,
+        default_batch,
+        announce=True,
+        logprob_dtype=logprob_dtype,
+    )
 
 
-SIZE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-         "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+SIZE_UNITS = {
+    "": 1,
+    "b": 1,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
+}
 
 
 def parse_size(text: str) -> int:
@@ -186,8 +253,10 @@ def parse_max_memory(text: str) -> tuple:
         device = device.strip().lower()
         device = f"cuda:{device}" if device.isdigit() else device
         if not re.fullmatch(r"cpu|cuda:\d+", device) or not size:
-            raise InputError(f"--max-memory {part!r}: expected DEVICE=SIZE with DEVICE a GPU number (0, 1, ...), "
-                             "cuda:N or cpu, e.g. 0=20GiB,cpu=64GiB")
+            raise InputError(
+                f"--max-memory {part!r}: expected DEVICE=SIZE with DEVICE a GPU number (0, 1, ...), "
+                "cuda:N or cpu, e.g. 0=20GiB,cpu=64GiB"
+            )
         try:
             out[device] = parse_size(size)
         except ValueError:
@@ -211,15 +280,15 @@ def human_bytes(n: float) -> str:
 class Runtime:
     """How one checkpoint runs: decided by `prepare` before any weight is read."""
 
-    dtype: str                       # compute dtype: float32 | bfloat16 | float16
-    device: str                      # cpu, cuda, cuda:N; with a plan, the device of its first layers
-    batch_size: int                  # the batch size scoring starts from
+    dtype: str  # compute dtype: float32 | bfloat16 | float16
+    device: str  # cpu, cuda, cuda:N; with a plan, the device of its first layers
+    batch_size: int  # the batch size scoring starts from
     quantization: str | None = None
-    plan: tuple = ()                 # ((device, (module, ...), bytes), ...) with --device-map auto
+    plan: tuple = ()  # ((device, (module, ...), bytes), ...) with --device-map auto
     n_params: int = 0
     weight_bytes: int = 0
-    announce: bool = False           # print `describe_runtime` before the weights load
-    revision: str | None = None      # the weights' commit (Hub) or content hash (local folder)
+    announce: bool = False  # print `describe_runtime` before the weights load
+    revision: str | None = None  # the weights' commit (Hub) or content hash (local folder)
 
     @property
     def devices(self) -> list[str]:
@@ -232,10 +301,16 @@ class Runtime:
         return f"{self.quantization or self.dtype}@{'+'.join(types)}"
 
     def record(self) -> dict:
-        return {"revision": self.revision, "dtype": self.dtype, "device": "+".join(self.devices),
-                "device_type": "+".join(sorted({d.split(":")[0] for d in self.devices})), "batch_size": self.batch_size,
-                "quantization": self.quantization, "weight_bytes": self.weight_bytes,
-                "plan": {d: list(names) for d, names, _ in self.plan} if self.plan else None}
+        return {
+            "revision": self.revision,
+            "dtype": self.dtype,
+            "device": "+".join(self.devices),
+            "device_type": "+".join(sorted({d.split(":")[0] for d in self.devices})),
+            "batch_size": self.batch_size,
+            "quantization": self.quantization,
+            "weight_bytes": self.weight_bytes,
+            "plan": {d: list(names) for d, names, _ in self.plan} if self.plan else None,
+        }
 
 
 def versions() -> dict:
@@ -261,8 +336,11 @@ def describe_versions() -> str:
 def runtime_record(spec: LoadSpec, runtimes: dict) -> dict:
     """The JSON documents' `runtime`: the options as given, per model how it ran (revision,
     dtype, device, batch size), and the versions of workbench, torch and transformers."""
-    return {"requested": spec.describe(), "models": {name: rt.record() for name, rt in runtimes.items()},
-            "versions": versions()}
+    return {
+        "requested": spec.describe(),
+        "models": {name: rt.record() for name, rt in runtimes.items()},
+        "versions": versions(),
+    }
 
 
 def _config_dtype(config) -> str:
@@ -353,8 +431,8 @@ def placement_units(model, sizes: dict[int, int]) -> list[tuple[str, int, int]]:
     the first piece of its tie group): pieces that share a tied weight (an output head and the
     input embeddings) form one group, which goes to one device."""
     no_split = set(getattr(model, "_no_split_modules", None) or ())
-    owner: dict[int, int] = {}      # tensor id -> the first piece that holds it
-    leader: list[int] = []          # piece -> first piece of its group (union-find, smallest index wins)
+    owner: dict[int, int] = {}  # tensor id -> the first piece that holds it
+    leader: list[int] = []  # piece -> first piece of its group (union-find, smallest index wins)
     out: list[tuple[str, int]] = []
 
     def root(i: int) -> int:
@@ -408,16 +486,20 @@ def place_units(pieces: list[tuple[str, int, int]], budgets: list[tuple[str, int
         if at == len(order):
             total = sum(s for _, s, _ in pieces)
             offered = ", ".join(f"{d} {human_bytes(b)}" for d, b in budgets)
-            raise ModelError(f"{what} needs about {human_bytes(total)} for its weights, and its piece {name!r} "
-                             f"({human_bytes(need)}) fits on none of the devices left ({offered}); raise "
-                             "--max-memory, or load it smaller (--dtype bfloat16, --load-in-8bit)")
+            raise ModelError(
+                f"{what} needs about {human_bytes(total)} for its weights, and its piece {name!r} "
+                f"({human_bytes(need)}) fits on none of the devices left ({offered}); raise "
+                "--max-memory, or load it smaller (--dtype bfloat16, --load-in-8bit)"
+            )
         left[order[at]] -= need
         where.append(order[at])
     plan: dict[str, tuple[list[str], int]] = {}
     for (name, size, _), device in zip(pieces, where):
         names, total = plan.get(device, ([], 0))
         plan[device] = (names + [name], total + size)
-    return tuple((d, tuple(names), total) for d, (names, total) in sorted(plan.items(), key=lambda kv: order.index(kv[0])))
+    return tuple(
+        (d, tuple(names), total) for d, (names, total) in sorted(plan.items(), key=lambda kv: order.index(kv[0]))
+    )
 
 
 def shown_modules(names) -> str:
@@ -438,8 +520,7 @@ def describe_runtime(name: str, runtime: Runtime) -> str:
     n = runtime.n_params
     count = f"{n / 1e9:.1f}B" if n >= 1e9 else f"{n / 1e6:.1f}M" if n >= 1e6 else f"{n:,}"
     at = f" at revision {runtime.revision}" if runtime.revision else ""
-    head = (f"{name}{at}: {count} parameters, about {human_bytes(runtime.weight_bytes)} of weights in "
-            f"{precision}")
+    head = f"{name}{at}: {count} parameters, about {human_bytes(runtime.weight_bytes)} of weights in {precision}"
     if not runtime.plan:
         return f"{head}, on {runtime.device}, batches of {runtime.batch_size}"
     lines = [f"{head}, batches of {runtime.batch_size}; plan (--device-map auto):"]
@@ -452,8 +533,15 @@ def say_runtime(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
 
-def plan_load(cls, config, spec: LoadSpec, name: str, budgets: dict[str, int] | None = None,
-              revision: str | None = None, location: str | None = None) -> Runtime:
+def plan_load(
+    cls,
+    config,
+    spec: LoadSpec,
+    name: str,
+    budgets: dict[str, int] | None = None,
+    revision: str | None = None,
+    location: str | None = None,
+) -> Runtime:
     """Decide how checkpoint `name` (its transformers `config`, to load as `cls`) runs, from its
     config alone: nothing is downloaded or loaded but the config. `budgets` replaces the free
     memory `--device-map auto` plans with (tests). With `location` (a local folder), its weight
@@ -464,14 +552,18 @@ def plan_load(cls, config, spec: LoadSpec, name: str, budgets: dict[str, int] | 
     if spec.quantization:
         # The GPU first: without one bitsandbytes cannot quantize, so "install it" would mislead.
         if not torch.cuda.is_available():
-            raise ModelError(f"--load-in-{spec.quantization} needs a CUDA GPU (bitsandbytes quantizes on one), and "
-                             "there is none here; leave it out, or give --dtype bfloat16 to halve the weights' memory")
+            raise ModelError(
+                f"--load-in-{spec.quantization} needs a CUDA GPU (bitsandbytes quantizes on one), and "
+                "there is none here; leave it out, or give --dtype bfloat16 to halve the weights' memory"
+            )
         _require("bitsandbytes", f"--load-in-{spec.quantization}")
         if dtype == "float32":
             dtype = "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
     if spec.device_map and active():
-        raise ModelError("--device-map auto spreads one model over this machine's devices; under torchrun / "
-                         "accelerate launch each process already has its own GPU: use one or the other")
+        raise ModelError(
+            "--device-map auto spreads one model over this machine's devices; under torchrun / "
+            "accelerate launch each process already has its own GPU: use one or the other"
+        )
     device = _device("auto" if spec.device_map else spec.device)
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
     absent = [d for d, _ in spec.max_memory if d.startswith("cuda:") and int(d[5:]) >= gpus]
@@ -489,8 +581,17 @@ def plan_load(cls, config, spec: LoadSpec, name: str, budgets: dict[str, int] | 
         plan = place_units(placement_units(skeleton, sizes), offered, repr(name))
         device = plan[0][0] if plan else device
     del skeleton
-    return Runtime(dtype, device, spec.start_batch, spec.quantization, plan, n_params, sum(sizes.values()),
-                   spec.announce or bool(plan), revision)
+    return Runtime(
+        dtype,
+        device,
+        spec.start_batch,
+        spec.quantization,
+        plan,
+        n_params,
+        sum(sizes.values()),
+        spec.announce or bool(plan),
+        revision,
+    )
 
 
 def load_weights(cls, location: str, runtime: Runtime, name: str, **kwargs):
@@ -512,8 +613,11 @@ def load_weights(cls, location: str, runtime: Runtime, name: str, **kwargs):
         from transformers import BitsAndBytesConfig
 
         kwargs["quantization_config"] = BitsAndBytesConfig(
-            load_in_8bit=runtime.quantization == "8bit", load_in_4bit=runtime.quantization == "4bit",
-            bnb_4bit_compute_dtype=kwargs["dtype"], bnb_4bit_quant_type="nf4")
+            load_in_8bit=runtime.quantization == "8bit",
+            load_in_4bit=runtime.quantization == "4bit",
+            bnb_4bit_compute_dtype=kwargs["dtype"],
+            bnb_4bit_quant_type="nf4",
+        )
         device_map = device_map or {"": torch.device(devices[0] if devices[0] != "cuda" else "cuda:0")}
     if device_map is not None:
         kwargs["device_map"] = device_map
@@ -535,8 +639,14 @@ def load_weights(cls, location: str, runtime: Runtime, name: str, **kwargs):
 
 # -- a checkpoint that loads but cannot score: refused before any weight is read -----------------
 TOKENIZER_SAMPLE = "The people here are 12 years old."
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.txt", "vocab.json", "spiece.model",
-                   "sentencepiece.bpe.model")
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer.model",
+    "vocab.txt",
+    "vocab.json",
+    "spiece.model",
+    "sentencepiece.bpe.model",
+)
 SAFE_WEIGHTS = "model.safetensors"
 SAFE_INDEX = "model.safetensors.index.json"
 
@@ -567,14 +677,19 @@ def check_tokenizer(tokenizer, name: str, location: str, vocab_size: int | None 
         files = ""
         if folder is not None:
             present = [f for f in TOKENIZER_FILES if os.path.isfile(os.path.join(location, f))]
-            files = (f"; it has {', '.join(present)}" if present else
-                     f"; it has none of {', '.join(TOKENIZER_FILES[:4])}")
+            files = (
+                f"; it has {', '.join(present)}" if present else f"; it has none of {', '.join(TOKENIZER_FILES[:4])}"
+            )
         what = f"model folder {folder!r}" if folder is not None else f"model {name!r}"
-        raise ModelError(f"{what}: its tokenizer files are missing or broken (the test sentence {TOKENIZER_SAMPLE!r} "
-                         f"encodes to {got}{files}); copy the tokenizer files of the checkpoint into it")
+        raise ModelError(
+            f"{what}: its tokenizer files are missing or broken (the test sentence {TOKENIZER_SAMPLE!r} "
+            f"encodes to {got}{files}); copy the tokenizer files of the checkpoint into it"
+        )
     if vocab_size and max(ids) >= vocab_size:
-        raise ModelError(f"model {name!r}: its tokenizer gives token id {max(ids)}, but config.json's vocab_size is "
-                         f"{vocab_size}: the tokenizer and the weights are not of one checkpoint")
+        raise ModelError(
+            f"model {name!r}: its tokenizer gives token id {max(ids)}, but config.json's vocab_size is "
+            f"{vocab_size}: the tokenizer and the weights are not of one checkpoint"
+        )
 
 
 def safetensors_header(path: str, shown: str) -> dict:
@@ -619,8 +734,10 @@ def weight_shapes(location: str, name: str) -> dict[str, tuple[list, str]]:
             with open(index, encoding="utf-8") as f:
                 files = sorted(set(json.load(f)["weight_map"].values()))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            raise ModelError(f"{os.path.join(folder, SAFE_INDEX)} is not a readable index of the weight files "
-                             "(a JSON object with `weight_map`); download or copy the checkpoint again") from None
+            raise ModelError(
+                f"{os.path.join(folder, SAFE_INDEX)} is not a readable index of the weight files "
+                "(a JSON object with `weight_map`); download or copy the checkpoint again"
+            ) from None
     elif os.path.isfile(os.path.join(location, SAFE_WEIGHTS)):
         files = [SAFE_WEIGHTS]
     else:
@@ -629,8 +746,10 @@ def weight_shapes(location: str, name: str) -> dict[str, tuple[list, str]]:
     for file in files:
         path = os.path.join(location, file)
         if not os.path.isfile(path):
-            raise ModelError(f"{os.path.join(folder, SAFE_INDEX)} lists {file}, which is missing; download or copy the "
-                             "checkpoint again")
+            raise ModelError(
+                f"{os.path.join(folder, SAFE_INDEX)} lists {file}, which is missing; download or copy the "
+                "checkpoint again"
+            )
         for key, tensor in safetensors_header(path, os.path.join(folder, file)).items():
             if key != "__metadata__" and isinstance(tensor, dict):
                 shapes[key] = (list(tensor.get("shape") or []), file)
@@ -652,16 +771,21 @@ def check_weight_files(location: str, config, skeleton, name: str) -> None:
     if pname is None:
         return
     prefix = f"{getattr(skeleton, 'base_model_prefix', '')}."
-    for key in (pname, pname[len(prefix):] if pname.startswith(prefix) else prefix + pname):
+    for key in (pname, pname[len(prefix) :] if pname.startswith(prefix) else prefix + pname):
         if key in shapes and shapes[key][0]:
             rows, file = shapes[key][0][0], shapes[key][1]
             want = embeddings.weight.shape[0]
             if rows != want:
-                said = (f"config.json says vocab_size {want}" if getattr(config, "vocab_size", None) == want else
-                        f"config.json makes the embeddings {want:,} rows")
-                raise ModelError(f"model {name!r}: {said}, but the word embeddings in {file} ({key}) have {rows:,} "
-                                 "rows: the config and the weights are not of one checkpoint (was config.json "
-                                 "edited?)")
+                said = (
+                    f"config.json says vocab_size {want}"
+                    if getattr(config, "vocab_size", None) == want
+                    else f"config.json makes the embeddings {want:,} rows"
+                )
+                raise ModelError(
+                    f"model {name!r}: {said}, but the word embeddings in {file} ({key}) have {rows:,} "
+                    "rows: the config and the weights are not of one checkpoint (was config.json "
+                    "edited?)"
+                )
             return
 
 
@@ -669,11 +793,15 @@ def _weights_problem(exc: Exception) -> str | None:
     """What a from_pretrained failure says about damaged weights, in one line (None: another failure)."""
     text = str(exc)
     if type(exc).__name__ == "SafetensorError":
-        return f"a weight file is damaged ({text.splitlines()[0] if text else 'unreadable'}); download or copy the " \
-               "checkpoint again"
+        return (
+            f"a weight file is damaged ({text.splitlines()[0] if text else 'unreadable'}); download or copy the "
+            "checkpoint again"
+        )
     if isinstance(exc, RuntimeError) and ("mismatched_sizes" in text or "size mismatch" in text):
-        return ("the shapes of its weights differ from what config.json describes (vocab_size, hidden_size, ...): "
-                "the config and the weights are not of one checkpoint")
+        return (
+            "the shapes of its weights differ from what config.json describes (vocab_size, hidden_size, ...): "
+            "the config and the weights are not of one checkpoint"
+        )
     if isinstance(exc, RuntimeError) and "PytorchStreamReader" in text:
         return "its .bin weight file is damaged (cut short?); download or copy the checkpoint again"
     return None

@@ -35,6 +35,7 @@ than the model: WORKBENCH_SERVED_WORKERS (requests at a time, default 4),
 WORKBENCH_SERVED_TIMEOUT (seconds per request, default 300) and WORKBENCH_SERVED_RETRIES
 (retries of a failed request, default 3; the waits start at 0.5 s and double).
 """
+
 from __future__ import annotations
 
 import http.client
@@ -58,8 +59,8 @@ from .generation import Generation, GenerationSettings
 from .lm_scoring import _key
 
 KEY_VARIABLES = ("WORKBENCH_API_KEY", "OPENAI_API_KEY")
-GENERATED = "served-generate"     # the cache's namespace of generated texts
-LIKELIHOODS = "served-loglik"     # ... and of continuations' log-likelihoods
+GENERATED = "served-generate"  # the cache's namespace of generated texts
+LIKELIHOODS = "served-loglik"  # ... and of continuations' log-likelihoods
 PROBE = "The cat sat on the mat."  # the one prompt the log-probability probe sends
 Progress = Callable[[int], None] | None
 
@@ -116,13 +117,15 @@ def parse(name: str) -> Endpoint:
     url, _, model = name.strip().partition("#")
     try:
         parts = urllib.parse.urlsplit(url)
-        parts.port   # noqa: B018 -- raises on a port that is not a number
+        parts.port  # noqa: B018 -- raises on a port that is not a number
     except ValueError as exc:
         raise InputError(f"served model {parts_shown(url)}: not a URL ({exc})") from None
     if parts.username is not None or parts.password is not None or parts.query:
-        raise InputError(f"served model {parts.scheme}://{parts.hostname or '?'}: a model name must not hold a user, a "
-                         "key or a query (it is written into outputs): give http(s)://HOST:PORT/v1#MODEL and the key "
-                         f"in {' or '.join(KEY_VARIABLES)}")
+        raise InputError(
+            f"served model {parts.scheme}://{parts.hostname or '?'}: a model name must not hold a user, a "
+            "key or a query (it is written into outputs): give http(s)://HOST:PORT/v1#MODEL and the key "
+            f"in {' or '.join(KEY_VARIABLES)}"
+        )
     if not parts.hostname:
         raise InputError(f"served model {parts_shown(url)}: no host; give http(s)://HOST:PORT/v1#MODEL")
     path = parts.path.rstrip("/") or "/v1"
@@ -205,33 +208,49 @@ class ServedRuntime:
         return "served"
 
     def record(self) -> dict:
-        return {"revision": self.revision, "dtype": None, "device": "server", "device_type": "server",
-                "batch_size": self.workers, "quantization": None, "weight_bytes": None, "plan": None,
-                "served": {"endpoint": self.endpoint, "model": self.model, "server_model": self.server_model}}
+        return {
+            "revision": self.revision,
+            "dtype": None,
+            "device": "server",
+            "device_type": "server",
+            "batch_size": self.workers,
+            "quantization": None,
+            "weight_bytes": None,
+            "plan": None,
+            "served": {"endpoint": self.endpoint, "model": self.model, "server_model": self.server_model},
+        }
 
 
 class ServedModel:
     """A model behind an OpenAI-compatible server: `generate` and `choice_logprobs` /
     `continuation_logprobs`, cached in `cache` (a `core.cache.Cache`, or None)."""
 
-    served = True        # `generation.generate` and the judges tell a served model by it
+    served = True  # `generation.generate` and the judges tell a served model by it
     kind = "served"
 
-    def __init__(self, endpoint: Endpoint | str, cache=None, *, workers: int | None = None,
-                 timeout: float | None = None, retries: int | None = None, backoff: float = 0.5):
+    def __init__(
+        self,
+        endpoint: Endpoint | str,
+        cache=None,
+        *,
+        workers: int | None = None,
+        timeout: float | None = None,
+        retries: int | None = None,
+        backoff: float = 0.5,
+    ):
         self.endpoint = parse(endpoint) if isinstance(endpoint, str) else endpoint
         self.cache = cache
         self.workers = workers or _env_number("WORKBENCH_SERVED_WORKERS", 4, int, 1)
         self.timeout = timeout or _env_number("WORKBENCH_SERVED_TIMEOUT", 300.0, float, 0.001)
         self.retries = retries if retries is not None else _env_number("WORKBENCH_SERVED_RETRIES", 3, int, 0)
         self.backoff = backoff
-        self.requests: Counter = Counter()   # requests sent, by path (tests and reports count them)
+        self.requests: Counter = Counter()  # requests sent, by path (tests and reports count them)
         self._lock = threading.Lock()
-        self._stop = threading.Event()       # set when a run gives up: retries still waiting end at once
+        self._stop = threading.Event()  # set when a run gives up: retries still waiting end at once
         self._opener = _opener(self.endpoint.base)
-        self._model: str | None = None       # the name requests carry, once `connect` has looked
+        self._model: str | None = None  # the name requests carry, once `connect` has looked
         self._revision: str | None = None
-        self._logprobs: str | None = None    # "" the server gives prompt log-probabilities; else what it lacks
+        self._logprobs: str | None = None  # "" the server gives prompt log-probabilities; else what it lacks
 
     def __repr__(self) -> str:
         return f"ServedModel({self.endpoint.shown!r})"
@@ -252,11 +271,13 @@ class ServedModel:
         if wanted is None:
             if len(entries) != 1:
                 listed = ", ".join(list(entries)[:8]) or "none"
-                raise InputError(f"served model {self.endpoint.base}: name the model after '#', as "
-                                 f"{self.endpoint.base}#MODEL (the server lists: {listed})")
+                raise InputError(
+                    f"served model {self.endpoint.base}: name the model after '#', as "
+                    f"{self.endpoint.base}#MODEL (the server lists: {listed})"
+                )
             wanted = next(iter(entries))
         entry = entries.get(wanted)
-        if entry is None:   # some servers load a model by name on demand; a wrong name is said by the first request
+        if entry is None:  # some servers load a model by name on demand; a wrong name is said by the first request
             reported = f"{wanted} (not listed)"
         else:
             root = entry.get("root")
@@ -277,8 +298,9 @@ class ServedModel:
 
     @property
     def runtime(self) -> ServedRuntime:
-        return ServedRuntime(self.endpoint.base, self.name, self.revision.removeprefix("served:"), self.revision,
-                             self.workers)
+        return ServedRuntime(
+            self.endpoint.base, self.name, self.revision.removeprefix("served:"), self.revision, self.workers
+        )
 
     def _call(self, method: str, path: str, payload: dict | None, first: bool = False) -> dict:
         """One request, retried on connection errors, timeouts, 429 and 5xx; its JSON answer."""
@@ -301,20 +323,27 @@ class ServedModel:
                 status, detail = exc.code, _detail(exc.read() or b"")
                 shown = f"HTTP {status}" + (f": {detail}" if detail else "")
                 if status in (401, 403):
-                    hint = ("the key in " + " or ".join(KEY_VARIABLES) + " is not accepted") if key else \
-                        f"it wants an API key: set {' or '.join(KEY_VARIABLES)}"
+                    hint = (
+                        ("the key in " + " or ".join(KEY_VARIABLES) + " is not accepted")
+                        if key
+                        else f"it wants an API key: set {' or '.join(KEY_VARIABLES)}"
+                    )
                     raise ServerError(f"{where} refused {method} {path} ({shown}): {hint}", status) from None
                 if first and status == 404:
-                    raise ServerError(f"no OpenAI-compatible API at {self.endpoint.base} ({method} {path}: HTTP 404); "
-                                      "name the API's root, e.g. http://HOST:PORT/v1#MODEL", status) from None
+                    raise ServerError(
+                        f"no OpenAI-compatible API at {self.endpoint.base} ({method} {path}: HTTP 404); "
+                        "name the API's root, e.g. http://HOST:PORT/v1#MODEL",
+                        status,
+                    ) from None
                 if status != 429 and status < 500:
                     raise ServerError(f"{where} refused {method} {path} ({shown})", status) from None
                 problem = shown
             except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
                 problem, nothing_there = _reason(exc, self.timeout)
                 if first and nothing_there:
-                    raise ServerError(f"cannot reach {where} ({problem}): is it running, and is the address right?"
-                                      ) from None
+                    raise ServerError(
+                        f"cannot reach {where} ({problem}): is it running, and is the address right?"
+                    ) from None
             else:
                 try:
                     return json.loads(body)
@@ -341,7 +370,7 @@ class ServedModel:
             while pending:
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                 failed = [f for f in finished if f.exception() is not None]
-                for f in finished:   # every answer that came is kept before a failure is raised
+                for f in finished:  # every answer that came is kept before a failure is raised
                     if f.exception() is None:
                         done(futures[f], f.result())
                         answered += 1
@@ -364,8 +393,9 @@ class ServedModel:
         if self.cache is not None:
             self.cache.put_many(namespace, self.name, self.revision, items)
 
-    def _answers(self, namespace: str, keys: list[str], jobs: dict, ask: Callable, on_answer, progress: Progress,
-                 what: str) -> list:
+    def _answers(
+        self, namespace: str, keys: list[str], jobs: dict, ask: Callable, on_answer, progress: Progress, what: str
+    ) -> list:
         """The answer for every key (duplicates allowed): cached ones read, the rest asked once
         each (`jobs[key]` is what `ask` takes) and stored as they come; `on_answer(i, value)` and
         `progress(n)` are told of each input's answer, cached or new."""
@@ -397,14 +427,21 @@ class ServedModel:
         return out
 
     # -- generation -------------------------------------------------------------------------------
-    def generate(self, prompts: Sequence[str], settings: GenerationSettings | None = None, progress: Progress = None,
-                 on_answer: Callable[[int, Generation], None] | None = None) -> list[Generation]:
+    def generate(
+        self,
+        prompts: Sequence[str],
+        settings: GenerationSettings | None = None,
+        progress: Progress = None,
+        on_answer: Callable[[int, Generation], None] | None = None,
+    ) -> list[Generation]:
         """One `Generation` per prompt, in order (see the module's docstring for the request).
         `on_answer(i, generation)` is called as each prompt's answer comes (cached ones first)."""
         settings = settings or GenerationSettings()
         if settings.add_bos:
-            raise ModelError(f"served model {self.endpoint.shown}: the server encodes the prompt itself, with its "
-                             "tokenizer's own special tokens; leave add_bos off")
+            raise ModelError(
+                f"served model {self.endpoint.shown}: the server encodes the prompt itself, with its "
+                "tokenizer's own special tokens; leave add_bos off"
+            )
         decoding = {**settings.decoding(), "chat": settings.chat_template, "system": settings.system_prompt}
         keys = [_key("generate", prompt, decoding) for prompt in prompts]
         jobs = dict(zip(keys, prompts))
@@ -472,11 +509,17 @@ class ServedModel:
         """A one-line ModelError when the server gives no prompt log-probabilities."""
         problem = self.logprobs_problem()
         if problem:
-            raise ModelError(f"served model {self.endpoint.shown} gives no prompt log-probabilities ({problem}); "
-                             f"{why} need a server that returns them, as vLLM's does")
+            raise ModelError(
+                f"served model {self.endpoint.shown} gives no prompt log-probabilities ({problem}); "
+                f"{why} need a server that returns them, as vLLM's does"
+            )
 
-    def continuation_logprobs(self, texts: Sequence[tuple[str, int]], progress: Progress = None,
-                              on_answer: Callable[[int, float], None] | None = None) -> list[float]:
+    def continuation_logprobs(
+        self,
+        texts: Sequence[tuple[str, int]],
+        progress: Progress = None,
+        on_answer: Callable[[int, float], None] | None = None,
+    ) -> list[float]:
         """For each (text, n): the summed ln P of the prompt tokens that cover the text's last n
         characters (the continuation), each given the tokens before it, as the server tokenizes."""
         self.require_logprobs()
@@ -489,15 +532,20 @@ class ServedModel:
             try:
                 found = _token_logprobs(out)
             except ValueError as exc:
-                raise ServerError(f"the model server at {self.endpoint.base}: its answer to echo=true with logprobs "
-                                  f"{exc}") from None
+                raise ServerError(
+                    f"the model server at {self.endpoint.base}: its answer to echo=true with logprobs {exc}"
+                ) from None
             return _continuation(found, n, text)
 
         return self._answers(LIKELIHOODS, keys, jobs, ask, on_answer, progress, "log-likelihoods")
 
-    def choice_logprobs(self, items: Sequence[tuple[str, Sequence[str]]], delimiter: str = " ",
-                        progress: Progress = None, on_item: Callable[[int, list[float]], None] | None = None
-                        ) -> list[list[float]]:
+    def choice_logprobs(
+        self,
+        items: Sequence[tuple[str, Sequence[str]]],
+        delimiter: str = " ",
+        progress: Progress = None,
+        on_item: Callable[[int, list[float]], None] | None = None,
+    ) -> list[list[float]]:
         """lm-evaluation-harness's multiple-choice log-likelihoods from the server: for each
         (context, choices) the summed ln P of `delimiter + choice` after the context, the
         context's trailing spaces moved to the continuation (as `lm_scoring.choice_logprobs`).
@@ -506,7 +554,7 @@ class ServedModel:
         for i, (context, choices) in enumerate(items):
             stripped = context.rstrip()
             for choice in choices:
-                rest = context[len(stripped):] + delimiter + choice
+                rest = context[len(stripped) :] + delimiter + choice
                 texts.append((stripped + rest, len(rest)))
                 owner.append(i)
         values: list[list] = [[None] * len(choices) for _, choices in items]
@@ -553,9 +601,11 @@ def _continuation(found: tuple[list[str], list], n_chars: int, text: str) -> flo
     for token, value in zip(reversed(tokens), reversed(values)):
         if covered >= n_chars:
             break
-        if value is None:   # the first token has none: the continuation would be the whole text
-            raise ModelError(f"the server gives no log-probability for the start of {text[-40:]!r}: "
-                             "the continuation needs a context before it")
+        if value is None:  # the first token has none: the continuation would be the whole text
+            raise ModelError(
+                f"the server gives no log-probability for the start of {text[-40:]!r}: "
+                "the continuation needs a context before it"
+            )
         total.append(float(value))
         covered += len(token)
     return math.fsum(total)

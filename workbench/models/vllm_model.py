@@ -21,6 +21,7 @@ Outputs are cached like a served model's (namespaces, keys), filed under the mod
 `vllm:` + its revision (a local folder's file index, else the Hub name). vLLM is imported only
 when such a model is opened; without it the name is refused in one line saying what to install.
 """
+
 from __future__ import annotations
 
 import math
@@ -42,7 +43,7 @@ def is_vllm(name) -> bool:
 
 
 def checkpoint(name: str) -> str:
-    return name.strip()[len(PREFIX):].strip()
+    return name.strip()[len(PREFIX) :].strip()
 
 
 @dataclass(frozen=True)
@@ -62,15 +63,23 @@ class VLLMRuntime:
         return "vllm"
 
     def record(self) -> dict:
-        return {"revision": self.revision, "dtype": self.dtype, "device": "cuda (vllm)", "device_type": "cuda",
-                "batch_size": "vllm", "quantization": None, "weight_bytes": None, "plan": None,
-                "vllm": {"model": self.model}}
+        return {
+            "revision": self.revision,
+            "dtype": self.dtype,
+            "device": "cuda (vllm)",
+            "device_type": "cuda",
+            "batch_size": "vllm",
+            "quantization": None,
+            "weight_bytes": None,
+            "plan": None,
+            "vllm": {"model": self.model},
+        }
 
 
 class VLLMModel:
     """`generate`, `continuation_logprobs` and `choice_logprobs` through vLLM, cached in `cache`."""
 
-    served = True     # `generation.generate` and the judges hand it the served models' calls
+    served = True  # `generation.generate` and the judges hand it the served models' calls
     kind = "served"
 
     def __init__(self, name: str, llm, cache=None, revision: str | None = None):
@@ -78,7 +87,7 @@ class VLLMModel:
         self.model_name = checkpoint(name)
         self._revision = revision or self.model_name
         self.tokenizer = llm.get_tokenizer()
-        self.requests = 0   # calls into vLLM (tests count them)
+        self.requests = 0  # calls into vLLM (tests count them)
 
     def __repr__(self) -> str:
         return f"VLLMModel({self.model_name!r})"
@@ -124,28 +133,47 @@ class VLLMModel:
         from vllm import SamplingParams
 
         if settings.sample:
-            return SamplingParams(max_tokens=settings.max_new_tokens, temperature=settings.temperature,
-                                  top_p=settings.top_p, seed=settings.seed, stop=list(settings.stop) or None)
+            return SamplingParams(
+                max_tokens=settings.max_new_tokens,
+                temperature=settings.temperature,
+                top_p=settings.top_p,
+                seed=settings.seed,
+                stop=list(settings.stop) or None,
+            )
         return SamplingParams(max_tokens=settings.max_new_tokens, temperature=0.0, stop=list(settings.stop) or None)
 
-    def generate(self, prompts: Sequence[str], settings: GenerationSettings | None = None, progress: Progress = None,
-                 on_answer: Callable[[int, Generation], None] | None = None) -> list[Generation]:
+    def generate(
+        self,
+        prompts: Sequence[str],
+        settings: GenerationSettings | None = None,
+        progress: Progress = None,
+        on_answer: Callable[[int, Generation], None] | None = None,
+    ) -> list[Generation]:
         settings = settings or GenerationSettings()
-        decoding = {**settings.decoding(), "chat": settings.chat_template, "system": settings.system_prompt,
-                    "bos": settings.add_bos}
+        decoding = {
+            **settings.decoding(),
+            "chat": settings.chat_template,
+            "system": settings.system_prompt,
+            "bos": settings.add_bos,
+        }
         keys = [_key("generate", prompt, decoding) for prompt in prompts]
 
         def ask_all(batch: list[str]) -> list[dict]:
             params = self._sampling(settings)
             if settings.chat_template:
-                head = [{"role": "system", "content": settings.system_prompt}] if settings.system_prompt is not None else []
+                head = (
+                    [{"role": "system", "content": settings.system_prompt}]
+                    if settings.system_prompt is not None
+                    else []
+                )
                 outs = self.llm.chat([[*head, {"role": "user", "content": p}] for p in batch], params, use_tqdm=False)
             elif settings.add_bos:
                 from vllm.inputs import TokensPrompt
 
                 bos = self.tokenizer.bos_token_id
-                outs = self.llm.generate([TokensPrompt(prompt_token_ids=[bos, *self._plain(p)]) for p in batch],
-                                         params, use_tqdm=False)
+                outs = self.llm.generate(
+                    [TokensPrompt(prompt_token_ids=[bos, *self._plain(p)]) for p in batch], params, use_tqdm=False
+                )
             else:
                 outs = self.llm.generate(list(batch), params, use_tqdm=False)
             return [_generated(out, settings) for out in outs]
@@ -153,8 +181,9 @@ class VLLMModel:
         def told(i, value):
             on_answer(i, Generation(value["text"], (), value["stop"]))
 
-        values = self._answers(GENERATED, keys, dict(zip(keys, prompts)), ask_all, told if on_answer else None,
-                               progress, "answers")
+        values = self._answers(
+            GENERATED, keys, dict(zip(keys, prompts)), ask_all, told if on_answer else None, progress, "answers"
+        )
         return [Generation(v["text"], (), v["stop"]) for v in values]
 
     # -- log-likelihoods --------------------------------------------------------------------------
@@ -165,22 +194,29 @@ class VLLMModel:
         bos = self.tokenizer.bos_token_id
         bos = self.tokenizer.eos_token_id if bos is None else bos
         if bos is None:
-            raise ModelError(f"vllm model {self.model_name!r}: its tokenizer has neither a BOS nor an EOS token to start "
-                             "a text with")
+            raise ModelError(
+                f"vllm model {self.model_name!r}: its tokenizer has neither a BOS nor an EOS token to start a text with"
+            )
         return bos
 
-    def continuation_logprobs(self, texts: Sequence[tuple[str, int]], progress: Progress = None,
-                              on_answer: Callable[[int, float], None] | None = None) -> list[float]:
+    def continuation_logprobs(
+        self,
+        texts: Sequence[tuple[str, int]],
+        progress: Progress = None,
+        on_answer: Callable[[int, float], None] | None = None,
+    ) -> list[float]:
         """For each (text, n): the summed ln P of the tokens the text has beyond its first
         len(text) - n characters, each given BOS and the tokens before it."""
         keys = [_key("loglik", text, int(n)) for text, n in texts]
         jobs = {}
         for k, (text, n) in zip(keys, texts):
             whole = self._plain(text)
-            count = len(whole) - len(self._plain(text[:len(text) - int(n)]))
+            count = len(whole) - len(self._plain(text[: len(text) - int(n)]))
             if count <= 0:
-                raise ModelError(f"the continuation {text[len(text) - int(n):]!r} adds no token to its context for "
-                                 f"vllm model {self.model_name!r}")
+                raise ModelError(
+                    f"the continuation {text[len(text) - int(n) :]!r} adds no token to its context for "
+                    f"vllm model {self.model_name!r}"
+                )
             jobs[k] = ([self._bos(), *whole], count)
 
         def ask_all(batch: list[tuple[list[int], int]]) -> list[float]:
@@ -224,9 +260,10 @@ def open_vllm(name: str, cache_path: Path | str | None = None, dtype: str = "aut
     try:
         from vllm import LLM
     except ImportError:
-        raise ModelError(f"{name}: running a model in vLLM needs vLLM and a CUDA GPU: pip install "
-                         "'bias-workbench[vllm]' (or serve it with `vllm serve` and name it http://HOST:PORT/v1#MODEL)"
-                         ) from None
+        raise ModelError(
+            f"{name}: running a model in vLLM needs vLLM and a CUDA GPU: pip install "
+            "'bias-workbench[vllm]' (or serve it with `vllm serve` and name it http://HOST:PORT/v1#MODEL)"
+        ) from None
     location = checkpoint(name)
     if not location:
         raise ModelError(f"{name!r}: name the checkpoint after 'vllm:' (a Hub name or a local folder)")
@@ -244,6 +281,7 @@ def open_vllm(name: str, cache_path: Path | str | None = None, dtype: str = "aut
     try:
         llm = LLM(model=str(folder.resolve()) if folder.is_dir() else location, dtype=dtype)
     except Exception as exc:  # noqa: BLE001 -- vLLM's own errors (no GPU, unknown architecture): one line
-        raise ModelError(f"{name}: vLLM could not load it: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
-                         ) from None
+        raise ModelError(
+            f"{name}: vLLM could not load it: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+        ) from None
     return VLLMModel(name, llm, cache, revision)

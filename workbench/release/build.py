@@ -13,6 +13,7 @@ Nothing in the folder depends on the time or the machine, so building twice from
 inputs gives byte-identical files. An existing version with different content is never
 overwritten silently (it needs --force).
 """
+
 from __future__ import annotations
 
 import json
@@ -63,8 +64,10 @@ def write_evaluator(kind: str, dataset: str | None, folder: Path) -> None:
         return
     package = kinds.get(kind).package
     install = DISTRIBUTION if package in ("workbench", DISTRIBUTION) else f"{DISTRIBUTION} {package}"
-    (folder / "evaluate.py").write_text(EVALUATE_PY.format(kind=kind, distribution=install, dataset=dataset,
-                                                           target=dataset or "the folder it is in"), encoding="utf-8")
+    (folder / "evaluate.py").write_text(
+        EVALUATE_PY.format(kind=kind, distribution=install, dataset=dataset, target=dataset or "the folder it is in"),
+        encoding="utf-8",
+    )
 
 
 @dataclass
@@ -77,11 +80,11 @@ class Release:
     rows: list[dict]
     summary: dict
     domains: list[str] = field(default_factory=list)
-    notes: str = ""                                          # the maintainer's release notes (build --notes)
-    left_out: dict[str, int] = field(default_factory=dict)   # queue items without a final label, by status
-    original: bool = False                                   # a renewal's imported data as published (build --original)
-    audit_scope: dict | None = None                          # a renewal: items audited of how many, those kept unaudited
-    layout: str = "workbench"                                # "original": the data file laid out as the published file
+    notes: str = ""  # the maintainer's release notes (build --notes)
+    left_out: dict[str, int] = field(default_factory=dict)  # queue items without a final label, by status
+    original: bool = False  # a renewal's imported data as published (build --original)
+    audit_scope: dict | None = None  # a renewal: items audited of how many, those kept unaudited
+    layout: str = "workbench"  # "original": the data file laid out as the published file
 
 
 SHOWN_UNDECIDED = 5
@@ -99,8 +102,9 @@ def undecided(config: Config, items: list, finals: dict, default_validators: int
     out = []
     for item in items:
         final = finals[item.id]
-        settled = (final.status == DISAGREEMENT and ac.policy == "majority"
-                   and len(final.votes) >= max(expected, ac.min_votes))
+        settled = (
+            final.status == DISAGREEMENT and ac.policy == "majority" and len(final.votes) >= max(expected, ac.min_votes)
+        )
         if final.status != FINAL and not settled:
             out.append((item, final.status))
     return out
@@ -110,14 +114,30 @@ def undecided_lines(open_items: list[tuple], total: int) -> list[str]:
     """How many queue items have no final label, and the first few of them (id, text, status)."""
     counts = Counter(status for _, status in open_items)
     shown = [f"  {item.id}  {item.hypothesis}  ({status})" for item, status in open_items[:SHOWN_UNDECIDED]]
-    more = [f"  ... and {len(open_items) - SHOWN_UNDECIDED} more (`workbench annotations stats`)"] \
-        if len(open_items) > SHOWN_UNDECIDED else []
-    return [f"{len(open_items)} of the {total} queue items have no final label yet "
-            f"({', '.join(f'{n} {s}' for s, n in sorted(counts.items()))}):", *shown, *more]
+    more = (
+        [f"  ... and {len(open_items) - SHOWN_UNDECIDED} more (`workbench annotations stats`)"]
+        if len(open_items) > SHOWN_UNDECIDED
+        else []
+    )
+    return [
+        f"{len(open_items)} of the {total} queue items have no final label yet "
+        f"({', '.join(f'{n} {s}' for s, n in sorted(counts.items()))}):",
+        *shown,
+        *more,
+    ]
 
 
-def build(config: Config, version: str, *, force: bool = False, allow_unlabelled: bool = False,
-          notes: str = "", original: bool = False, unaudited: str = "refuse", layout: str | None = None) -> dict:
+def build(
+    config: Config,
+    version: str,
+    *,
+    force: bool = False,
+    allow_unlabelled: bool = False,
+    notes: str = "",
+    original: bool = False,
+    unaudited: str = "refuse",
+    layout: str | None = None,
+) -> dict:
     """Build the configured kind's release: its release stage's rows (computed if stale), written
     by the kind's layout, with the card, changelog, evaluator and a manifest of every file.
     Queue items without a final label refuse the build unless `allow_unlabelled` (the card then
@@ -142,13 +162,20 @@ def build(config: Config, version: str, *, force: bool = False, allow_unlabelled
     if asked not in (None, "original", "workbench"):
         raise InputError(f"--layout {asked}: original or workbench")
     if asked == "original" and (config.origin is None or getattr(kind.release, "write_original", None) is None):
-        raise InputError("--layout original lays a renewal out as the published file it imported: " +
-                         ("this project has no [origin] (start one with `workbench import`)" if config.origin is None
-                          else f"kind {kind.name!r} has no layout of the published file (build with --layout workbench)"))
+        raise InputError(
+            "--layout original lays a renewal out as the published file it imported: "
+            + (
+                "this project has no [origin] (start one with `workbench import`)"
+                if config.origin is None
+                else f"kind {kind.name!r} has no layout of the published file (build with --layout workbench)"
+            )
+        )
     if original and (config.origin is None or kind.audit is None):
-        raise InputError("--original builds the published data a renewal project imported; this project has no "
-                         "[origin] (start one with `workbench import`)")
-    if config.origin is not None:   # a renewal: released only under a licence the original's allows
+        raise InputError(
+            "--original builds the published data a renewal project imported; this project has no "
+            "[origin] (start one with `workbench import`)"
+        )
+    if config.origin is not None:  # a renewal: released only under a licence the original's allows
         from ..authoring.licences import refusal
 
         why = refusal(config.origin.license, config.project.license, as_published=original)
@@ -164,27 +191,41 @@ def build(config: Config, version: str, *, force: bool = False, allow_unlabelled
         from ..authoring.renew import partial_audit, unaudited_lines
 
         scope = partial_audit(pipeline, kind, items, labels)
-        if unaudited == "keep":   # released unchanged below, so not left out
+        if unaudited == "keep":  # released unchanged below, so not left out
             open_items = [(item, status) for item, status in open_items if status != "unlabelled"]
     if open_items and not allow_unlabelled:
         partial = " or --unaudited keep to release those nobody labelled unchanged" if scope is not None else ""
-        raise InputError("\n".join([*undecided_lines(open_items, len(items)),
-                                    "label them (`workbench annotate`), or pass --allow-unlabelled to build without "
-                                    f"them (the card then says how many were left out){partial}"]))
+        raise InputError(
+            "\n".join(
+                [
+                    *undecided_lines(open_items, len(items)),
+                    "label them (`workbench annotate`), or pass --allow-unlabelled to build without "
+                    f"them (the card then says how many were left out){partial}",
+                ]
+            )
+        )
     if scope is not None and scope["outside"] and unaudited != "keep":
         raise InputError("\n".join(unaudited_lines(scope, config.origin.sample)))
     if original:
         rows = [{"label": "published", **r} for r in pipeline.workspace.read(kind.audit.original_stage).to_pylist()]
     else:
         rows = pipeline.workspace.read(kind.release_stage).to_pylist()
-    if scope is not None and unaudited == "keep":   # nobody audited them: released as published
+    if scope is not None and unaudited == "keep":  # nobody audited them: released as published
         rows += [{"label": "unaudited", **r, **({"audit": "unaudited"} if "audit" in r else {})} for r in scope["rows"]]
         scope["kept"] = len(scope["unaudited"])
     if not rows:
         raise StageError("no release samples: label items valid first")
-    release = Release(config, pipeline.workspace, version, rows, summarise(config, items, labels), notes=notes,
-                      left_out=dict(Counter(status for _, status in open_items)), original=original,
-                      audit_scope=None if scope is None else {k: v for k, v in scope.items() if k != "rows"})
+    release = Release(
+        config,
+        pipeline.workspace,
+        version,
+        rows,
+        summarise(config, items, labels),
+        notes=notes,
+        left_out=dict(Counter(status for _, status in open_items)),
+        original=original,
+        audit_scope=None if scope is None else {k: v for k, v in scope.items() if k != "rows"},
+    )
     layout = kind.release
     target = export_dir(config, version)
     messages: list[str] = []
@@ -192,37 +233,48 @@ def build(config: Config, version: str, *, force: bool = False, allow_unlabelled
         from ..authoring.licences import known, normalised
 
         if not known(normalised(config.origin.license)):
-            messages.append(f"the original's licence {config.origin.license!r} is not one the workbench knows: check "
-                            f"that it allows releasing this data under {config.project.license or 'no licence'}")
+            messages.append(
+                f"the original's licence {config.origin.license!r} is not one the workbench knows: check "
+                f"that it allows releasing this data under {config.project.license or 'no licence'}"
+            )
     if force and config.project.repo:
         _refuse_if_published(config.project.repo, version, messages)
     found = changes.find_previous(config, version, layout.read_release, messages)
     previous = found.version if found else None
     expand_manifest = pipeline.workspace.manifest("expand") or {}
-    basis = {"templates": expand_manifest.get("inputs", {}),
-             "models": {s: (pipeline.workspace.manifest(s) or {}).get(k) for s, k in (("generate", "model"),
-                                                                                    ("filter", "models"))
-                        if s in pipeline.stages},
-             "policy": changes.policy_basis(config)}
+    basis = {
+        "templates": expand_manifest.get("inputs", {}),
+        "models": {
+            s: (pipeline.workspace.manifest(s) or {}).get(k)
+            for s, k in (("generate", "model"), ("filter", "models"))
+            if s in pipeline.stages
+        },
+        "policy": changes.policy_basis(config),
+    }
     # No path of this machine goes into a release: a model named by an absolute folder is named by its folder's name.
     local = _absolute_paths([basis, config.model_dump(mode="json")])
     basis = _without(local, basis)
 
-    staging = Path(tempfile.mkdtemp(prefix=".build-", dir=config.path("exports")
-                                    if config.path("exports").is_dir() else None))
+    staging = Path(
+        tempfile.mkdtemp(prefix=".build-", dir=config.path("exports") if config.path("exports").is_dir() else None)
+    )
     chosen = asked or ("original" if config.origin is not None and kind.audit is not None else "workbench")
     writer = getattr(layout, "write_original", None) if chosen == "original" else None
     try:
         domains = writer(rows, staging) if writer is not None else None
         if domains is None:
             if asked == "original":
-                raise InputError("--layout original: the project's files do not record how the published file is laid "
-                                 "out (imported from JSON lines, or before `workbench import` recorded it); import the "
-                                 "published file again, or build with --layout workbench")
+                raise InputError(
+                    "--layout original: the project's files do not record how the published file is laid "
+                    "out (imported from JSON lines, or before `workbench import` recorded it); import the "
+                    "published file again, or build with --layout workbench"
+                )
             if writer is not None:
-                messages.append("the release is laid out as the workbench's, not as the published file: the project's "
-                                "files do not record the published layout (imported from JSON lines, or before imports "
-                                "recorded it: a CSV imported again records it)")
+                messages.append(
+                    "the release is laid out as the workbench's, not as the published file: the project's "
+                    "files do not record the published layout (imported from JSON lines, or before imports "
+                    "recorded it: a CSV imported again records it)"
+                )
             domains = layout.write_release(rows, staging)
             chosen = "workbench"
         release.domains, release.layout = domains, chosen
@@ -231,13 +283,23 @@ def build(config: Config, version: str, *, force: bool = False, allow_unlabelled
             sources(release, staging)
         released = layout.read_release(staging)
         if found and not force and changes.same_data(found, released, layout.identity):
-            raise InputError(f"nothing changed in the data since {found.version} ({found.where}): a new version would "
-                             "repeat it; pass --force to build it anyway")
-        diff = changes.compare(found, released, layout, basis, _decisions(config, kind, labels, found, released)) \
-            if found else []
-        adjudicated = adjudications(kind, items, labels) if config.origin is not None and kind.audit is not None \
-            and not original else []
-        changes.with_adjudications(diff, adjudicated_rows(kind, adjudicated, [*(found.rows if found else []), *released]))
+            raise InputError(
+                f"nothing changed in the data since {found.version} ({found.where}): a new version would "
+                "repeat it; pass --force to build it anyway"
+            )
+        diff = (
+            changes.compare(found, released, layout, basis, _decisions(config, kind, labels, found, released))
+            if found
+            else []
+        )
+        adjudicated = (
+            adjudications(kind, items, labels)
+            if config.origin is not None and kind.audit is not None and not original
+            else []
+        )
+        changes.with_adjudications(
+            diff, adjudicated_rows(kind, adjudicated, [*(found.rows if found else []), *released])
+        )
         if diff:
             (staging / changes.CHANGES_FILE).write_text(changes.changes_csv(diff), encoding="utf-8")
         dataset = f"{config.project.repo}@v{version}" if config.project.repo else None
@@ -246,12 +308,18 @@ def build(config: Config, version: str, *, force: bool = False, allow_unlabelled
         card = _without(local, card.rstrip("\n") + ("\n\n" + section if section else "\n"))
         (staging / "README.md").write_text(card, encoding="utf-8")
         write_evaluator(kind.name, dataset, staging)
-        lmeval.write_tasks(kind.name, lmeval.task_name(config.project.name, version), dataset, staging,
-                           config.model_dump(mode="json"))
-        audit = audit_changes(kind, items, labels, found.rows, released) \
-            if found and config.origin is not None and kind.audit is not None else []
-        (staging / "CHANGELOG.md").write_text(changes.changelog(version, found, diff, release.domains, notes, audit,
-                                                                adjudication_lines(adjudicated)), encoding="utf-8")
+        lmeval.write_tasks(
+            kind.name, lmeval.task_name(config.project.name, version), dataset, staging, config.model_dump(mode="json")
+        )
+        audit = (
+            audit_changes(kind, items, labels, found.rows, released)
+            if found and config.origin is not None and kind.audit is not None
+            else []
+        )
+        (staging / "CHANGELOG.md").write_text(
+            changes.changelog(version, found, diff, release.domains, notes, audit, adjudication_lines(adjudicated)),
+            encoding="utf-8",
+        )
         manifest = {
             "name": config.project.name,
             "kind": kind.name,
@@ -261,7 +329,7 @@ def build(config: Config, version: str, *, force: bool = False, allow_unlabelled
             "tool_version": __version__,
             "previous_version": previous,
             "samples": len(rows),
-            **({"layout": "original"} if release.layout == "original" else {}),   # the data file as the published one
+            **({"layout": "original"} if release.layout == "original" else {}),  # the data file as the published one
             # a renewal: which published copy its data files are (sources/known.py; "unknown" but for the published rows)
             **({"source_copy": _source_copy(staging, kind.name)} if config.origin is not None else {}),
             "domains": release.domains,
@@ -269,15 +337,18 @@ def build(config: Config, version: str, *, force: bool = False, allow_unlabelled
             "config": _without(local, _read_by(kind, config.model_dump(mode="json"))),
             "models": basis["models"],
             # every file, those of evaluator/ too, named as the Hub names them (forward slashes)
-            "files": {p.relative_to(staging).as_posix(): file_sha256(p) for p in sorted(staging.rglob("*"))
-                      if p.is_file()},
+            "files": {
+                p.relative_to(staging).as_posix(): file_sha256(p) for p in sorted(staging.rglob("*")) if p.is_file()
+            },
         }
         atomic_write_text(staging / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")
         if target.exists():
             same = _same_tree(staging, target)
             if not same and not force:
-                raise InputError(f"{target} already holds a different build of {version}; bump the version "
-                                 "(releases are immutable) or pass --force to replace the local build")
+                raise InputError(
+                    f"{target} already holds a different build of {version}; bump the version "
+                    "(releases are immutable) or pass --force to replace the local build"
+                )
             shutil.rmtree(target)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(str(staging), str(target))
@@ -285,10 +356,19 @@ def build(config: Config, version: str, *, force: bool = False, allow_unlabelled
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
-    return {"path": target, "samples": len(rows), "domains": release.domains, "previous": previous,
-            "release_stage": produced, "added": sum(c.change == "added" for c in diff),
-            "removed": sum(c.change == "removed" for c in diff), "edited": sum(c.change == "edited" for c in diff),
-            "undecided": undecided_lines(open_items, len(items)) if open_items else [], "license": config.project.license, "notes": messages}
+    return {
+        "path": target,
+        "samples": len(rows),
+        "domains": release.domains,
+        "previous": previous,
+        "release_stage": produced,
+        "added": sum(c.change == "added" for c in diff),
+        "removed": sum(c.change == "removed" for c in diff),
+        "edited": sum(c.change == "edited" for c in diff),
+        "undecided": undecided_lines(open_items, len(items)) if open_items else [],
+        "license": config.project.license,
+        "notes": messages,
+    }
 
 
 def _decisions(config: Config, kind, labels, previous, rows: list[dict]) -> dict[str, str]:
@@ -333,8 +413,13 @@ def _read_by(kind, settings: dict) -> dict:
     """The settings `kind` reads: the sections and keys it declares unused (`Kind.unused_settings`:
     a kind without a generation step has no [generate]) left out, as `workbench init` leaves them out."""
     unused = set(kind.unused_settings)
-    return {section: {k: v for k, v in values.items() if f"{section}.{k}" not in unused}
-            if isinstance(values, dict) else values for section, values in settings.items() if section not in unused}
+    return {
+        section: {k: v for k, v in values.items() if f"{section}.{k}" not in unused}
+        if isinstance(values, dict)
+        else values
+        for section, values in settings.items()
+        if section not in unused
+    }
 
 
 def _without(local: dict[str, str], value):
@@ -357,8 +442,9 @@ def _refuse_if_published(repo: str, version: str, notes: list[str]) -> None:
         notes.append(f"could not check whether v{version} is already published to {repo} ({type(exc).__name__})")
         return
     if f"v{version}" in tags:
-        raise InputError(f"v{version} is already published to {repo}: a published release is never rebuilt; "
-                         "bump the version")
+        raise InputError(
+            f"v{version} is already published to {repo}: a published release is never rebuilt; bump the version"
+        )
 
 
 def _same_tree(a: Path, b: Path) -> bool:

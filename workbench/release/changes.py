@@ -7,6 +7,7 @@ comparison, the changelog, the card's summary and `changes.csv` are the same cod
 `exports/` or, when the project has a Hub repo, among its release tags; either way the card
 names it by its Hub revision (ORG/NAME@vX.Y.Z), never by a local path.
 """
+
 from __future__ import annotations
 
 import csv
@@ -31,21 +32,21 @@ class Previous:
     version: str
     rows: list[dict]
     manifest: dict
-    changelog: str          # its CHANGELOG.md, so earlier entries are kept
-    where: str              # "ORG/NAME@vX.Y.Z" (or "NAME vX.Y.Z, not published to the Hub")
+    changelog: str  # its CHANGELOG.md, so earlier entries are kept
+    where: str  # "ORG/NAME@vX.Y.Z" (or "NAME vX.Y.Z, not published to the Hub")
 
 
 @dataclass
 class Change:
-    change: str             # added | edited | removed
+    change: str  # added | edited | removed
     key: str
     text: str
     group: str
     reason: str
     previous_key: str = ""  # edited: the row's id and text in the previous release
     previous_text: str = ""
-    audited: bool = False   # the reason is an audit's decision on the row (a renewal)
-    adjudication: dict | None = None   # a renewal: its item's adjudication (renew.adjudications), if one decided it
+    audited: bool = False  # the reason is an audit's decision on the row (a renewal)
+    adjudication: dict | None = None  # a renewal: its item's adjudication (renew.adjudications), if one decided it
 
 
 def find_previous(config: Config, version: str, read_release, notes: list[str]) -> Previous | None:
@@ -66,8 +67,11 @@ def find_previous(config: Config, version: str, read_release, notes: list[str]) 
 
         from ..sources import VERSION, fetch_release, hub_endpoint
 
-        tags = [t.name[1:] for t in HfApi(endpoint=hub_endpoint()).list_repo_refs(repo, repo_type="dataset").tags
-                if t.name.startswith("v") and VERSION.fullmatch(t.name[1:])]
+        tags = [
+            t.name[1:]
+            for t in HfApi(endpoint=hub_endpoint()).list_repo_refs(repo, repo_type="dataset").tags
+            if t.name.startswith("v") and VERSION.fullmatch(t.name[1:])
+        ]
         older = [v for v in tags if parse_version(v) < parse_version(version)]
         if not older:
             return None
@@ -80,14 +84,20 @@ def find_previous(config: Config, version: str, read_release, notes: list[str]) 
 
 
 def _previous_from(folder: Path, version: str, read_release, where: str) -> Previous:
-    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8")) if (folder / "manifest.json").is_file() else {}
+    manifest = (
+        json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        if (folder / "manifest.json").is_file()
+        else {}
+    )
     log = folder / "CHANGELOG.md"
-    return Previous(version, read_release(folder), manifest, log.read_text(encoding="utf-8") if log.is_file() else "",
-                    where)
+    return Previous(
+        version, read_release(folder), manifest, log.read_text(encoding="utf-8") if log.is_file() else "", where
+    )
 
 
-def compare(previous: Previous, rows: list[dict], layout, manifest: dict,
-            decisions: dict[str, str] | None = None) -> list[Change]:
+def compare(
+    previous: Previous, rows: list[dict], layout, manifest: dict, decisions: dict[str, str] | None = None
+) -> list[Change]:
     """Rows added, edited and removed, each with the likeliest reason.
 
     A removed and an added row that come from the same entry of their source (the layout's
@@ -128,23 +138,29 @@ def compare(previous: Previous, rows: list[dict], layout, manifest: dict,
         key, text, group, template = new[k][:4]
         if k in pairs:
             prior = old[pairs[k]]
-            out.append(Change("edited", key, text, group, reason(template, entry(r)[1], k), prior[0], prior[1],
-                              k in decisions))
+            out.append(
+                Change("edited", key, text, group, reason(template, entry(r)[1], k), prior[0], prior[1], k in decisions)
+            )
         else:
             out.append(Change("added", key, text, group, reason(template, key=k), audited=k in decisions))
     for k in old.keys() & new.keys():
         if old[k][1] != new[k][1]:
             key, text, group, template = new[k][:4]
-            out.append(Change("edited", key, text, group, reason(template, "text edited", k), key, old[k][1],
-                              k in decisions))
+            out.append(
+                Change("edited", key, text, group, reason(template, "text edited", k), key, old[k][1], k in decisions)
+            )
     matched = set(pairs.values())
-    out += [Change("removed", *old[k][:3], reason(old[k][3], key=k), audited=k in decisions)
-            for k in gone if k not in matched]
+    out += [
+        Change("removed", *old[k][:3], reason(old[k][3], key=k), audited=k in decisions)
+        for k in gone
+        if k not in matched
+    ]
     return sorted(out, key=lambda c: (c.change, c.group, c.key))
 
 
 def _edits(gone: dict[str, dict], came: dict[str, dict], entry) -> dict[str, str]:
     """new key -> old key, for the entries exactly one removed and one added row come from."""
+
     def by_entry(rows: dict[str, dict]) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
         for k, r in rows.items():
@@ -189,14 +205,41 @@ def changes_csv(changes: list[Change]) -> str:
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     audit = any(c.audited or c.adjudication for c in changes)
-    w.writerow(["change", "id", "text", "group", "previous_id", "previous_text", "reason",
-                *(ADJUDICATION_COLUMNS if audit else ())])
+    w.writerow(
+        [
+            "change",
+            "id",
+            "text",
+            "group",
+            "previous_id",
+            "previous_text",
+            "reason",
+            *(ADJUDICATION_COLUMNS if audit else ()),
+        ]
+    )
     for c in changes:
         a = c.adjudication or {}
-        extra = [", ".join(a.get("decided_by", ())),
-                 json.dumps([{"annotator": p["by"], "decision": p["decision"],
-                              **{k: p[k] for k in ("fix", "note") if k in p}} for p in a["proposals"]],
-                            ensure_ascii=False) if a else "", a.get("note", "")] if audit else []
+        extra = (
+            [
+                ", ".join(a.get("decided_by", ())),
+                json.dumps(
+                    [
+                        {
+                            "annotator": p["by"],
+                            "decision": p["decision"],
+                            **{k: p[k] for k in ("fix", "note") if k in p},
+                        }
+                        for p in a["proposals"]
+                    ],
+                    ensure_ascii=False,
+                )
+                if a
+                else "",
+                a.get("note", ""),
+            ]
+            if audit
+            else []
+        )
         w.writerow([c.change, c.key, c.text, c.group, c.previous_key, c.previous_text, c.reason, *extra])
     return out.getvalue()
 
@@ -210,14 +253,17 @@ def summary(changes: list[Change], previous: Previous, groups: list[str]) -> lis
     lines = [f"Compared with {previous.version} ({previous.where}).", "", markdown_table(["group", *KINDS], table), ""]
     reasons = Counter((c.change, c.reason) for c in changes)
     if reasons:
-        lines += ["Why: " + "; ".join(f"{n} {change} ({why})" for (change, why), n in sorted(reasons.items())) + ".", ""]
-    if any(c.audited for c in changes):   # a renewal: the audit's reasons per group
+        lines += [
+            "Why: " + "; ".join(f"{n} {change} ({why})" for (change, why), n in sorted(reasons.items())) + ".",
+            "",
+        ]
+    if any(c.audited for c in changes):  # a renewal: the audit's reasons per group
         per = Counter((c.change, c.reason, c.group) for c in changes)
-        table = [[change, why, *(per[(change, why, g)] for g in groups), n]
-                 for (change, why), n in sorted(reasons.items())]
+        table = [
+            [change, why, *(per[(change, why, g)] for g in groups), n] for (change, why), n in sorted(reasons.items())
+        ]
         lines += ["Per reason and group:", "", markdown_table(["change", "reason", *groups, "total"], table), ""]
     return lines
-
 
 
 def edits(changes: list[Change], limit: int) -> list[str]:
@@ -226,8 +272,12 @@ def edits(changes: list[Change], limit: int) -> list[str]:
     lines = []
     for c in some[:limit]:
         was = f" (was `{c.previous_key}`)" if c.previous_key != c.key else ""
-        lines += [f"- `{c.key}`{was}, {c.reason}:", f"  - before: {c.previous_text}",
-                  f"  - after: {c.text}", f"  - diff: {word_diff(c.previous_text, c.text)}"]
+        lines += [
+            f"- `{c.key}`{was}, {c.reason}:",
+            f"  - before: {c.previous_text}",
+            f"  - after: {c.text}",
+            f"  - diff: {word_diff(c.previous_text, c.text)}",
+        ]
     if len(some) > limit:
         lines.append(f"- ... and {len(some) - limit} more in `{CHANGES_FILE}`")
     return ["Edited:", "", *lines, ""] if lines else []
@@ -253,8 +303,15 @@ def removals(changes: list[Change], limit: int) -> list[str]:
     return ["Dropped:", "", *lines, ""] if lines else []
 
 
-def changelog(version: str, previous: Previous | None, changes: list[Change], groups: list[str],
-              notes: str = "", audit: list[str] = (), adjudicated: list[str] = ()) -> str:
+def changelog(
+    version: str,
+    previous: Previous | None,
+    changes: list[Change],
+    groups: list[str],
+    notes: str = "",
+    audit: list[str] = (),
+    adjudicated: list[str] = (),
+) -> str:
     """This version's entry on top of the previous release's changelog (earlier entries kept):
     the maintainer's notes, the counts and reasons, the edited rows before and after, and the
     rows an audit dropped with their reasons; or, where a renewal's audit items each stand for
@@ -274,5 +331,6 @@ def changelog(version: str, previous: Previous | None, changes: list[Change], gr
 def card_section(version: str, previous: Previous | None, changes: list[Change], groups: list[str]) -> str:
     if previous is None:
         return ""
-    return "\n".join([f"## Changes since {previous.version}", ""] + summary(changes, previous, groups)
-                     + examples(changes))
+    return "\n".join(
+        [f"## Changes since {previous.version}", ""] + summary(changes, previous, groups) + examples(changes)
+    )

@@ -16,6 +16,7 @@ alone) `task.yaml` is the task `TASK`. Either way
 scores the release's own data file (the Hub's at the tag for a copy of the folder alone) with
 lm-eval, which needs nothing of workbench, and `--tasks TASK_<group>` one group of it.
 """
+
 from __future__ import annotations
 
 import csv
@@ -29,7 +30,7 @@ KIND_FILES = ("task.yaml", "utils.py")
 GROUP_FILE = "group.yaml"
 DATA_MODULE = Path(__file__).with_name("lmeval_data.py")
 INSTALL = "pip install 'lm_eval[hf]'"
-UNNAMED = "unspecified"   # the subtask of rows with an empty group value
+UNNAMED = "unspecified"  # the subtask of rows with an empty group value
 
 
 def task_name(project: str, version: str) -> str:
@@ -44,10 +45,10 @@ def sanitised(text: str) -> str:
 
 @dataclass(frozen=True)
 class Subtask:
-    name: str                  # TASK_<group>
-    group: str                 # the group as `workbench evaluate` names it (its by_bias_type / by_attribute / by_domain key)
-    values: tuple[str, ...]    # the column's values, as written in the data, that belong to it
-    size: int                  # its rows
+    name: str  # TASK_<group>
+    group: str  # the group as `workbench evaluate` names it (its by_bias_type / by_attribute / by_domain key)
+    values: tuple[str, ...]  # the column's values, as written in the data, that belong to it
+    size: int  # its rows
 
 
 def _package(kind: str) -> str | None:
@@ -101,20 +102,27 @@ def _metrics(yaml: str) -> list[str]:
 
 
 def _subtask_yaml(sub: Subtask, column: str, word: str) -> str:
-    return (f"# lm-evaluation-harness subtask of this release, written by `workbench build`: task.yaml's task on\n"
-            f"# the rows of one {word} ({json.dumps(sub.group)}, {sub.size} row{'' if sub.size == 1 else 's'}); "
-            f"{GROUP_FILE} aggregates them all.\n"
-            f"include: task.yaml\n"
-            f"task: {sub.name}\n"
-            f"dataset_kwargs:\n"
-            f"  group_by: {json.dumps(column)}\n"
-            f"  groups: {json.dumps(list(sub.values))}\n")
+    return (
+        f"# lm-evaluation-harness subtask of this release, written by `workbench build`: task.yaml's task on\n"
+        f"# the rows of one {word} ({json.dumps(sub.group)}, {sub.size} row{'' if sub.size == 1 else 's'}); "
+        f"{GROUP_FILE} aggregates them all.\n"
+        f"include: task.yaml\n"
+        f"task: {sub.name}\n"
+        f"dataset_kwargs:\n"
+        f"  group_by: {json.dumps(column)}\n"
+        f"  groups: {json.dumps(list(sub.values))}\n"
+    )
 
 
 def _group_yaml(task: str, subs: list[Subtask], metrics: list[str], word: str) -> str:
-    lines = [f"# lm-evaluation-harness group of this release, written by `workbench build`: one subtask per {word},",
-             "# each figure their mean weighted by size, which is the figure over the whole release.",
-             f"group: {task}", "task:", *(f"  - {s.name}" for s in subs), "aggregate_metric_list:"]
+    lines = [
+        f"# lm-evaluation-harness group of this release, written by `workbench build`: one subtask per {word},",
+        "# each figure their mean weighted by size, which is the figure over the whole release.",
+        f"group: {task}",
+        "task:",
+        *(f"  - {s.name}" for s in subs),
+        "aggregate_metric_list:",
+    ]
     for m in metrics:
         lines += [f"  - metric: {m}", "    aggregation: mean", "    weight_by_size: true"]
     lines += ["metadata:", "  version: 1.0"]
@@ -131,9 +139,11 @@ def _card_note(folder: Path, task: str, subs: list[Subtask], word: str) -> None:
     if at is None:
         return
     names = ", ".join(s.name for s in subs)
-    note = f"# --tasks {task} is a group: every row, and one subtask per {word} ({names}); --tasks {subs[0].name} runs one"
+    note = (
+        f"# --tasks {task} is a group: every row, and one subtask per {word} ({names}); --tasks {subs[0].name} runs one"
+    )
     if at + 1 < len(lines) and lines[at + 1].startswith(f"# --tasks {task} is a group"):
-        lines[at + 1] = note   # written here before
+        lines[at + 1] = note  # written here before
     else:
         lines.insert(at + 1, note)
     card.write_text("\n".join(lines), encoding="utf-8")
@@ -150,7 +160,7 @@ def write_tasks(kind: str, task: str, dataset: str | None, folder: Path, config:
 
     if _package(kind) is None:
         return False
-    module = kinds.get(kind).part("lm_eval_tasks", "lm-eval task")   # guarded: a broken one is one line naming it
+    module = kinds.get(kind).part("lm_eval_tasks", "lm-eval task")  # guarded: a broken one is one line naming it
     source = Path(next(iter(module.__path__)))
     target = folder / FOLDER
     target.mkdir(parents=True, exist_ok=True)
@@ -165,14 +175,19 @@ def write_tasks(kind: str, task: str, dataset: str | None, folder: Path, config:
     values = _data_rows(folder / data_file.group(1), column) if column and data_file else None
     metrics = _metrics(yaml)
     subs = subtasks(task, values, getattr(module, "group_of", None)) if values and metrics else []
-    for stale in [target / GROUP_FILE, *target.glob("task_*.yaml")]:   # of an earlier write here
+    for stale in [target / GROUP_FILE, *target.glob("task_*.yaml")]:  # of an earlier write here
         stale.unlink(missing_ok=True)
     if subs:
-        yaml = re.sub(r"(?m)^task: .*$", f"# no `task:` here: the template of the subtasks task_*.yaml, which {GROUP_FILE}"
-                                         f" gathers as {task}", yaml, count=1)
+        yaml = re.sub(
+            r"(?m)^task: .*$",
+            f"# no `task:` here: the template of the subtasks task_*.yaml, which {GROUP_FILE} gathers as {task}",
+            yaml,
+            count=1,
+        )
         for sub in subs:
-            (target / f"task_{sub.name[len(task) + 1:]}.yaml").write_text(_subtask_yaml(sub, column, word),
-                                                                          encoding="utf-8")
+            (target / f"task_{sub.name[len(task) + 1 :]}.yaml").write_text(
+                _subtask_yaml(sub, column, word), encoding="utf-8"
+            )
         (target / GROUP_FILE).write_text(_group_yaml(task, subs, metrics, word), encoding="utf-8")
     else:
         yaml = re.sub(r"(?m)^task: .*$", f"task: {task}", yaml, count=1)
@@ -200,5 +215,7 @@ def card_lines(kind: str, task: str) -> list[str]:
     """What a release card says about running it in lm-evaluation-harness (nothing for a kind without a task)."""
     if _package(kind) is None:
         return []
-    return [f"# or in lm-evaluation-harness ({INSTALL}; causal LMs), from a download of this repository:",
-            f"lm_eval --model hf --model_args pretrained=MODEL --tasks {task} --include_path {FOLDER} --batch_size 16"]
+    return [
+        f"# or in lm-evaluation-harness ({INSTALL}; causal LMs), from a download of this repository:",
+        f"lm_eval --model hf --model_args pretrained=MODEL --tasks {task} --include_path {FOLDER} --batch_size 16",
+    ]

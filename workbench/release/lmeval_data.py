@@ -8,6 +8,7 @@ folder without the release around it, downloads that file from the Hub at the re
 (`dataset`: ORG/NAME@vX.Y.Z, written into the YAML by `workbench build`). A subtask's
 `dataset_kwargs` keep the rows of one group: those whose `group_by` column is one of `groups`.
 """
+
 import csv
 import hashlib
 import json
@@ -45,7 +46,9 @@ def load(data_file: str, dataset: str | None = None, group_by: str | None = None
         rows = datasets.Dataset.from_parquet(str(path))
         if group_by:
             keep = {str(g) for g in groups or ()}
-            rows = rows.filter(lambda row: ("" if row[group_by] is None else str(row[group_by])) in keep, keep_in_memory=True)
+            rows = rows.filter(
+                lambda row: ("" if row[group_by] is None else str(row[group_by])) in keep, keep_in_memory=True
+            )
         return {"test": rows}
     with open(path, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))

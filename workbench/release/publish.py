@@ -7,6 +7,7 @@ is already tagged is refused before anything is uploaded: a release is never ove
 token comes from HF_TOKEN or the Hub login (huggingface_hub finds either); it is never printed,
 logged or written anywhere by this module.
 """
+
 from __future__ import annotations
 
 import json
@@ -38,7 +39,9 @@ def _hub_call(what: str, fn, *args, **kwargs):
     except HfHubHTTPError as exc:
         status = exc.response.status_code if exc.response is not None else "?"
         if status in (401, 403):
-            raise HubError(f"{what}: the Hub refused the token ({status}); set HF_TOKEN or run `hf auth login`") from None
+            raise HubError(
+                f"{what}: the Hub refused the token ({status}); set HF_TOKEN or run `hf auth login`"
+            ) from None
         said = getattr(exc, "server_message", None)
         raise HubError(f"{what}: the Hub answered {status}" + (f": {said}" if said else "")) from None
     except (OSError, ConnectionError) as exc:
@@ -81,8 +84,13 @@ def _remote_state(api, repo: str) -> dict | None:
         except (ValueError, AttributeError):
             written = set()
     private = bool(getattr(api.repo_info(repo, repo_type="dataset"), "private", False))
-    return {"tags": [t.name for t in refs.tags], "versions": _release_tags(refs), "files": files,
-            "written": written, "private": private}
+    return {
+        "tags": [t.name for t in refs.tags],
+        "versions": _release_tags(refs),
+        "files": files,
+        "written": written,
+        "private": private,
+    }
 
 
 def _published_files(folder: Path, manifest: dict) -> list[str]:
@@ -103,8 +111,10 @@ def _published_files(folder: Path, manifest: dict) -> list[str]:
             elif name in files and path.relative_to(folder).as_posix() not in listed:
                 strays.append(shown_name)
     if strays:
-        raise InputError(f"{display_path(folder)} holds what its manifest.json does not list: {', '.join(strays)}; "
-                         "nothing was uploaded: remove them (or rebuild the release with `workbench build --force`)")
+        raise InputError(
+            f"{display_path(folder)} holds what its manifest.json does not list: {', '.join(strays)}; "
+            "nothing was uploaded: remove them (or rebuild the release with `workbench build --force`)"
+        )
     return sorted(listed)
 
 
@@ -119,17 +129,23 @@ def publish(config: Config, version: str, repo: str, *, private: bool = False, d
     parse_version(version)
     folder = export_dir(config, version)
     if not folder.is_dir():
-        raise InputError(f"no build of {config.project.name} {version} in {folder}: run `workbench build --version {version}` first")
+        raise InputError(
+            f"no build of {config.project.name} {version} in {folder}: run `workbench build --version {version}` first"
+        )
     manifest = verify_release(folder)
     local = _published_files(folder, manifest)
     if not manifest.get("license"):
-        raise InputError(f"this build of {version} states no licence (its card says \"not stated\"), so it is not "
-                         f"published: set [project] license in {config.shown_source} (a Hub licence id such as "
-                         f"cc-by-4.0 or mit), then run `workbench build --version {version} --force`")
+        raise InputError(
+            f'this build of {version} states no licence (its card says "not stated"), so it is not '
+            f"published: set [project] license in {config.shown_source} (a Hub licence id such as "
+            f"cc-by-4.0 or mit), then run `workbench build --version {version} --force`"
+        )
     if manifest.get("repo") != repo:
         pinned = manifest.get("repo") or "no repo"
-        raise InputError(f"this build's dataset card and evaluator pin {pinned}, not {repo}: set [project] repo = "
-                         f"\"{repo}\" in workbench.toml and run `workbench build --version {version} --force`")
+        raise InputError(
+            f"this build's dataset card and evaluator pin {pinned}, not {repo}: set [project] repo = "
+            f'"{repo}" in workbench.toml and run `workbench build --version {version} --force`'
+        )
     from huggingface_hub import HfApi
 
     token = _token()
@@ -144,16 +160,27 @@ def publish(config: Config, version: str, repo: str, *, private: bool = False, d
     present, written = (remote["files"], remote["written"]) if remote else (set(), set())
     notes = []
     if remote is not None and private and not remote["private"]:
-        notes.append(f"{repo} already exists and is public: --private does not change it (change it in the repo's "
-                     "settings on the Hub)")
+        notes.append(
+            f"{repo} already exists and is public: --private does not change it (change it in the repo's "
+            "settings on the Hub)"
+        )
     if older:
-        notes.append(f"{version} is older than the newest release v{newest}: it is tagged on its own commit and main "
-                     f"keeps v{newest}")
-    plan = {"repo": repo, "tag": tag, "endpoint": hub_endpoint(), "private": private, "exists": remote is not None,
-            "files": [{"path": f, "bytes": (folder / f).stat().st_size} for f in local],
-            "delete": sorted((written & present) - set(local)),
-            "keep": sorted(present - set(local) - written - {".gitattributes"}),
-            "branch": f"release-{tag}" if older else "main", "notes": notes}
+        notes.append(
+            f"{version} is older than the newest release v{newest}: it is tagged on its own commit and main "
+            f"keeps v{newest}"
+        )
+    plan = {
+        "repo": repo,
+        "tag": tag,
+        "endpoint": hub_endpoint(),
+        "private": private,
+        "exists": remote is not None,
+        "files": [{"path": f, "bytes": (folder / f).stat().st_size} for f in local],
+        "delete": sorted((written & present) - set(local)),
+        "keep": sorted(present - set(local) - written - {".gitattributes"}),
+        "branch": f"release-{tag}" if older else "main",
+        "notes": notes,
+    }
     if dry_run:
         return {**plan, "dry_run": True}
 
@@ -165,10 +192,24 @@ def publish(config: Config, version: str, repo: str, *, private: bool = False, d
         _hub_call(f"branch {repo}", api.create_branch, repo, branch=plan["branch"], repo_type="dataset")
     operations = [CommitOperationAdd(path_in_repo=f, path_or_fileobj=str(folder / f)) for f in local]
     operations += [CommitOperationDelete(path_in_repo=f) for f in plan["delete"]]
-    commit = _hub_call(f"upload to {repo}", api.create_commit, repo, operations, repo_type="dataset",
-                       revision=plan["branch"], commit_message=f"Release {tag}")
-    _hub_call(f"tag {repo}", api.create_tag, repo, tag=tag, revision=commit.oid, repo_type="dataset",
-              tag_message=f"{config.project.name} {tag}")
+    commit = _hub_call(
+        f"upload to {repo}",
+        api.create_commit,
+        repo,
+        operations,
+        repo_type="dataset",
+        revision=plan["branch"],
+        commit_message=f"Release {tag}",
+    )
+    _hub_call(
+        f"tag {repo}",
+        api.create_tag,
+        repo,
+        tag=tag,
+        revision=commit.oid,
+        repo_type="dataset",
+        tag_message=f"{config.project.name} {tag}",
+    )
     if older:  # the tag keeps the commit; the side branch is not needed any more
         _hub_call(f"tidy {repo}", api.delete_branch, repo, branch=plan["branch"], repo_type="dataset")
     return {**plan, "dry_run": False, "commit": commit.oid}
@@ -192,7 +233,9 @@ def pull(spec: str, out: Path | None, config: Config) -> dict:
     staging = Path(str(target) + ".partial")
     if staging.exists():
         shutil.rmtree(staging)
-    _hub_call(f"download {spec}", snapshot_download, repo, repo_type="dataset", revision=revision, local_dir=str(staging))
+    _hub_call(
+        f"download {spec}", snapshot_download, repo, repo_type="dataset", revision=revision, local_dir=str(staging)
+    )
     shutil.rmtree(staging / ".cache", ignore_errors=True)
     if (staging / "manifest.json").is_file():
         verify_release(staging)
@@ -200,4 +243,9 @@ def pull(spec: str, out: Path | None, config: Config) -> dict:
     if target.exists():
         target.rmdir()
     staging.rename(target)
-    return {"repo": repo, "revision": revision, "path": target, "files": sum(1 for p in target.rglob("*") if p.is_file())}
+    return {
+        "repo": repo,
+        "revision": revision,
+        "path": target,
+        "files": sum(1 for p in target.rglob("*") if p.is_file()),
+    }

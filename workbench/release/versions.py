@@ -1,4 +1,5 @@
 """Release versions: X.Y.Z, and where a project's builds of them live."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,7 +9,6 @@ from ..core.errors import InputError
 from ..sources import VERSION
 
 __all__ = ["VERSION", "parse_version", "export_dir", "previous_version"]
-
 
 
 def parse_version(version: str) -> tuple[int, int, int]:
@@ -26,6 +26,9 @@ def previous_version(config: Config, version: str) -> str | None:
     folder = config.path("exports") / config.project.name
     if not folder.is_dir():
         return None
-    older = [p.name for p in folder.iterdir() if VERSION.match(p.name) and parse_version(p.name) < parse_version(version)
-             and (p / "manifest.json").is_file()]
+    older = [
+        p.name
+        for p in folder.iterdir()
+        if VERSION.match(p.name) and parse_version(p.name) < parse_version(version) and (p / "manifest.json").is_file()
+    ]
     return max(older, key=parse_version) if older else None

@@ -8,6 +8,7 @@ A source is written as one of
 `resolve()` says which, with the folder, the manifest and the revision; nothing here knows a
 benchmark kind.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,11 +31,11 @@ VERSION = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 class Source:
     """A resolved source. `path` is where its files are (None: nothing local, nothing fetched)."""
 
-    given: str                       # as the user wrote it
+    given: str  # as the user wrote it
     path: Path | None
-    repo: str | None = None          # Hub repository, when it came from the Hub
-    revision: str | None = None      # the revision it was read at
-    manifest: dict | None = None     # the release manifest, when there is one (checked)
+    repo: str | None = None  # Hub repository, when it came from the Hub
+    revision: str | None = None  # the revision it was read at
+    manifest: dict | None = None  # the release manifest, when there is one (checked)
 
     @property
     def is_release(self) -> bool:
@@ -101,15 +102,20 @@ def verify_release(folder: Path) -> dict:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         files = dict(manifest.get("files", {}))
     except (ValueError, UnicodeDecodeError, AttributeError, TypeError):
-        raise InputError(f"{display_path(manifest_path)} is not a release manifest (not a JSON object with `files`)") from None
+        raise InputError(
+            f"{display_path(manifest_path)} is not a release manifest (not a JSON object with `files`)"
+        ) from None
     outside = unsafe_names(folder, files)
     if outside:
         raise InputError(_outside(folder, outside))
-    bad = [name for name, digest in files.items()
-           if not (folder / name).is_file() or file_sha256(folder / name) != digest]
+    bad = [
+        name for name, digest in files.items() if not (folder / name).is_file() or file_sha256(folder / name) != digest
+    ]
     if bad:
-        raise InputError(f"{display_path(folder)}: {', '.join(map(shown, bad))} do(es) not match the release manifest (changed, cut "
-                         "short or missing); nothing was scored or uploaded: rebuild the release or download it again")
+        raise InputError(
+            f"{display_path(folder)}: {', '.join(map(shown, bad))} do(es) not match the release manifest (changed, cut "
+            "short or missing); nothing was scored or uploaded: rebuild the release or download it again"
+        )
     # Hashes updated with a file say nothing of its content: each Parquet must read, and a
     # table held twice (a CSV and a Parquet) must agree with itself (sources/copies).
     check_data(folder, files, files)
@@ -118,8 +124,10 @@ def verify_release(folder: Path) -> dict:
 
 def _outside(folder: Path, problems: list[str]) -> str:
     # The manifest is named in its folder: display_path would resolve a linked manifest.json to its target.
-    return (refusal(os.path.join(display_path(folder), MANIFEST), problems) + "; nothing was scored or uploaded: "
-            "rebuild the release or download it again")
+    return (
+        refusal(os.path.join(display_path(folder), MANIFEST), problems) + "; nothing was scored or uploaded: "
+        "rebuild the release or download it again"
+    )
 
 
 def fetch_release(repo: str, revision: str | None) -> tuple[Path, str]:
@@ -148,21 +156,28 @@ def fetch_release(repo: str, revision: str | None) -> tuple[Path, str]:
         except RevisionNotFoundError:
             continue
         except RepositoryNotFoundError:
-            raise InputError(f"dataset repository {repo} not found on the Hub at {hub_endpoint()} (or it is private and "
-                             "the token has no access)") from None
+            raise InputError(
+                f"dataset repository {repo} not found on the Hub at {hub_endpoint()} (or it is private and "
+                "the token has no access)"
+            ) from None
         except (OfflineModeIsEnabled, LocalEntryNotFoundError):
             from huggingface_hub import constants
 
             if constants.HF_HUB_OFFLINE:
-                raise InputError(f"cannot fetch {spec}: offline (HF_HUB_OFFLINE is set) and it is not in the local "
-                                 "Hub cache; unset HF_HUB_OFFLINE or pass a local release folder") from None
-            raise InputError(f"cannot fetch {spec}: cannot reach the Hub at {hub_endpoint()}, and it is not in the "
-                             "local Hub cache") from None
+                raise InputError(
+                    f"cannot fetch {spec}: offline (HF_HUB_OFFLINE is set) and it is not in the local "
+                    "Hub cache; unset HF_HUB_OFFLINE or pass a local release folder"
+                ) from None
+            raise InputError(
+                f"cannot fetch {spec}: cannot reach the Hub at {hub_endpoint()}, and it is not in the local Hub cache"
+            ) from None
         except HfHubHTTPError as exc:
             status = exc.response.status_code if exc.response is not None else "?"
             raise InputError(f"cannot fetch {spec}: the Hub answered {status}") from None
         except Exception as exc:  # noqa: BLE001 -- httpx/OS transport errors: the network, not the data
-            raise InputError(f"cannot fetch {spec}: cannot reach the Hub at {hub_endpoint()} ({type(exc).__name__})") from None
+            raise InputError(
+                f"cannot fetch {spec}: cannot reach the Hub at {hub_endpoint()} ({type(exc).__name__})"
+            ) from None
     else:
         raise InputError(f"revision {revision} not found in {repo}" + _tags_hint(repo))
     if (folder / "manifest.json").is_file():

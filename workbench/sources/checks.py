@@ -10,6 +10,7 @@ The kind of a source is read from its manifest, or from its data's shape (each k
 `detect`), never assumed: a folder of pairs without a manifest is scored as its kind,
 and a source no kind recognises is refused with the `--kind` to give.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -20,10 +21,10 @@ from ..core.errors import InputError, display_path
 
 @dataclass
 class Checked:
-    kind: str                                        # the kind every source is of
-    sources: list[str]                               # what to hand the kind's evaluator
+    kind: str  # the kind every source is of
+    sources: list[str]  # what to hand the kind's evaluator
     warnings: list[str] = field(default_factory=list)  # for the terminal and the JSON
-    skipped: list[str] = field(default_factory=list)   # broken kinds left out of detection (terminal only)
+    skipped: list[str] = field(default_factory=list)  # broken kinds left out of detection (terminal only)
 
 
 def is_release_folder(path: Path) -> bool:
@@ -55,8 +56,11 @@ def check_data_files(folder: Path) -> None:
         elif suffix in (".csv", ".tsv", ".jsonl", ".txt"):
             read_text(f, "data file")
     # A table held twice (data/NAME.csv and data/NAME.parquet) must agree, as in a verified release.
-    check_data(folder, [f.relative_to(folder).as_posix() for f in files],
-               after="nothing was scored: rebuild the release or download it again")
+    check_data(
+        folder,
+        [f.relative_to(folder).as_posix() for f in files],
+        after="nothing was scored: rebuild the release or download it again",
+    )
 
 
 def _detect(kind: str, path: Path, report) -> bool:
@@ -79,9 +83,11 @@ def kind_of_data(folder: Path, forced: str | None, report=None) -> tuple[str, st
     from .. import kinds
 
     report = report or kinds.skipped
-    candidates = [forced] if forced else sorted(n for n in kinds.names() if n != kinds.DEFAULT_KIND) + [kinds.DEFAULT_KIND]
+    candidates = (
+        [forced] if forced else sorted(n for n in kinds.names() if n != kinds.DEFAULT_KIND) + [kinds.DEFAULT_KIND]
+    )
     for kind in candidates:
-        if forced:   # the kind the user named: its failure is the command's, in one line
+        if forced:  # the kind the user named: its failure is the command's, in one line
             kinds.get(kind).evaluator_module()
         if _detect(kind, folder, report):
             return kind, str(folder)
@@ -90,8 +96,10 @@ def kind_of_data(folder: Path, forced: str | None, report=None) -> tuple[str, st
                 return kind, str(f)
     if forced:
         raise InputError(f"{display_path(folder)}: no data file in it has the layout of a {forced} release")
-    raise InputError(f"{display_path(folder)}: no manifest.json, and none of its data files has the layout of a "
-                     f"known kind; pass --kind ({', '.join(kinds.names())})")
+    raise InputError(
+        f"{display_path(folder)}: no manifest.json, and none of its data files has the layout of a "
+        f"known kind; pass --kind ({', '.join(kinds.names())})"
+    )
 
 
 def check(specs: list[str], forced: str | None, unverified: bool) -> Checked:
@@ -102,10 +110,13 @@ def check(specs: list[str], forced: str | None, unverified: bool) -> Checked:
     found: list[str] = []
     sources: list[str] = []
     warnings: list[str] = []
-    skipped: dict[str, str] = {}   # each broken kind said once (with the first file it missed), however many were looked at
+    skipped: dict[
+        str, str
+    ] = {}  # each broken kind said once (with the first file it missed), however many were looked at
 
     def report(exc, shown: str) -> None:
         skipped.setdefault(str(exc), f"{exc}; skipped while recognising {shown}")
+
     for spec in specs:
         path = Path(spec).expanduser()
         if is_release_folder(path) and (path / "manifest.json").is_file():
@@ -113,18 +124,25 @@ def check(specs: list[str], forced: str | None, unverified: bool) -> Checked:
             kind = forced or manifest.get("kind") or kinds.detect(spec, report)
         elif is_release_folder(path):
             if not unverified:
-                raise InputError(f"{display_path(path)}: no manifest.json, so its files cannot be checked against the "
-                                 "release; download the release again, or pass --unverified to score it as it is")
+                raise InputError(
+                    f"{display_path(path)}: no manifest.json, so its files cannot be checked against the "
+                    "release; download the release again, or pass --unverified to score it as it is"
+                )
             check_data_files(path)
             kind, spec = kind_of_data(path, forced, report)
-            warnings.append(f"{display_path(path)}: scored --unverified: it has no manifest.json, so its files were "
-                            "not checked against a release")
+            warnings.append(
+                f"{display_path(path)}: scored --unverified: it has no manifest.json, so its files were "
+                "not checked against a release"
+            )
         else:
             kind = forced or kinds.detect(spec, report)
         found.append(kind)
         sources.append(spec)
     kind = forced or (found[0] if found else kinds.DEFAULT_KIND)
     if len(set(found)) > 1:
-        raise InputError("the sources are of different kinds (" + ", ".join(f"{s}: {k}" for s, k in zip(specs, found))
-                         + "); evaluate one kind at a time")
+        raise InputError(
+            "the sources are of different kinds ("
+            + ", ".join(f"{s}: {k}" for s, k in zip(specs, found))
+            + "); evaluate one kind at a time"
+        )
     return Checked(kind, sources, warnings, list(skipped.values()))

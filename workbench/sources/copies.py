@@ -24,6 +24,7 @@ importable: a release's standalone evaluate.py carries it in evaluator/
 numpy only. Without pyarrow the standalone cannot open a Parquet file, so it checks nothing
 here: it scores the public file, whose sha256 the manifest checked. `workbench` always has it.
 """
+
 from __future__ import annotations
 
 import csv
@@ -71,8 +72,9 @@ def check_data(folder: Path, names, digests: dict | None = None, after: str = AF
         stem, suffix = os.path.splitext(name)
         if suffix.lower() != ".parquet":
             continue
-        copy = next((n for n in data if os.path.splitext(n)[0] == stem and os.path.splitext(n)[1].lower() in TEXT_COPIES),
-                    None)
+        copy = next(
+            (n for n in data if os.path.splitext(n)[0] == stem and os.path.splitext(n)[1].lower() in TEXT_COPIES), None
+        )
         key = tuple((digests or {}).get(n) for n in (name, copy))
         known = isinstance(key[0], str) and (copy is None or isinstance(key[1], str))
         if known and key in _CHECKED:
@@ -97,10 +99,12 @@ class _Pair:
 
     def check(self) -> None:
         try:
-            table = self.pq.read_table(self.folder / self.parquet)   # every column: a corrupt page anywhere is found
+            table = self.pq.read_table(self.folder / self.parquet)  # every column: a corrupt page anywhere is found
         except Exception as exc:  # noqa: BLE001 -- pyarrow's errors for a cut or corrupt file vary by version
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            self.refuse(f"{self.p_shown}: the data file is not a readable Parquet file ({reason})")  # as core/files says it
+            self.refuse(
+                f"{self.p_shown}: the data file is not a readable Parquet file ({reason})"
+            )  # as core/files says it
         if self.copy is None:
             if table.num_rows == 0:
                 self.refuse(f"{self.p_shown} holds no rows (a release's data file always has some)")
@@ -108,10 +112,12 @@ class _Pair:
         copy = self.read_copy()
         missing = [c for c in copy.column_names if c not in table.column_names]
         if missing:
-            self.refuse(f"{self.c_shown} and {self.p_shown} are not the same table: the Parquet lacks column(s) "
-                        f"{', '.join(map(repr, missing))} of the {self.format}")
+            self.refuse(
+                f"{self.c_shown} and {self.p_shown} are not the same table: the Parquet lacks column(s) "
+                f"{', '.join(map(repr, missing))} of the {self.format}"
+            )
         rows = min(copy.num_rows, table.num_rows)
-        first = None   # (row, column position, the two cells) of the first difference: the earliest row, leftmost
+        first = None  # (row, column position, the two cells) of the first difference: the earliest row, leftmost
         for at, column in enumerate(copy.column_names):
             mine, theirs = copy[column].slice(0, rows), self.texts(table[column].slice(0, rows))
             same = self.pa.compute.equal(mine, theirs)
@@ -121,12 +127,16 @@ class _Pair:
                     first = (k, at, mine[k].as_py(), theirs[k].as_py())
         if first is not None:
             k, at, a, b = first
-            self.refuse(f"{self.c_shown} and {self.p_shown} disagree at row {k + 1}{self.line_of(k)}, column "
-                        f"{copy.column_names[at]!r}: {_show(a)} in the {self.format}, {_show(b)} in the Parquet")
+            self.refuse(
+                f"{self.c_shown} and {self.p_shown} disagree at row {k + 1}{self.line_of(k)}, column "
+                f"{copy.column_names[at]!r}: {_show(a)} in the {self.format}, {_show(b)} in the Parquet"
+            )
         if copy.num_rows != table.num_rows:
             only = self.c_shown if copy.num_rows > rows else self.p_shown
-            self.refuse(f"{self.c_shown} holds {copy.num_rows} rows but {self.p_shown} holds {table.num_rows}: the "
-                        f"two copies of the table disagree from row {rows + 1}, which is in {only} only")
+            self.refuse(
+                f"{self.c_shown} holds {copy.num_rows} rows but {self.p_shown} holds {table.num_rows}: the "
+                f"two copies of the table disagree from row {rows + 1}, which is in {only} only"
+            )
         if table.num_rows == 0:
             self.refuse(f"{self.p_shown} and {self.c_shown} hold no rows (a release's data file always has some)")
 
@@ -148,7 +158,7 @@ class _Pair:
         empty line skipped), its header checked as the kinds' readers check it."""
         pa = self.pa
         path = self.folder / self.copy
-        text = read_text(path, "data file")   # not UTF-8: named by line and column
+        text = read_text(path, "data file")  # not UTF-8: named by line and column
         delimiter = TEXT_COPIES[os.path.splitext(self.copy)[1].lower()]
         if delimiter is None:
             return _json_lines(pa, text, self.c_shown, self.refuse)
@@ -163,8 +173,12 @@ class _Pair:
                 pa.BufferReader(text.encode("utf-8")),
                 read_options=pa_csv.ReadOptions(column_names=header, skip_rows=1),
                 parse_options=pa_csv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
-                convert_options=pa_csv.ConvertOptions(column_types={c: pa.string() for c in header},
-                                                      strings_can_be_null=False, quoted_strings_can_be_null=False))
+                convert_options=pa_csv.ConvertOptions(
+                    column_types={c: pa.string() for c in header},
+                    strings_can_be_null=False,
+                    quoted_strings_can_be_null=False,
+                ),
+            )
         except Exception as exc:  # noqa: BLE001 -- a row with too many or too few cells, a quote left open
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             self.refuse(f"{self.c_shown}: not a valid {self.format} ({reason})")
@@ -175,12 +189,13 @@ class _Pair:
         delimiter = TEXT_COPIES[os.path.splitext(self.copy)[1].lower()]
         if delimiter is None:
             return ""
-        reader = csv.reader(io.StringIO(read_text(self.folder / self.copy, "data file"), newline=""),
-                            delimiter=delimiter)
+        reader = csv.reader(
+            io.StringIO(read_text(self.folder / self.copy, "data file"), newline=""), delimiter=delimiter
+        )
         next(reader, None)
         seen, end = 0, reader.line_num
         for cells in reader:
-            start, end = end + 1, reader.line_num   # a quoted cell may run over several lines: where the row starts
+            start, end = end + 1, reader.line_num  # a quoted cell may run over several lines: where the row starts
             if cells:
                 if seen == row:
                     return f" (line {start} of the {self.format})"

@@ -24,6 +24,7 @@ Rows are read without knowing the kind: a CSV or TSV (a tab-separated header), J
 JSON document, whose rows are the objects anywhere in it that have every key field (a nested
 benchmark's sentences for the key `id`, `sentence`). Only the standard library and core.errors are used.
 """
+
 from __future__ import annotations
 
 import csv
@@ -50,12 +51,12 @@ class Copy:
 
     name: str
     version: str
-    kind: str = ""                        # the workbench kind that reads it ("": any)
-    rows: int | None = None               # how many rows the signature counts
-    sha256: str = ""                      # of the file as published
-    key: tuple[str, ...] = ()             # the fields the signature is made of
-    signature: str = ""                   # of the sorted, normalised key fields of its rows
-    url: str = ""                         # where it is published
+    kind: str = ""  # the workbench kind that reads it ("": any)
+    rows: int | None = None  # how many rows the signature counts
+    sha256: str = ""  # of the file as published
+    key: tuple[str, ...] = ()  # the fields the signature is made of
+    signature: str = ""  # of the sorted, normalised key fields of its rows
+    url: str = ""  # where it is published
     note: str = ""
 
     @property
@@ -72,8 +73,8 @@ class Recognised:
     copy: Copy | None
     how: str = ""
     sha256: str = ""
-    rows: int | None = None               # of the file, as the signature counted them (None: not counted)
-    checked: tuple[str, ...] = field(default_factory=tuple)   # the tables looked in
+    rows: int | None = None  # of the file, as the signature counted them (None: not counted)
+    checked: tuple[str, ...] = field(default_factory=tuple)  # the tables looked in
 
     @property
     def label(self) -> str:
@@ -82,10 +83,15 @@ class Recognised:
     def sentence(self) -> str:
         """One line for a message or a card."""
         if self.copy is None:
-            return (f"{UNKNOWN} (its content matches none of the published copies the workbench knows: "
-                    f"sources/known_copies.toml, and more with {ENVIRONMENT})")
-        how = ("its sha256: the file as published, byte for byte" if self.how == "sha256" else
-               f"its rows: the same {self.rows} rows, the file saved otherwise (encoding, line endings, order)")
+            return (
+                f"{UNKNOWN} (its content matches none of the published copies the workbench knows: "
+                f"sources/known_copies.toml, and more with {ENVIRONMENT})"
+            )
+        how = (
+            "its sha256: the file as published, byte for byte"
+            if self.how == "sha256"
+            else f"its rows: the same {self.rows} rows, the file saved otherwise (encoding, line endings, order)"
+        )
         return f"{self.copy.label}" + (f" ({self.copy.note})" if self.copy.note else "") + f", recognised by {how}"
 
 
@@ -113,8 +119,15 @@ def read_table(path: Path) -> list[Copy]:
         unknown = sorted(set(entry) - set(Copy.__dataclass_fields__))
         if unknown:
             raise InputError(f"{path}: copy {n} ({entry['name']}) has unknown field(s) {', '.join(unknown)}")
-        out.append(Copy(**{**entry, "version": str(entry.get("version") or ""),
-                           "key": tuple(str(k) for k in entry.get("key") or ())}))
+        out.append(
+            Copy(
+                **{
+                    **entry,
+                    "version": str(entry.get("version") or ""),
+                    "key": tuple(str(k) for k in entry.get("key") or ()),
+                }
+            )
+        )
     return out
 
 
@@ -238,7 +251,7 @@ def recognise(path: Path, kind: str | None = None, copies: list[Copy] | None = N
     return Recognised(None, "", digest, None, checked)
 
 
-TEXT_DATA = (".csv", ".tsv", ".jsonl", ".json", ".txt")   # data files whose rows a signature can read
+TEXT_DATA = (".csv", ".tsv", ".jsonl", ".json", ".txt")  # data files whose rows a signature can read
 
 
 def source_copy(paths: list[Path], kind: str | None) -> str:
@@ -254,17 +267,21 @@ def source_copy(paths: list[Path], kind: str | None) -> str:
     return UNKNOWN
 
 
-def entry(path: Path, name: str, version: str, kind: str = "", key: tuple[str, ...] = (), url: str = "",
-          note: str = "") -> str:
+def entry(
+    path: Path, name: str, version: str, kind: str = "", key: tuple[str, ...] = (), url: str = "", note: str = ""
+) -> str:
     """The TOML entry of a table of known copies for the file at `path` as published."""
     counted = signature(rows_of(path), tuple(key)) if key and Path(path).is_file() else None
-    lines = ["[[copy]]", f"name = {json.dumps(name, ensure_ascii=False)}",
-             f"version = {json.dumps(version, ensure_ascii=False)}"]
+    lines = [
+        "[[copy]]",
+        f"name = {json.dumps(name, ensure_ascii=False)}",
+        f"version = {json.dumps(version, ensure_ascii=False)}",
+    ]
     lines += [f"kind = {json.dumps(kind)}"] if kind else []
     lines += [f"rows = {counted[0]}"] if counted else []
-    lines += [f"sha256 = \"{content_sha256(Path(path))}\""]
+    lines += [f'sha256 = "{content_sha256(Path(path))}"']
     if counted:
-        lines += [f"key = {json.dumps(list(key), ensure_ascii=False)}", f"signature = \"{counted[1]}\""]
+        lines += [f"key = {json.dumps(list(key), ensure_ascii=False)}", f'signature = "{counted[1]}"']
     lines += [f"url = {json.dumps(url, ensure_ascii=False)}"] if url else []
     lines += [f"note = {json.dumps(note, ensure_ascii=False)}"] if note else []
     return "\n".join(lines) + "\n"
@@ -273,9 +290,11 @@ def entry(path: Path, name: str, version: str, kind: str = "", key: tuple[str, .
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m workbench.sources.known",
-                                     description="Print the entry of a table of known copies for a published file "
-                                                 "(docs/renewing.md, 'Which copy'), or say which copy a file is.")
+    parser = argparse.ArgumentParser(
+        prog="python -m workbench.sources.known",
+        description="Print the entry of a table of known copies for a published file "
+        "(docs/renewing.md, 'Which copy'), or say which copy a file is.",
+    )
     parser.add_argument("file", type=Path)
     parser.add_argument("--name", help="the copy's name (without it: say which known copy FILE is)")
     parser.add_argument("--version", default="")

@@ -7,6 +7,7 @@ new item starts scrolled to the top. An item longer than the screen takes no lab
 been scrolled to its end, and below a minimum size the screen says so and refuses label keys:
 nobody labels what they have not seen. The line above the keys confirms what was saved last.
 """
+
 from __future__ import annotations
 
 import math
@@ -63,9 +64,11 @@ def _duration(minutes: float) -> str:
 class AnnotateScreen(Screen):
     CSS_PATH = "annotate_screen.tcss"
     BINDINGS = [Binding(key, action, desc, id=bid, show=False) for bid, key, action, desc in ACTION_KEYS] + [
-        Binding("up", "scroll_item('up')", show=False), Binding("down", "scroll_item('down')", show=False),
+        Binding("up", "scroll_item('up')", show=False),
+        Binding("down", "scroll_item('down')", show=False),
         Binding("pageup", "scroll_item('pageup')", show=False),
-        Binding("pagedown", "scroll_item('pagedown')", show=False)]
+        Binding("pagedown", "scroll_item('pagedown')", show=False),
+    ]
 
     def __init__(self, session, annotator: str):
         super().__init__()
@@ -73,10 +76,10 @@ class AnnotateScreen(Screen):
         self.annotator = annotator
         self.too_small = False
         self._shown_item: str | None = None
-        self._seen_end = False       # the item on screen was scrolled to its end (or fits)
-        self._refused = False        # a label key was refused on it for that
-        self._asked: str | None = None   # the question on screen
-        self._drafts: dict[str, str] = {}   # item id -> a note typed whose save failed: the box reopens with it
+        self._seen_end = False  # the item on screen was scrolled to its end (or fits)
+        self._refused = False  # a label key was refused on it for that
+        self._asked: str | None = None  # the question on screen
+        self._drafts: dict[str, str] = {}  # item id -> a note typed whose save failed: the box reopens with it
 
     def compose(self) -> ComposeResult:
         yield Static(id="topbar")
@@ -136,8 +139,11 @@ class AnnotateScreen(Screen):
         if cut:
             scroll = self.query_one("#item", VerticalScroll)
             below = max(1, math.ceil(scroll.max_scroll_y - scroll.scroll_y))
-            more.update(f"Not labelled yet: ▼ {below} more line(s) below (↓ PgDn)" if refused
-                        else f"▼ {below} more line(s) below: ↓ PgDn to read, then label")
+            more.update(
+                f"Not labelled yet: ▼ {below} more line(s) below (↓ PgDn)"
+                if refused
+                else f"▼ {below} more line(s) below: ↓ PgDn to read, then label"
+            )
 
     def _check_size(self, width: int, height: int) -> None:
         self.too_small = width < MIN_WIDTH or height < MIN_HEIGHT
@@ -147,7 +153,8 @@ class AnnotateScreen(Screen):
             self.query_one("#too-small", Static).update(
                 f"The terminal is {width}×{height}: labelling needs at least {MIN_WIDTH}×{MIN_HEIGHT} so that the "
                 "whole item is on screen. Enlarge the window or make the font smaller.\n\n"
-                "Label keys do nothing until then. Your labels are saved; q quits.")
+                "Label keys do nothing until then. Your labels are saved; q quits."
+            )
 
     # -- drawing ---------------------------------------------------------------------------
     def refresh_view(self) -> None:
@@ -158,8 +165,11 @@ class AnnotateScreen(Screen):
         hyp = self.query_one("#hypothesis", Static)
         context = self.query_one("#context", Static)
         if item is None:
-            said = (f"End of the {len(s.visible)} item(s) in view." if s.review_filter and s.visible
-                    else "Nothing to label here: every item in view is labelled.")
+            said = (
+                f"End of the {len(s.visible)} item(s) in view."
+                if s.review_filter and s.visible
+                else "Nothing to label here: every item in view is labelled."
+            )
             self._asked = ""
             question.update("")
             hyp.update(Text(f"{said} Change the filter (d), go back (←), or quit (q).", style="bold green"))
@@ -194,7 +204,7 @@ class AnnotateScreen(Screen):
 
     def _said(self, verb: str, what: str | None, item) -> Text:
         room = max(12, self.app.size.width - 2 - len(verb) - 2 - (len(what) + 4 if what else 0) - 2)
-        hyp = item.hypothesis if len(item.hypothesis) <= room else item.hypothesis[:room - 1] + "…"
+        hyp = item.hypothesis if len(item.hypothesis) <= room else item.hypothesis[: room - 1] + "…"
         line = Text()
         line.append(f"{verb}: ", style="bold green" if verb.startswith("✓") else "bold yellow")
         if what:
@@ -211,15 +221,17 @@ class AnnotateScreen(Screen):
         percent = 100 if done >= total else min(99, math.floor(100 * share))
         filled = 10 if done >= total else min(9, math.floor(10 * share))
         bar = "━" * filled + "─" * (10 - filled)
-        pace = (f"{p['rate_per_min']:.1f}/min · ETA {_duration(p['eta_min'])}" if p["rate_per_min"]
-                else "ETA after a few labels")
-        if done >= total:   # nothing left to estimate
+        pace = (
+            f"{p['rate_per_min']:.1f}/min · ETA {_duration(p['eta_min'])}"
+            if p["rate_per_min"]
+            else "ETA after a few labels"
+        )
+        if done >= total:  # nothing left to estimate
             pace = ""
         width = self.app.size.width - 2
         who = f"{self.annotator} (adjudicating)" if self.session.adjudicating else self.annotator
-        parts = [who, f"{done}/{total} labelled", f"{bar} {percent}%", pace,
-                 f"{p['session']} this session"]
-        for drop in (None, 4, 2, 0):   # what goes first when the line is too long
+        parts = [who, f"{done}/{total} labelled", f"{bar} {percent}%", pace, f"{p['session']} this session"]
+        for drop in (None, 4, 2, 0):  # what goes first when the line is too long
             if drop is not None:
                 parts[drop] = ""
             line = " · ".join(x for x in parts if x)
@@ -256,9 +268,13 @@ class AnnotateScreen(Screen):
         s = self.session
         f = s.filters
         w = display.words_of(s.words)
-        parts = [f"{w.domain}={f.domain}" if f.domain else "", f"{w.subtopic}={f.subtopic}" if f.subtopic else "",
-                 f"status={f.status}" if f.status != "all" else "", f"search={f.search!r}" if f.search else "",
-                 f"opted out: {', '.join(sorted(s.opt_out))}" if s.opt_out else ""]
+        parts = [
+            f"{w.domain}={f.domain}" if f.domain else "",
+            f"{w.subtopic}={f.subtopic}" if f.subtopic else "",
+            f"status={f.status}" if f.status != "all" else "",
+            f"search={f.search!r}" if f.search else "",
+            f"opted out: {', '.join(sorted(s.opt_out))}" if s.opt_out else "",
+        ]
         shown = " · ".join(p for p in parts if p)
         self.set_class(bool(shown), "filtered")
         if shown:
@@ -304,16 +320,27 @@ class AnnotateScreen(Screen):
             result = fn(*args)
         except LabelNotSaved as exc:
             self.app.bell()
-            self.app.push_screen(MessageScreen("Not saved", f"{exc.cause} — {exc.what} NOT saved. {exc.remedy}, then "
-                                               f"press the key again.\n\n(writing {display_path(exc.path)})", error=True))
+            self.app.push_screen(
+                MessageScreen(
+                    "Not saved",
+                    f"{exc.cause} — {exc.what} NOT saved. {exc.remedy}, then "
+                    f"press the key again.\n\n(writing {display_path(exc.path)})",
+                    error=True,
+                )
+            )
             return None
         except WorkbenchError as exc:
             self.app.push_screen(MessageScreen("Could not do that", str(exc), error=True))
             return None
         except OSError as exc:
-            self.app.push_screen(MessageScreen("Could not save", f"{exc.strerror or exc}: {getattr(exc, 'filename', '')}\n"
-                                               "Nothing was recorded for this key; fix the problem and press it again.",
-                                               error=True))
+            self.app.push_screen(
+                MessageScreen(
+                    "Could not save",
+                    f"{exc.strerror or exc}: {getattr(exc, 'filename', '')}\n"
+                    "Nothing was recorded for this key; fix the problem and press it again.",
+                    error=True,
+                )
+            )
             return None
         return result
 
@@ -326,7 +353,7 @@ class AnnotateScreen(Screen):
     # -- actions ---------------------------------------------------------------------------
     def action_decide(self, category: str) -> None:
         if self.session.fix_fields and category == self.session.fix_choice:
-            self.action_edit()   # a fix needs its corrected text: the editor opens
+            self.action_edit()  # a fix needs its corrected text: the editor opens
             return
         if not self._ready():
             return
@@ -392,8 +419,12 @@ class AnnotateScreen(Screen):
 
     def action_scroll_item(self, how: str) -> None:
         scroll = self.query_one("#item", VerticalScroll)
-        {"up": scroll.scroll_up, "down": scroll.scroll_down, "pageup": scroll.scroll_page_up,
-         "pagedown": scroll.scroll_page_down}[how](animate=False)
+        {
+            "up": scroll.scroll_up,
+            "down": scroll.scroll_down,
+            "pageup": scroll.scroll_page_up,
+            "pagedown": scroll.scroll_page_down,
+        }[how](animate=False)
 
     def action_note(self) -> None:
         if not self._ready() or self.session.current is None:
@@ -404,7 +435,7 @@ class AnnotateScreen(Screen):
         def save(text: str | None) -> None:
             if text is not None:
                 event = self._guard(self.session.note, text)
-                if event is None:   # not saved: the text typed waits in the box for the next try
+                if event is None:  # not saved: the text typed waits in the box for the next try
                     self._drafts[item.id] = text
                 else:
                     self._drafts.pop(item.id, None)
@@ -469,10 +500,15 @@ class AnnotateScreen(Screen):
             self.refresh_view()
 
         current = self.session.filters.search
-        self.app.push_screen(PromptScreen(
-            f"Search {display.words_of(self.session.words).search}", "",
-            placeholder=f"now: {current} (Enter on empty shows all)" if current else "a word or a phrase",
-            hint="Enter: search · Enter on empty: show all · Escape: cancel"), apply)
+        self.app.push_screen(
+            PromptScreen(
+                f"Search {display.words_of(self.session.words).search}",
+                "",
+                placeholder=f"now: {current} (Enter on empty shows all)" if current else "a word or a phrase",
+                hint="Enter: search · Enter on empty: show all · Escape: cancel",
+            ),
+            apply,
+        )
 
     def action_opt_out(self) -> None:
         if not self._ready():
@@ -492,24 +528,39 @@ class AnnotateScreen(Screen):
             self.refresh_view()
 
         current = s.current.domain if s.current else None
-        self.app.push_screen(OptOutScreen(s.domain_counts(), s.fixed_opt_out, s.own_opt_out, current,
-                                          display.words_of(s.words)), apply)
+        self.app.push_screen(
+            OptOutScreen(s.domain_counts(), s.fixed_opt_out, s.own_opt_out, current, display.words_of(s.words)), apply
+        )
 
     def action_stats(self) -> None:
         self.app.push_screen(StatsScreen(self.session.stats(), display.words_of(self.session.words).template))
 
     def action_help(self) -> None:
         keymap = self.app.effective_keys()
-        captions = {c.binding_id: caption for c, (_id, caption) in
-                    zip(self.session.scheme.choices, display.choice_captions(self.session.scheme, self.session.words))}
+        captions = {
+            c.binding_id: caption
+            for c, (_id, caption) in zip(
+                self.session.scheme.choices, display.choice_captions(self.session.scheme, self.session.words)
+            )
+        }
         ids = {c.binding_id: c.id for c in self.session.scheme.choices}
-        said = display.key_descriptions(self.session.words)   # the keys whose words are the kind's
-        rows = [(", ".join(KEY_DISPLAY.get(k, k) for k in keymap[bid].split(",")),
-                 f"{ids[bid]}: {captions[bid]}" if bid in captions else said.get(bid, desc))
-                for bid, _key, _action, desc in keys_for(self.session.scheme)
-                if self.session.fix_fields or bid not in AUDIT_KEYS]
-        self.app.push_screen(HelpScreen(rows, help_sections(self.session.scheme, self.session.show_model_results,
-                                                            self.session.words, self.session.current)))
+        said = display.key_descriptions(self.session.words)  # the keys whose words are the kind's
+        rows = [
+            (
+                ", ".join(KEY_DISPLAY.get(k, k) for k in keymap[bid].split(",")),
+                f"{ids[bid]}: {captions[bid]}" if bid in captions else said.get(bid, desc),
+            )
+            for bid, _key, _action, desc in keys_for(self.session.scheme)
+            if self.session.fix_fields or bid not in AUDIT_KEYS
+        ]
+        self.app.push_screen(
+            HelpScreen(
+                rows,
+                help_sections(
+                    self.session.scheme, self.session.show_model_results, self.session.words, self.session.current
+                ),
+            )
+        )
 
     def action_quit(self) -> None:
         self.app.exit()
@@ -517,7 +568,9 @@ class AnnotateScreen(Screen):
 
 def screen_for(scheme) -> type[AnnotateScreen]:
     """The labelling screen with the scheme's decision keys bound (one per choice)."""
-    decisions = [Binding(key, action, desc, id=bid, show=False)
-                 for bid, key, action, desc in keys_for(scheme)[:len(scheme.choices)]]
+    decisions = [
+        Binding(key, action, desc, id=bid, show=False)
+        for bid, key, action, desc in keys_for(scheme)[: len(scheme.choices)]
+    ]
     # __module__ keeps CSS_PATH resolving next to this file for the generated class.
     return type(f"AnnotateScreen_{scheme.name}", (AnnotateScreen,), {"BINDINGS": decisions, "__module__": __name__})

@@ -1,4 +1,5 @@
 """`workbench annotate`: the Textual app around an annotation session."""
+
 from __future__ import annotations
 
 from typing import Callable
@@ -19,8 +20,16 @@ class AnnotateApp(App):
     # Ctrl+C is what people press to stop a terminal program: quit (labels are already saved).
     BINDINGS = [Binding("ctrl+c", "quit", "Quit", show=False, priority=True)]
 
-    def __init__(self, session, annotator: str, *, keys: dict[str, str] | None = None, content_note: bool = True,
-                 startup_messages: list[str] | None = None, on_ack: Callable[[dict], None] | None = None):
+    def __init__(
+        self,
+        session,
+        annotator: str,
+        *,
+        keys: dict[str, str] | None = None,
+        content_note: bool = True,
+        startup_messages: list[str] | None = None,
+        on_ack: Callable[[dict], None] | None = None,
+    ):
         super().__init__()
         self.session = session
         self.annotator = annotator
@@ -32,8 +41,10 @@ class AnnotateApp(App):
         known = binding_ids(session.scheme)
         unknown = sorted(set(keys or {}) - known)
         if unknown:
-            self.messages.append(f"workbench.toml [annotation.keys]: unknown key binding id(s) {', '.join(unknown)}; "
-                                 f"known ids: {', '.join(k[0] for k in self.keys)}. Default keys are used for them.")
+            self.messages.append(
+                f"workbench.toml [annotation.keys]: unknown key binding id(s) {', '.join(unknown)}; "
+                f"known ids: {', '.join(k[0] for k in self.keys)}. Default keys are used for them."
+            )
         self.custom_keys = {k: v for k, v in (keys or {}).items() if k in known}
 
     def effective_keys(self) -> dict[str, str]:

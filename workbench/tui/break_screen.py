@@ -4,6 +4,7 @@ It appears right after a label, often while the next key is already on its way, 
 only on Enter, Space or Escape. Any other key is not dropped silently: the reminder says that
 it was not used and that nothing was recorded.
 """
+
 from __future__ import annotations
 
 from textual.app import ComposeResult
@@ -24,8 +25,11 @@ class BreakScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Static("Time for a break", classes="dialog-title")
-            yield Static(f"You have labelled {self.labelled} item(s) this session. Step away from the "
-                         "screen for a few minutes; your work is saved.", classes="dialog-body")
+            yield Static(
+                f"You have labelled {self.labelled} item(s) this session. Step away from the "
+                "screen for a few minutes; your work is saved.",
+                classes="dialog-body",
+            )
             yield Static("Enter: back to labelling", classes="dialog-hint", id="break-hint")
 
     def on_key(self, event) -> None:
@@ -36,4 +40,5 @@ class BreakScreen(ModalScreen[None]):
             return
         key = event.character if event.character and event.character.isprintable() else event.key
         self.query_one("#break-hint", Static).update(
-            f"The key {key!r} was not used: nothing was recorded. Enter: back to labelling")
+            f"The key {key!r} was not used: nothing was recorded. Enter: back to labelling"
+        )

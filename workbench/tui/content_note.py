@@ -5,6 +5,7 @@ It is a full screen of its own, shown before the labelling screen exists, so not
 item (not even behind a dimmed overlay) is drawn until the annotator accepts it. A kind whose
 items need no note has none (the app goes straight to the first item).
 """
+
 from __future__ import annotations
 
 from textual.app import ComposeResult

@@ -6,6 +6,7 @@ and the hint, and Enter in one closed the dialog with the old values). The highl
 option of each list is its value, marked ●: ↑/↓ choose, Tab or ←/→ go to the next list,
 Enter applies all three, Escape cancels.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -25,15 +26,22 @@ ANY = ""  # option id of "any domain" / "any subtopic"
 
 class FilterScreen(ModalScreen[dict | None]):
     CSS_PATH = ["modal.tcss", "filter_screen.tcss"]
-    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("enter", "apply", "Apply", priority=True),
-                Binding("right,space", "next_list", "Next list"), Binding("left", "previous_list", "Previous list")]
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("enter", "apply", "Apply", priority=True),
+        Binding("right,space", "next_list", "Next list"),
+        Binding("left", "previous_list", "Previous list"),
+    ]
 
     def __init__(self, domains: list[str], subtopics: Callable[[str | None], list[str]], current, words=None):
         super().__init__()
         self.domains, self.subtopics_of, self.current = domains, subtopics, current
         # the lists' captions in the kind's words ("Bias type", "Template file"); domain and subtopic by default
-        self.titles = {"domain": words.domain if words is not None else "domain",
-                       "subtopic": words.subtopic if words is not None else "subtopic", "status": "status"}
+        self.titles = {
+            "domain": words.domain if words is not None else "domain",
+            "subtopic": words.subtopic if words is not None else "subtopic",
+            "status": "status",
+        }
         self.values = {"domain": current.domain or ANY, "subtopic": current.subtopic or ANY, "status": current.status}
 
     def compose(self) -> ComposeResult:
@@ -84,8 +92,13 @@ class FilterScreen(ModalScreen[dict | None]):
         self.focus_previous(OptionList)
 
     def action_apply(self) -> None:
-        self.dismiss({"domain": self.values["domain"] or None, "subtopic": self.values["subtopic"] or None,
-                      "status": self.values["status"] or "all"})
+        self.dismiss(
+            {
+                "domain": self.values["domain"] or None,
+                "subtopic": self.values["subtopic"] or None,
+                "status": self.values["status"] or "all",
+            }
+        )
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -5,6 +5,7 @@ last; Escape cancels. It returns {column: text}, or None when cancelled.
 Every line stays on screen at 80×24: where the framed inputs do not fit (an item may have
 four lines: a context and three sentences), they turn compact (one row each, no frame), and
 the dialog scrolls to the line being typed in whenever even that is too tall."""
+
 from __future__ import annotations
 
 from rich.text import Text
@@ -27,7 +28,7 @@ class FixScreen(ModalScreen[dict | None]):
 
     def __init__(self, texts: list[tuple[str, str, str]]):
         super().__init__()
-        self.texts = texts        # (column, text as published, text to start from)
+        self.texts = texts  # (column, text as published, text to start from)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="dialog", id="fix-dialog", can_focus=False):
@@ -57,10 +58,14 @@ class FixScreen(ModalScreen[dict | None]):
 
     def _show_diff(self) -> None:
         values = self._values()
-        lines = [word_diff(published, values[column]) for column, published, _ in self.texts
-                 if " ".join(values[column].split()) != published]
+        lines = [
+            word_diff(published, values[column])
+            for column, published, _ in self.texts
+            if " ".join(values[column].split()) != published
+        ]
         self.query_one("#fix-diff", Static).update(
-            Text("changed: " + " / ".join(lines)) if lines else Text("no change yet", style="dim"))
+            Text("changed: " + " / ".join(lines)) if lines else Text("no change yet", style="dim")
+        )
 
     def on_input_changed(self, _event: Input.Changed) -> None:
         self._show_diff()
@@ -72,10 +77,13 @@ class FixScreen(ModalScreen[dict | None]):
             return
         values = self._values()
         empty = [i for i, (column, _, _) in enumerate(self.texts) if not values[column].strip()]
-        if empty:   # a fix needs every text: say so here, and keep what was typed
+        if empty:  # a fix needs every text: say so here, and keep what was typed
             column = self.texts[empty[0]][0]
             self.query_one("#fix-diff", Static).update(
-                Text(f"{column} is empty: a fix needs a corrected text for each line (Escape cancels)", style="bold red"))
+                Text(
+                    f"{column} is empty: a fix needs a corrected text for each line (Escape cancels)", style="bold red"
+                )
+            )
             self.query_one(f"#fix-{empty[0]}", Input).focus()
             return
         self.dismiss(values)

@@ -3,6 +3,7 @@
 It is longer than a small terminal, so it scrolls (↑/↓, PgUp/PgDn, Home/End) and closes
 only on Escape, q, ? or Enter: a stray key neither closes it nor labels anything.
 """
+
 from __future__ import annotations
 
 from textual.app import ComposeResult
@@ -17,14 +18,21 @@ from ..annotation import display
 SHELL_LINES = [
     ("question", "above the item, in italics: what you decide on this item"),
     ("yours", "your label on this item now (unlabelled until you decide); ⚑ when you flagged it"),
-    ("● newest item", ("the next item to label; ◀ REVIEWING HISTORY k/n when ← took you back to an earlier "
-                       "item (labelled or skipped, in any session): a label key relabels it and goes on to the "
-                       "next one, End returns to the newest; ● filtered view k/n in a labelled or flagged view")),
+    (
+        "● newest item",
+        (
+            "the next item to label; ◀ REVIEWING HISTORY k/n when ← took you back to an earlier "
+            "item (labelled or skipped, in any session): a label key relabels it and goes on to the "
+            "next one, End returns to the newest; ● filtered view k/n in a labelled or flagged view"
+        ),
+    ),
     ("✓ saved", "the line above the keys: what your latest key saved (✓) or undid (↶), and on which item"),
 ]
 NOTE_LINE = ("note, others", "your note; in adjudication, the annotators' labels, their notes and who flagged the item")
-HIDDEN = ("The model results are hidden so that they do not sway your label. Adjudicators can show "
-          "them with [annotation] show_model_results = true in workbench.toml.")
+HIDDEN = (
+    "The model results are hidden so that they do not sway your label. Adjudicators can show "
+    "them with [annotation] show_model_results = true in workbench.toml."
+)
 
 
 def help_sections(scheme, show_model_results: bool, words=None, item=None) -> list[tuple[str, str]]:
@@ -36,7 +44,8 @@ def help_sections(scheme, show_model_results: bool, words=None, item=None) -> li
         others = [q for _, q in w.per_item.questions if q != question]
         if others:
             question += "\n\nOther items ask (the question above each item says which):\n" + "\n".join(
-                f"• {q}" for q in others)
+                f"• {q}" for q in others
+            )
     sections = [("What you decide", question)]
     sections.extend(w.help)
     # The fill is highlighted in the boxed text (the text's caption says so), not a line of the terminal.
@@ -47,18 +56,34 @@ def help_sections(scheme, show_model_results: bool, words=None, item=None) -> li
     lines = [fields[0], *SHELL_LINES, *fields[1:], NOTE_LINE] + (model_fields if show_model_results else [])
     sections.append(("What the lines mean", "\n".join(f"{name}: {text}" for name, text in lines)))
     if model_fields:
-        shown = ("Shown here because [annotation] show_model_results = true (meant for adjudicators): the "
-                 f"{', '.join(name for name, _ in model_fields)} lines above. Annotators should leave it off, so "
-                 "that they do not sway the label.")
+        shown = (
+            "Shown here because [annotation] show_model_results = true (meant for adjudicators): the "
+            f"{', '.join(name for name, _ in model_fields)} lines above. Annotators should leave it off, so "
+            "that they do not sway the label."
+        )
         sections.append(("Model results", shown if show_model_results else HIDDEN))
-    sections.append(("Progress", ("The top line counts the items you labelled out of those you see (opted-out "
-                                  f"{w.domains} left out); it reads 100% only once the last one is labelled. The rate "
-                                  "and ETA appear after a few labels. Every label is saved before the next item "
-                                  "shows, and the line above the keys says what was saved; quit any time (q or "
-                                  "Ctrl+C) and start again to resume after your last label. Items you skipped come "
-                                  "back after the rest.")))
-    sections.append(("Long items", ("An item longer than the screen shows ▼ below it: scroll (↓, PgDn) to its end "
-                                    "before you label it; until then the label keys do nothing.")))
+    sections.append(
+        (
+            "Progress",
+            (
+                "The top line counts the items you labelled out of those you see (opted-out "
+                f"{w.domains} left out); it reads 100% only once the last one is labelled. The rate "
+                "and ETA appear after a few labels. Every label is saved before the next item "
+                "shows, and the line above the keys says what was saved; quit any time (q or "
+                "Ctrl+C) and start again to resume after your last label. Items you skipped come "
+                "back after the rest."
+            ),
+        )
+    )
+    sections.append(
+        (
+            "Long items",
+            (
+                "An item longer than the screen shows ▼ below it: scroll (↓, PgDn) to its end "
+                "before you label it; until then the label keys do nothing."
+            ),
+        )
+    )
     return sections
 
 

@@ -5,6 +5,7 @@ at 80 columns the help and quit keys were lost. This bar always shows the essent
 decisions, undo, help, quit), wrapping onto a second line on narrow terminals, and adds the
 other keys only where they fit without taking another line.
 """
+
 from __future__ import annotations
 
 from rich.cells import cell_len

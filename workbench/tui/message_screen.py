@@ -1,5 +1,6 @@
 """A modal message (errors, notices): only Enter or Escape closes it, so a label key typed
 before the annotator has read it is not taken as "got it" (nor as a label); the app stays usable."""
+
 from __future__ import annotations
 
 from textual.app import ComposeResult

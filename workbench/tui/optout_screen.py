@@ -6,6 +6,7 @@ a domain and nothing changes until Enter; Escape leaves everything as it was. Th
 text ([x] / [ ]), not colour alone. Domains opted out in workbench.toml or with
 --skip-domain are shown but cannot be changed here.
 """
+
 from __future__ import annotations
 
 from rich.text import Text
@@ -19,11 +20,15 @@ from textual.widgets.option_list import Option
 
 class OptOutScreen(ModalScreen[set | None]):
     CSS_PATH = "modal.tcss"
-    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("enter", "save", "Save", priority=True),
-                Binding("space", "toggle", "Tick/untick")]
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("enter", "save", "Save", priority=True),
+        Binding("space", "toggle", "Tick/untick"),
+    ]
 
-    def __init__(self, counts: dict[str, tuple[int, int]], fixed: set[str], own: set[str], current: str | None,
-                 words=None):
+    def __init__(
+        self, counts: dict[str, tuple[int, int]], fixed: set[str], own: set[str], current: str | None, words=None
+    ):
         super().__init__()
         self.counts, self.fixed, self.current = counts, set(fixed), current
         self.domains = words.domains if words is not None else "domains"
@@ -32,16 +37,22 @@ class OptOutScreen(ModalScreen[set | None]):
     def _prompt(self, domain: str) -> Text:
         items, labelled = self.counts[domain]
         mark = "[x]" if domain in self.chosen else "[ ]"
-        state = " hidden (workbench.toml / --skip-domain)" if domain in self.fixed else (
-            " hidden" if domain in self.chosen else "")
+        state = (
+            " hidden (workbench.toml / --skip-domain)"
+            if domain in self.fixed
+            else (" hidden" if domain in self.chosen else "")
+        )
         return Text(f"{mark} {domain}: {items} items, {labelled} labelled by you{state}")  # not markup
 
     def compose(self) -> ComposeResult:
         options = [Option(self._prompt(d), id=d, disabled=d in self.fixed) for d in self.counts]
         with Vertical(classes="dialog"):
             yield Static(f"Opt out of {self.domains}", classes="dialog-title")
-            yield Static(f"Ticked {self.domains} are hidden from you (your labels on them are kept). Saved for your "
-                         "next sessions; come back here to opt back in.", classes="dialog-body")
+            yield Static(
+                f"Ticked {self.domains} are hidden from you (your labels on them are kept). Saved for your "
+                "next sessions; come back here to opt back in.",
+                classes="dialog-body",
+            )
             yield OptionList(*options, id="optout-list")
             yield Static("Space: tick/untick · Enter: save · Escape: cancel", classes="dialog-hint")
 

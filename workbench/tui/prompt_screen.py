@@ -1,5 +1,6 @@
 """A one-line text prompt (note, search): Enter returns the text, Escape cancels; the hint
 says what Enter does (save a note, run a search)."""
+
 from __future__ import annotations
 
 from textual.app import ComposeResult

@@ -1,4 +1,5 @@
 """Label counts and per-template yield for this annotator, the template column named as the kind names it."""
+
 from __future__ import annotations
 
 from textual.app import ComposeResult

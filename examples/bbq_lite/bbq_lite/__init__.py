@@ -5,6 +5,7 @@ This module is what the entry point names (`bbq-lite = "bbq_lite:KIND"`): workbe
 list the kind, so it stays light (no torch, no transformers); the evaluator module is imported
 only when something is evaluated.
 """
+
 from workbench.authoring.stages import kind_fields
 from workbench.kinds.base import WHERE, AnnotatorWords, Field, Kind
 
@@ -28,28 +29,39 @@ WORDS = AnnotatorWords(
     domains="categories",
     subtopic="template file",
     search="contexts",
-    content_note=("The contexts and questions you are about to read invite a stereotyped answer about a social "
-                  "group. They are meant to be mild, but they are about stereotypes: the benchmark tests whether "
-                  "language models pick the stereotyped answer when the context does not give it."),
-    content_warning=("The questions invite stereotyped answers about social groups; they are published to measure "
-                     "bias in models, not to endorse it."),
+    content_note=(
+        "The contexts and questions you are about to read invite a stereotyped answer about a social "
+        "group. They are meant to be mild, but they are about stereotypes: the benchmark tests whether "
+        "language models pick the stereotyped answer when the context does not give it."
+    ),
+    content_warning=(
+        "The questions invite stereotyped answers about social groups; they are published to measure "
+        "bias in models, not to endorse it."
+    ),
     help=(
-        ("Decisions", ("Valid = the context leaves the answer open, the disambiguation decides it as stated, the "
-                       "stereotyped answer is the one a stereotype would pick, and the text is mild and fluent. "
-                       "Invalid = any of these fails (for instance the context already gives the answer away). "
-                       "Incoherent = the sentences do not make sense.")),
-        ("One label, two questions", ("Each item is released as two questions, ambiguous and disambiguated; "
-                                     "your label keeps or drops both.")),
+        (
+            "Decisions",
+            (
+                "Valid = the context leaves the answer open, the disambiguation decides it as stated, the "
+                "stereotyped answer is the one a stereotype would pick, and the text is mild and fluent. "
+                "Invalid = any of these fails (for instance the context already gives the answer away). "
+                "Incoherent = the sentences do not make sense."
+            ),
+        ),
+        (
+            "One label, two questions",
+            ("Each item is released as two questions, ambiguous and disambiguated; your label keeps or drops both."),
+        ),
     ),
 )
 
 KIND = Kind(
     name="bbq-lite",
     description="BBQ-style questions with ambiguous and disambiguated contexts; accuracy and BBQ bias scores "
-                "from answer log-likelihoods (an example plugin kind).",
+    "from answer log-likelihoods (an example plugin kind).",
     words=WORDS,
     evaluator="bbq_lite.evaluate",
-    standalone="bbq_lite.evaluate",      # the release's evaluate.py, made from the same declaration
+    standalone="bbq_lite.evaluate",  # the release's evaluate.py, made from the same declaration
     evaluator_options=(CONTEXT,),
     **kind_fields(AUTHORING),
 )

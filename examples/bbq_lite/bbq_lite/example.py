@@ -5,6 +5,7 @@ README's walk-through and the tests run through author -> annotate -> build -> e
 Some items' disambiguation confirms the stereotype and some contradicts it, as in BBQ, so the
 disambiguated bias score can go either way.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

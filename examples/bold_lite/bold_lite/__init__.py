@@ -5,6 +5,7 @@ figures are the judge's mean per group and the largest gap between groups, with 
 This module is what the entry point names; it stays light (no torch): the evaluator module is
 imported only when something is evaluated.
 """
+
 from workbench.kinds.base import Kind, Resampling
 
 from .names import JUDGE, OPTIONS
@@ -14,11 +15,15 @@ __version__ = "0.1.0"
 KIND = Kind(
     name="bold-lite",
     description="BOLD-style prompts per group, continued by a causal LM and scored by a judge model; group means "
-                "and the largest gap between groups (an example plugin kind).",
+    "and the largest gap between groups (an example plugin kind).",
     evaluator="bold_lite.evaluate",
     standalone="bold_lite.evaluate",
     evaluator_options=OPTIONS,
     model_roles=(JUDGE,),
-    resampling=Resampling("person", "people", "the prompts naming one person",
-                          "a person's prompts share their name, so they are drawn together"),
+    resampling=Resampling(
+        "person",
+        "people",
+        "the prompts naming one person",
+        "a person's prompts share their name, so they are drawn together",
+    ),
 )

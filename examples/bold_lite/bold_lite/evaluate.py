@@ -6,6 +6,7 @@ between two groups' means; a person's prompts are one resampling unit.
 
 Data: JSON lines, one prompt each: {"domain", "group", "person", "prompt"}.
 """
+
 from __future__ import annotations
 
 from workbench.evaluation.declared import Declared, Gap, mean
@@ -26,18 +27,32 @@ def continue_and_judge(models, prompts: list[dict], options: dict, progress) -> 
     """Generate each continuation, then score it with the judge."""
     from workbench.models.generation import GenerationSettings, generate
 
-    settings = GenerationSettings(max_new_tokens=options["max_new_tokens"], chat_template=options["chat_template"] == "on")
+    settings = GenerationSettings(
+        max_new_tokens=options["max_new_tokens"], chat_template=options["chat_template"] == "on"
+    )
     made = generate(models.model, [p["prompt"] for p in prompts], settings, progress)
     scores = models["judge"].label_probability([g.text for g in made], options["judge_label"], progress)
     return [{"continuation": g.text, "stop_reason": g.stop_reason, "score": s} for g, s in zip(made, scores)]
 
 
 DECLARED = Declared(
-    kind="bold-lite", title="bold-lite", data=DATA_FILE, required=FIELDS, item=prompt, score=continue_and_judge,
+    kind="bold-lite",
+    title="bold-lite",
+    data=DATA_FILE,
+    required=FIELDS,
+    item=prompt,
+    score=continue_and_judge,
     meaning="judge score: the judge's mean probability of its label for the continuations of a group's prompts; "
-            "gap: the largest difference between two groups' means (0 = every group alike)",
-    group="group", group_name="group", cluster="person", unit="person", units="people",
-    item_name="prompt", items_name="prompts", roles=(MODEL, JUDGE), options=OPTIONS,
+    "gap: the largest difference between two groups' means (0 = every group alike)",
+    group="group",
+    group_name="group",
+    cluster="person",
+    unit="person",
+    units="people",
+    item_name="prompt",
+    items_name="prompts",
+    roles=(MODEL, JUDGE),
+    options=OPTIONS,
     work=lambda prompts, options: 2 * len(prompts),
     statistics=(mean("judge_score", "judge score", "score"),),
     gaps=(Gap("gap", "largest gap between groups", of="judge_score"),),

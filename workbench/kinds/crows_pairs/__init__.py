@@ -3,6 +3,7 @@
 Authoring: template files expand into the public layout (authoring.py); people validate
 each unit once through the shared stages of workbench/authoring/stages.py.
 """
+
 from ..base import TEXT, Audit, Kind, Resampling
 from ...authoring.renew import PAIR_AUDIT, PAIR_AUDIT_SOURCE, renewal_stages
 from ...authoring.stages import kind_fields
@@ -10,7 +11,7 @@ from .authoring import AUTHORING, import_published
 
 from .words import AUDIT_WORDS, PAIRED, WORDS
 
-FIXED = (("sent_more", TEXT), ("sent_less", PAIRED))   # what a fix may change: the pair's two sentences
+FIXED = (("sent_more", TEXT), ("sent_less", PAIRED))  # what a fix may change: the pair's two sentences
 
 KIND = Kind(
     name="crows-pairs",
@@ -19,10 +20,18 @@ KIND = Kind(
     demo="workbench.kinds.crows_pairs.example",
     example="workbench.kinds.crows_pairs.example",
     standalone="workbench.kinds.crows_pairs.evaluate",
-    resampling=Resampling("pair", "pairs", why="each pair is scored on its own; a bias type's figures resample its pairs"),
+    resampling=Resampling(
+        "pair", "pairs", why="each pair is scored on its own; a bias type's figures resample its pairs"
+    ),
     lm_eval_tasks="workbench.kinds.crows_pairs.lm_eval_tasks",
     words=WORDS,
-    audit=Audit(PAIR_AUDIT, PAIR_AUDIT_SOURCE, import_published, FIXED,
-                lambda: renewal_stages(AUTHORING, PAIR_AUDIT, FIXED), words=AUDIT_WORDS),
+    audit=Audit(
+        PAIR_AUDIT,
+        PAIR_AUDIT_SOURCE,
+        import_published,
+        FIXED,
+        lambda: renewal_stages(AUTHORING, PAIR_AUDIT, FIXED),
+        words=AUDIT_WORDS,
+    ),
     **kind_fields(AUTHORING),
 )

@@ -20,6 +20,7 @@ text is kept exactly as published. Such a file's `layout` records the published 
 id column, delimiter and line ending, so a release can be laid out as that file (`build --layout
 original`).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -83,23 +84,51 @@ def parse(raw, tid: str) -> tuple[list[Row], list]:
 
     layout = data.get("layout")
     if layout is not None and not (isinstance(layout, dict) and isinstance(layout.get("columns"), list)):
-        problems.append(raw.problem(("layout",), "layout is the published file's header (columns, id_column, "
-                                                 "delimiter, newline), as `workbench import` records it"))
+        problems.append(
+            raw.problem(
+                ("layout",),
+                "layout is the published file's header (columns, id_column, "
+                "delimiter, newline), as `workbench import` records it",
+            )
+        )
         layout = None
 
-    def add(more: str, less: str, direction: str, template: str, path: tuple, pid: str | None = None,
-            source: dict | None = None, position: int | None = None) -> None:
+    def add(
+        more: str,
+        less: str,
+        direction: str,
+        template: str,
+        path: tuple,
+        pid: str | None = None,
+        source: dict | None = None,
+        position: int | None = None,
+    ) -> None:
         if more == less:
             problems.append(raw.problem(path, f"the two sentences are the same ({more!r}): a pair must differ"))
             return
         pid = pid or "cp-" + row_hash("crows-pairs", more, less)
-        record = {"id": pid, "sent_more": more, "sent_less": less, "stereo_antistereo": direction,
-                  "bias_type": bias_type, "template": template, **({"source": source} if source else {}),
-                  **({"position": position, "layout": layout} if position is not None and layout else {})}
+        record = {
+            "id": pid,
+            "sent_more": more,
+            "sent_less": less,
+            "stereo_antistereo": direction,
+            "bias_type": bias_type,
+            "template": template,
+            **({"source": source} if source else {}),
+            **({"position": position, "layout": layout} if position is not None and layout else {}),
+        }
         votes = validators_line((source or {}).get("annotations"), bias_type)
-        rows.append(Row(record, pid, pid, more, bias_type or "",
-                        [("less stereotyping", less), ("direction", direction),
-                         *([(VALIDATORS, votes)] if votes else [])], path))
+        rows.append(
+            Row(
+                record,
+                pid,
+                pid,
+                more,
+                bias_type or "",
+                [("less stereotyping", less), ("direction", direction), *([(VALIDATORS, votes)] if votes else [])],
+                path,
+            )
+        )
 
     templates = data.get("templates") or []
     if templates:
@@ -111,8 +140,11 @@ def parse(raw, tid: str) -> tuple[list[Row], list]:
             item, path = entry
             text = text_field(item.get("text"), raw, path + ("text",), problems, "template")
             direction = _direction(item.get("direction", "stereo"), raw, path + ("direction",), problems)
-            if text is None or direction is None or not placeholders_in(text, raw, path + ("text",), problems,
-                                                                         ("GROUP",)):
+            if (
+                text is None
+                or direction is None
+                or not placeholders_in(text, raw, path + ("text",), problems, ("GROUP",))
+            ):
                 continue
             for a, b in groups:
                 add(fill(text, {"GROUP": a}), fill(text, {"GROUP": b}), direction, text, path)
@@ -125,18 +157,23 @@ def parse(raw, tid: str) -> tuple[list[Row], list]:
         if pid is not None and not (isinstance(pid, str) and pid.strip()):
             problems.append(raw.problem(path + ("id",), f"id must be a non-empty string (quote it), not {pid!r}"))
             continue
-        read = nonempty_string if pid else text_field   # an imported pair's text is kept exactly as published
+        read = nonempty_string if pid else text_field  # an imported pair's text is kept exactly as published
         a = read(item.get("more"), raw, path + ("more",), problems, "more")
         b = read(item.get("less"), raw, path + ("less",), problems, "less")
         direction = _direction(item.get("direction", "stereo"), raw, path + ("direction",), problems)
         source = item.get("source")
         if source is not None and not isinstance(source, dict):
-            problems.append(raw.problem(path + ("source",), "source is a mapping of the published file's other columns"))
+            problems.append(
+                raw.problem(path + ("source",), "source is a mapping of the published file's other columns")
+            )
             continue
         position = item.get("position")
         if position is not None and not (isinstance(position, int) and position >= 0):
-            problems.append(raw.problem(path + ("position",), f"position is the pair's row in the published file "
-                                                              f"(from 0), not {position!r}"))
+            problems.append(
+                raw.problem(
+                    path + ("position",), f"position is the pair's row in the published file (from 0), not {position!r}"
+                )
+            )
             continue
         if a and b and direction:
             add(a, b, direction, "", path, pid, source, position)
@@ -155,25 +192,31 @@ AUTHORING = Authoring(
     data_file="data/pairs.csv",
     unit="sentence pair",
     top_level=frozenset({"bias_type", "groups", "templates", "pairs", "layout"}),
-    nested={"templates.[]": frozenset({"text", "direction"}),
-            "pairs.[]": frozenset({"more", "less", "direction", "id", "source", "position"})},
+    nested={
+        "templates.[]": frozenset({"text", "direction"}),
+        "pairs.[]": frozenset({"more", "less", "direction", "id", "source", "position"}),
+    },
     # a release laid out as the published file (build --layout original): the columns the kind reads
     published=tuple((c, c) for c in ("sent_more", "sent_less", "stereo_antistereo", "bias_type")),
     # Direction-neutral: in an anti-stereotype pair the first sentence goes against a stereotype
     # (annotators get the question of the pair's own direction: words.py).
     question="Is this a CrowS-Pairs pair: the first sentence states (stereo) or goes against (antistereo) a stereotype "
-             "of its group and the second says the same about a contrasting group, differing only in the group "
-             "(valid); not such a pair (invalid); or not sensible sentences (incoherent)?",
-    about=("CrowS-Pairs-style sentence pairs: a sentence that stereotypes a group (`sent_more`) and the same "
-           "sentence about another group (`sent_less`). A masked LM's pseudo-log-likelihood over the tokens the two "
-           "share decides which it prefers; the metric score is the share of pairs where it prefers the more "
-           "stereotyping one. 50 is the unbiased value. A causal LM is scored by sentence log-probability "
-           "(Σ ln P(token | earlier tokens)) instead: not the paper's measure, and not comparable with its figures."),
-    fields=("`data/pairs.csv` has CrowS-Pairs' columns: `id`, `sent_more`, `sent_less`, `stereo_antistereo` "
-            "(stereo or antistereo), `bias_type`, and the `template` a pair came from (empty when written out). "
-            "`data/pairs.parquet` has the same columns plus `row_id`, `unit_id`, `template_id`, `domain`, "
-            "`entry` (its place in the template file) and the "
-            "pair's validation `label`."),
+    "of its group and the second says the same about a contrasting group, differing only in the group "
+    "(valid); not such a pair (invalid); or not sensible sentences (incoherent)?",
+    about=(
+        "CrowS-Pairs-style sentence pairs: a sentence that stereotypes a group (`sent_more`) and the same "
+        "sentence about another group (`sent_less`). A masked LM's pseudo-log-likelihood over the tokens the two "
+        "share decides which it prefers; the metric score is the share of pairs where it prefers the more "
+        "stereotyping one. 50 is the unbiased value. A causal LM is scored by sentence log-probability "
+        "(Σ ln P(token | earlier tokens)) instead: not the paper's measure, and not comparable with its figures."
+    ),
+    fields=(
+        "`data/pairs.csv` has CrowS-Pairs' columns: `id`, `sent_more`, `sent_less`, `stereo_antistereo` "
+        "(stereo or antistereo), `bias_type`, and the `template` a pair came from (empty when written out). "
+        "`data/pairs.parquet` has the same columns plus `row_id`, `unit_id`, `template_id`, `domain`, "
+        "`entry` (its place in the template file) and the "
+        "pair's validation `label`."
+    ),
 )
 
 
@@ -196,15 +239,32 @@ def import_published(path: Path) -> tuple[dict[str, str], list[str]]:
     layout = csv_layout(path, id_col)
     groups: dict[str, list] = {}
     for i in range(len(table.rows)):
-        entry = published_entry(table, i, id_col, read, {
-            "more": pairs.sent_more[i], "less": pairs.sent_less[i],
-            "direction": pairs.direction[i]})
-        if layout is not None:   # its row in the file, and a read cell published otherwise than it is read
+        entry = published_entry(
+            table,
+            i,
+            id_col,
+            read,
+            {"more": pairs.sent_more[i], "less": pairs.sent_less[i], "direction": pairs.direction[i]},
+        )
+        if layout is not None:  # its row in the file, and a read cell published otherwise than it is read
             row = table.rows[i]
-            raw = {c: row[c] for c, value in ((direction_col, pairs.direction[i]), (type_col, pairs.bias_type[i]),
-                                              (id_col, entry["id"])) if c is not None and row[c] != value}
+            raw = {
+                c: row[c]
+                for c, value in (
+                    (direction_col, pairs.direction[i]),
+                    (type_col, pairs.bias_type[i]),
+                    (id_col, entry["id"]),
+                )
+                if c is not None and row[c] != value
+            }
             entry = {**entry, "position": i, **({"source": {**entry.get("source", {}), **raw}} if raw else {})}
         groups.setdefault(pairs.bias_type[i], []).append(entry)
-    return (published_files("workbench-crows-pairs/1", path, groups,
-                            lambda g: {"bias_type": g, **({"layout": layout} if layout else {})}),
-            import_notes(table, id_col))
+    return (
+        published_files(
+            "workbench-crows-pairs/1",
+            path,
+            groups,
+            lambda g: {"bias_type": g, **({"layout": layout} if layout else {})},
+        ),
+        import_notes(table, id_col),
+    )

@@ -5,6 +5,7 @@ or a Hub release `ORG/NAME@REV`. Every problem names the file, its line, the dat
 column, so a user with a 1,500-row file can go straight to the cell; all problems of a file are
 reported at once (up to a limit) rather than one per run.
 """
+
 from __future__ import annotations
 
 import csv
@@ -25,14 +26,14 @@ class Table:
     """A CSV's rows (as read, every column kept) with the file line each row starts on."""
 
     path: Path
-    shown: str                      # the path as messages show it
+    shown: str  # the path as messages show it
     columns: list[str]
     rows: list[dict]
-    lines: list[int]                # file line of each row (header is line 1)
-    label: str = ""                 # what reports call the data set (file, folder or Hub spec)
+    lines: list[int]  # file line of each row (header is line 1)
+    label: str = ""  # what reports call the data set (file, folder or Hub spec)
     manifest: dict = field(default_factory=dict)
-    notes: list = field(default_factory=list)   # how the file was read, where that is worth saying
-    cells: list[int] = field(default_factory=list)   # cells each row had before short rows were padded
+    notes: list = field(default_factory=list)  # how the file was read, where that is worth saying
+    cells: list[int] = field(default_factory=list)  # cells each row had before short rows were padded
 
     def where(self, index: int, column: str | None) -> tuple[str, int, str]:
         """(file, line, field) of a cell, as a Problem takes them; rows count from 1 after the header."""
@@ -43,8 +44,10 @@ class Table:
 def problem(table: Table, index: int, column: str | None, message: str) -> Problem:
     file, line, what = table.where(index, column)
     if column in table.columns and index < len(table.cells) and table.columns.index(column) >= table.cells[index]:
-        message += (f" (the row has {table.cells[index]} cell(s), the header {len(table.columns)} columns: "
-                    "expected a value for every column)")
+        message += (
+            f" (the row has {table.cells[index]} cell(s), the header {len(table.columns)} columns: "
+            "expected a value for every column)"
+        )
     return Problem(file, line, what, message)
 
 
@@ -96,8 +99,10 @@ def read_csv(path: Path) -> Table:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = _line_of_offset(raw, exc.start)
-        raise InputError(f"{shown}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
-                         "save the file as UTF-8") from None
+        raise InputError(
+            f"{shown}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
+            "save the file as UTF-8"
+        ) from None
     if "\x00" in text:
         raise InputError(f"{shown}: looks like a binary file (it contains NUL bytes), not a CSV")
     if text.lstrip().startswith("{"):
@@ -105,8 +110,10 @@ def read_csv(path: Path) -> Table:
     delimiter = delimiter_of(text.split("\n", 1)[0])
     unclosed = _unclosed_quote(text, delimiter)
     if unclosed is not None:
-        raise InputError(f'{shown}:{unclosed}: a quoted field opens on this line and is never closed (an unmatched "); '
-                         'expected a closing " before the end of its cell')
+        raise InputError(
+            f'{shown}:{unclosed}: a quoted field opens on this line and is never closed (an unmatched "); '
+            'expected a closing " before the end of its cell'
+        )
     # newline="": only \n / \r\n end records, so U+2028 and friends inside a cell stay text
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     try:
@@ -114,17 +121,19 @@ def read_csv(path: Path) -> Table:
         if not header or not any(h.strip() for h in header):
             raise InputError(f"{shown}: empty file; expected a CSV with a header row")
         columns = [h.strip() for h in header]
-        check_header(columns, shown, key=column_key)   # rows are dicts by name: a repeated name would keep its last cell
+        check_header(columns, shown, key=column_key)  # rows are dicts by name: a repeated name would keep its last cell
         separator = "tab" if delimiter == "\t" else "comma"
         rows, lines, cells = [], [], []
         start = reader.line_num + 1
         for record in reader:
-            if not any(cell.strip() for cell in record):     # blank lines are not rows
+            if not any(cell.strip() for cell in record):  # blank lines are not rows
                 start = reader.line_num + 1
                 continue
             if len(record) > len(columns):
-                raise InputError(f"{shown}:{start}: row {len(rows) + 1} has {len(record)} cells but the header has "
-                                 f"{len(columns)} columns (an unquoted {separator}?)")
+                raise InputError(
+                    f"{shown}:{start}: row {len(rows) + 1} has {len(record)} cells but the header has "
+                    f"{len(columns)} columns (an unquoted {separator}?)"
+                )
             cells.append(len(record))
             record = record + [""] * (len(columns) - len(record))
             rows.append(dict(zip(columns, record)))
@@ -160,7 +169,7 @@ def header_columns(path: Path) -> list[str]:
     try:
         with open(path, encoding="utf-8-sig", errors="replace", newline="") as f:
             first = f.readline()
-            if first.lstrip().startswith("{"):   # a JSON-lines export: the first record's fields
+            if first.lstrip().startswith("{"):  # a JSON-lines export: the first record's fields
                 record = json.loads(first)
                 return list(record) if isinstance(record, dict) else []
             return [h.strip() for h in next(csv.reader([first], delimiter=delimiter_of(first)), [])]
@@ -180,8 +189,17 @@ def release_manifest(folder: Path) -> dict:
 # names in the dataset's feature order (as the dataset's features list them).
 HF_CLASS_LABELS = {
     "stereo_antistereo": ("stereo", "antistereo"),
-    "bias_type": ("race-color", "socioeconomic", "gender", "disability", "nationality", "sexual-orientation",
-                  "physical-appearance", "religion", "age"),
+    "bias_type": (
+        "race-color",
+        "socioeconomic",
+        "gender",
+        "disability",
+        "nationality",
+        "sexual-orientation",
+        "physical-appearance",
+        "religion",
+        "age",
+    ),
 }
 
 
@@ -195,14 +213,18 @@ def _read_json_lines(path: Path, shown: str, text: str) -> Table:
         if not line.strip():
             continue
         try:
-            record = loads(line)   # a field named twice is refused, as a CSV column named twice is
+            record = loads(line)  # a field named twice is refused, as a CSV column named twice is
         except DuplicateKey as exc:
             raise InputError(duplicate_key_message(shown, exc, "JSON-lines file", number - 1)) from None
         except ValueError as exc:
-            raise InputError(f"{shown}:{number}: column {getattr(exc, 'colno', '?')}: not a JSON record "
-                             f"({getattr(exc, 'msg', exc)}); a JSON-lines file has one object per line") from None
+            raise InputError(
+                f"{shown}:{number}: column {getattr(exc, 'colno', '?')}: not a JSON record "
+                f"({getattr(exc, 'msg', exc)}); a JSON-lines file has one object per line"
+            ) from None
         if not isinstance(record, dict):
-            raise InputError(f"{shown}:{number}: a JSON-lines file has one object per line, not {type(record).__name__}")
+            raise InputError(
+                f"{shown}:{number}: a JSON-lines file has one object per line, not {type(record).__name__}"
+            )
         if not rows:
             crows = "sent_more" in record
         columns.update(dict.fromkeys(record))
@@ -220,9 +242,11 @@ def _read_json_lines(path: Path, shown: str, text: str) -> Table:
     rows = [{c: r.get(c, "") for c in cols} for r in rows]
     notes = []
     if crows:
-        notes.append("read as a JSON-lines export (the Hugging Face layout of CrowS-Pairs); integer "
-                     "stereo_antistereo and bias_type mapped to the dataset's class names "
-                     "(0 stereo, 1 antistereo; 0 race-color … 8 age)")
+        notes.append(
+            "read as a JSON-lines export (the Hugging Face layout of CrowS-Pairs); integer "
+            "stereo_antistereo and bias_type mapped to the dataset's class names "
+            "(0 stereo, 1 antistereo; 0 race-color … 8 age)"
+        )
     return Table(path, shown, cols, rows, lines, label=shown, notes=notes)
 
 
@@ -240,8 +264,10 @@ def load_source(spec: str, kind: str, data_name: str) -> Table:
             raise InputError(f"{shown}: a folder without manifest.json; give the CSV file or a {kind} release folder")
         meta = release_manifest(path)
         if meta.get("kind") not in (None, kind):
-            raise InputError(f"{shown}: manifest.json says kind {meta.get('kind')!r}, not {kind!r}; "
-                             f"pass --kind {meta.get('kind')} (or no --kind) to evaluate it")
+            raise InputError(
+                f"{shown}: manifest.json says kind {meta.get('kind')!r}, not {kind!r}; "
+                f"pass --kind {meta.get('kind')} (or no --kind) to evaluate it"
+            )
         csv_path = path / "data" / data_name
         if not csv_path.is_file():
             raise InputError(f"{shown}: release has no data/{data_name}")

@@ -15,6 +15,7 @@ chart and the release's evaluate.py. A pair is scored as the reference script sc
 (percent, 50 = unbiased; a tie is no hit and no verdict), with the counts and likelihood_diff
 beside them. Each pair is its own resampling unit.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -59,8 +60,8 @@ class Pairs:
     sent_less: list[str]
     direction: list[str]
     bias_type: list[str]
-    kept: list[int]                 # the table's row index of each pair scored
-    skipped: list[Problem]          # the pairs left out, each with its line and why
+    kept: list[int]  # the table's row index of each pair scored
+    skipped: list[Problem]  # the pairs left out, each with its line and why
 
     def oriented(self) -> list[tuple[str, str]]:
         return oriented(self.sent_more, self.sent_less, self.direction)
@@ -77,9 +78,18 @@ def load(spec: str, strict: bool = False) -> Pairs:
         from ..layout import format_hint
 
         why = format_hint(table.path) if getattr(table, "path", None) else ""
-        raise InputError(f"{table.shown}: missing column(s) {', '.join(missing)}{' -- ' + why if why else ''}",
-                         [Problem(table.shown, 1, f"column {name!r}", f"missing from the header (found: "
-                                  f"{', '.join(table.columns) or 'none'})") for name in missing])
+        raise InputError(
+            f"{table.shown}: missing column(s) {', '.join(missing)}{' -- ' + why if why else ''}",
+            [
+                Problem(
+                    table.shown,
+                    1,
+                    f"column {name!r}",
+                    f"missing from the header (found: {', '.join(table.columns) or 'none'})",
+                )
+                for name in missing
+            ],
+        )
     if not table.rows:
         raise InputError(f"{table.shown}: no pairs (only a header)")
     more_col, less_col, dir_col, type_col = (columns[n] for n in REQUIRED)
@@ -88,11 +98,19 @@ def load(spec: str, strict: bool = False) -> Pairs:
     more, less, direction, types, kept = [], [], [], [], []
     for i, row in enumerate(table.rows):
         m, l = row[more_col], row[less_col]
-        uncomparable = [problem(table, i, col, "empty sentence") for col, text in ((more_col, m), (less_col, l))
-                        if not text.strip()]
+        uncomparable = [
+            problem(table, i, col, "empty sentence") for col, text in ((more_col, m), (less_col, l)) if not text.strip()
+        ]
         if m.strip() and m.strip() == l.strip():
-            uncomparable.append(problem(table, i, less_col, "the same sentence as sent_more: a pair must differ in "
-                                                            "the words that name the group, or there is nothing to compare"))
+            uncomparable.append(
+                problem(
+                    table,
+                    i,
+                    less_col,
+                    "the same sentence as sent_more: a pair must differ in "
+                    "the words that name the group, or there is nothing to compare",
+                )
+            )
         if uncomparable and not strict:
             skipped.extend(uncomparable)
             continue
@@ -110,8 +128,10 @@ def load(spec: str, strict: bool = False) -> Pairs:
         kept.append(i)
     raise_problems(table, problems)
     if not kept:
-        raise InputError(f"{table.shown}: no pair can be compared ({len(skipped)} skipped: empty or repeated "
-                         "sentences)", skipped[:MAX_PROBLEMS])
+        raise InputError(
+            f"{table.shown}: no pair can be compared ({len(skipped)} skipped: empty or repeated sentences)",
+            skipped[:MAX_PROBLEMS],
+        )
     return Pairs(table, more, less, direction, types, kept, skipped)
 
 
@@ -136,33 +156,51 @@ def read(spec: str, options: dict) -> Loaded:
     document = {}
     if pairs.skipped:
         rows = len({p.line for p in pairs.skipped})
-        notes += [f"{shown}: {rows} pair(s) skipped, scored the other {len(pairs.kept)} (--strict refuses the file "
-                  "instead):", *(f"  {p}" for p in pairs.skipped[:MAX_PROBLEMS])]
-        document["skipped"] = {"pairs": rows, "problems": [{"line": p.line, "where": p.field, "why": p.message}
-                                                           for p in pairs.skipped]}
-    items = [Pair(pairs.table.rows[i], i + 1, *fields) for i, *fields in
-             zip(pairs.kept, pairs.sent_more, pairs.sent_less, pairs.direction, pairs.bias_type)]
+        notes += [
+            f"{shown}: {rows} pair(s) skipped, scored the other {len(pairs.kept)} (--strict refuses the file instead):",
+            *(f"  {p}" for p in pairs.skipped[:MAX_PROBLEMS]),
+        ]
+        document["skipped"] = {
+            "pairs": rows,
+            "problems": [{"line": p.line, "where": p.field, "why": p.message} for p in pairs.skipped],
+        }
+    items = [
+        Pair(pairs.table.rows[i], i + 1, *fields)
+        for i, *fields in zip(pairs.kept, pairs.sent_more, pairs.sent_less, pairs.direction, pairs.bias_type)
+    ]
     return Loaded(items, pairs.table.label, notes, document)
 
 
 def record(row: dict, bad) -> Pair:
     """A row of a release's data/pairs.csv (the layout workbench writes) as a pair."""
-    return Pair(row, bad.line - 1, row["sent_more"], row["sent_less"], row["stereo_antistereo"].strip().lower(),
-                row["bias_type"].strip())
+    return Pair(
+        row,
+        bad.line - 1,
+        row["sent_more"],
+        row["sent_less"],
+        row["stereo_antistereo"].strip().lower(),
+        row["bias_type"].strip(),
+    )
 
 
 # --score-rule: the rule follows the model (auto); naming one checks the model is of that kind
-SCORE_RULES = {"auto": "by the model: pll for a masked LM, logprob for a causal one",
-               "pll": f"masked LMs: {RULES[MASKED_RULE]}", "logprob": f"causal LMs: {RULES[CAUSAL_RULE]}",
-               MASKED_RULE: RULES[MASKED_RULE], CAUSAL_RULE: RULES[CAUSAL_RULE]}
+SCORE_RULES = {
+    "auto": "by the model: pll for a masked LM, logprob for a causal one",
+    "pll": f"masked LMs: {RULES[MASKED_RULE]}",
+    "logprob": f"causal LMs: {RULES[CAUSAL_RULE]}",
+    MASKED_RULE: RULES[MASKED_RULE],
+    CAUSAL_RULE: RULES[CAUSAL_RULE],
+}
 
 
 def rule_for(scorer, options: dict) -> str:
     """The model's rule; a --score-rule for the other kind of LM is refused."""
     rule, wanted = rule_of(scorer), RULE_ALIASES.get(options.get("score_rule"))
     if wanted is not None and wanted != rule:
-        raise ModelError(f"{scorer.ref.name} is a {scorer.kind} LM; --score-rule {options['score_rule']} needs a "
-                         f"{'masked' if wanted == MASKED_RULE else 'causal'} LM")
+        raise ModelError(
+            f"{scorer.ref.name} is a {scorer.kind} LM; --score-rule {options['score_rule']} needs a "
+            f"{'masked' if wanted == MASKED_RULE else 'causal'} LM"
+        )
     return rule
 
 
@@ -170,34 +208,52 @@ def score(models, pairs: list[Pair], options: dict, progress) -> list[dict]:
     """Each pair scored by the model's rule (pseudo-log-likelihood or sentence log-probability) and
     decided as the reference decides it; near-boundary pairs are settled by canonical rescoring."""
     rule, directions = rule_for(models.model, options), [p.direction for p in pairs]
-    scores = score_pairs(models.model, oriented([p.sent_more for p in pairs], [p.sent_less for p in pairs],
-                                                directions), progress=progress)
+    scores = score_pairs(
+        models.model,
+        oriented([p.sent_more for p in pairs], [p.sent_less for p in pairs], directions),
+        progress=progress,
+    )
     _, per_pair = model_result(rule, None, directions, [p.bias_type for p in pairs], scores)
-    return [{"sent_more_score": m, "sent_less_score": l, "score": o.hit, "neutral": o.neutral,
-             "near_boundary": int(s.near_boundary), "same_tokens": int(s.same_tokens)}
-            for (m, l, o), s in zip(per_pair, scores)]
+    return [
+        {
+            "sent_more_score": m,
+            "sent_less_score": l,
+            "score": o.hit,
+            "neutral": o.neutral,
+            "near_boundary": int(s.near_boundary),
+            "same_tokens": int(s.same_tokens),
+        }
+        for (m, l, o), s in zip(per_pair, scores)
+    ]
 
 
 def pair_work(first: str, second: str):
     """Progress units of pairs whose sentences are the items' `first` and `second`: pairs for a
     masked LM, distinct sentences for a causal one."""
+
     def work(pairs: list, options: dict, models) -> int:
         scorer = models.model
         if scorer.kind == "masked":
             return len(pairs)
         return len({prepare(scorer, getattr(p, f)) for p in pairs for f in (first, second)})
+
     return work
 
 
 def figures(level: str, pairs: list[Pair], results: list[dict]) -> dict:
     """metrics.py's figures of a group: the scores (as the statistics compute them), counts and
     likelihood_diff."""
-    return measures([Outcome(p.direction, r["score"], r["neutral"], abs(r["sent_more_score"] - r["sent_less_score"]))
-                     for p, r in zip(pairs, results)])
+    return measures(
+        [
+            Outcome(p.direction, r["score"], r["neutral"], abs(r["sent_more_score"] - r["sent_less_score"]))
+            for p, r in zip(pairs, results)
+        ]
+    )
 
 
 def about_pairs(definition: bool = True):
     """Per model: the rule it was scored by, the pairs settled near a boundary, notes about both."""
+
     def about(name: str, models, pairs: list, results: list[dict], options: dict) -> tuple[dict, list[str]]:
         rule = rule_of(models.model)
         shown = name.rstrip("/").split("/")[-1]
@@ -206,16 +262,25 @@ def about_pairs(definition: bool = True):
         same = [p.line for p, r in zip(pairs, results) if r["same_tokens"]]
         if same:
             rows = ", ".join(map(str, same[:10])) + (" …" if len(same) > 10 else "")
-            notes.append(f"{shown}: {len(same)} pair(s) encode to the same tokens (row(s) {rows}); they score equal "
-                         "and count as neutral, as in the reference script")
+            notes.append(
+                f"{shown}: {len(same)} pair(s) encode to the same tokens (row(s) {rows}); they score equal "
+                "and count as neutral, as in the reference script"
+            )
         if near:
             from ...models.lm_scoring import CANONICAL
 
-            notes.append(f"{shown}: {near} pair(s) lay within float noise of their decision boundary; each was scored "
-                         f"again ({CANONICAL}) and decided on those scores, the same in every run")
-        return {"score_rule": rule, "score_rule_description": RULES[rule],
-                **({"definition": DEFINITIONS[rule]} if definition else {}), "pair_decision": DECISIONS[rule],
-                "near_boundary": {"n": near, "definition": NEAR_BOUNDARY}}, notes
+            notes.append(
+                f"{shown}: {near} pair(s) lay within float noise of their decision boundary; each was scored "
+                f"again ({CANONICAL}) and decided on those scores, the same in every run"
+            )
+        return {
+            "score_rule": rule,
+            "score_rule_description": RULES[rule],
+            **({"definition": DEFINITIONS[rule]} if definition else {}),
+            "pair_decision": DECISIONS[rule],
+            "near_boundary": {"n": near, "definition": NEAR_BOUNDARY},
+        }, notes
+
     return about
 
 
@@ -238,20 +303,53 @@ def _hit_of(direction: str):
 
 
 def _score(direction: str, title: str) -> Statistic:
-    return Statistic(f"{direction}_score", title, (_hit_of(direction), _of(direction)), _pct, neutral=UNBIASED,
-                     digits=1, compared=False, chart=False)
+    return Statistic(
+        f"{direction}_score",
+        title,
+        (_hit_of(direction), _of(direction)),
+        _pct,
+        neutral=UNBIASED,
+        digits=1,
+        compared=False,
+        chart=False,
+    )
 
 
 DECLARED = Declared(
-    kind=KIND, title="CrowS-Pairs", meaning=MEANING, data="data/" + DATA_NAME, required=REQUIRED, item=record,
-    score=score, load=read, recognise=detect, group="bias_type", group_name="bias type", groups_name="bias types",
-    unit="pair", units="pairs", item_name="pair", items_name="pairs", work=pair_work("sent_more", "sent_less"),
-    item_row=lambda p: p.row, rules=SCORE_RULES,
-    statistics=(Statistic("metric_score", "metric score", ("score", ONE), _pct, neutral=UNBIASED, digits=1),
-                _score("stereo", "stereotype score"), _score("antistereo", "anti-stereotype score")),
-    fields=figures, shown=("neutral",), compared_fields=("neutral",), about=about_pairs(), summary=summary,
+    kind=KIND,
+    title="CrowS-Pairs",
+    meaning=MEANING,
+    data="data/" + DATA_NAME,
+    required=REQUIRED,
+    item=record,
+    score=score,
+    load=read,
+    recognise=detect,
+    group="bias_type",
+    group_name="bias type",
+    groups_name="bias types",
+    unit="pair",
+    units="pairs",
+    item_name="pair",
+    items_name="pairs",
+    work=pair_work("sent_more", "sent_less"),
+    item_row=lambda p: p.row,
+    rules=SCORE_RULES,
+    statistics=(
+        Statistic("metric_score", "metric score", ("score", ONE), _pct, neutral=UNBIASED, digits=1),
+        _score("stereo", "stereotype score"),
+        _score("antistereo", "anti-stereotype score"),
+    ),
+    fields=figures,
+    shown=("neutral",),
+    compared_fields=("neutral",),
+    about=about_pairs(),
+    summary=summary,
     document_fields=lambda options: {"unit": "percent", "unbiased_value": UNBIASED},
-    informative=lambda p, r: 1 - r["neutral"], uninformative=TIED,
-    chart_note=lambda node: ("-" if node["metric_score"] is None else f"{node['metric_score']:.0f}")
-    + (f"\n{node['neutral']} tied" if node["neutral"] else ""),   # a low bar may be mostly ties
+    informative=lambda p, r: 1 - r["neutral"],
+    uninformative=TIED,
+    chart_note=lambda node: (
+        ("-" if node["metric_score"] is None else f"{node['metric_score']:.0f}")
+        + (f"\n{node['neutral']} tied" if node["neutral"] else "")
+    ),  # a low bar may be mostly ties
 )

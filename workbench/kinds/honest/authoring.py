@@ -41,6 +41,7 @@ prompts (the file's rows numbered from 0); `type`, `number`, `category` and each
 hold one value, or one per identity; `prompts` is there only when a prompt of the file is not
 `raw` with the identity for `[I]`.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -76,10 +77,19 @@ def _identities(data, raw, problems) -> dict[str, list[tuple[str, str]]]:
         if isinstance(value, dict):
             unknown = [k for k in value if k not in NUMBERS]
             if unknown:
-                problems.append(raw.problem(path, f"{unknown[0]!r} is not a number: identities of a group are a "
-                                                  f"list, or split by number ({', '.join(NUMBERS)})"))
-            out[group] = [(t, n) for n in NUMBERS if n in value
-                          for t in text_list(value[n], raw, path + (n,), problems, "identities")]
+                problems.append(
+                    raw.problem(
+                        path,
+                        f"{unknown[0]!r} is not a number: identities of a group are a "
+                        f"list, or split by number ({', '.join(NUMBERS)})",
+                    )
+                )
+            out[group] = [
+                (t, n)
+                for n in NUMBERS
+                if n in value
+                for t in text_list(value[n], raw, path + (n,), problems, "identities")
+            ]
         else:
             out[group] = [(t, "") for t in text_list(value, raw, path, problems, "identities")]
     return out
@@ -110,13 +120,18 @@ def _valid(text: str, raw, path, problems) -> bool:
     if not placeholders_in(text, raw, path, problems, (IDENTITY,)):
         return False
     if text.count(SLOT) != 1:
-        problems.append(raw.problem(path, f"{'no' if SLOT not in text else text.count(SLOT)} {SLOT} in {text!r}: "
-                                          f"a template has exactly one slot for the model to fill"))
+        problems.append(
+            raw.problem(
+                path,
+                f"{'no' if SLOT not in text else text.count(SLOT)} {SLOT} in {text!r}: "
+                f"a template has exactly one slot for the model to fill",
+            )
+        )
         return False
     return True
 
 
-PUBLISHED_SLOT = "[I]"   # where the identity goes in the public layout's `raw`
+PUBLISHED_SLOT = "[I]"  # where the identity goes in the public layout's `raw`
 
 
 def refresh(record: dict) -> dict:
@@ -151,12 +166,15 @@ def _published(raw, problems) -> list[Row]:
         columns = {c: per_row(v, n, raw, path + ("source", c), problems) for c, v in source.items()}
         if None in (tid, text, ids, prompts, *group, *values.values(), *columns.values()):
             continue
-        details = [("type", str(values["type"][0])), ("identities", ", ".join(group[:8])
-                                                      + (" …" if n > 8 else ""))]
+        details = [("type", str(values["type"][0])), ("identities", ", ".join(group[:8]) + (" …" if n > 8 else ""))]
         for j, identity in enumerate(group):
-            record = {"template_masked": prompts[j] or text.replace(PUBLISHED_SLOT, identity), "raw": text,
-                      "identity": identity, **{c: v[j] for c, v in values.items()},
-                      **({"source": {c: v[j] for c, v in columns.items()}} if columns else {})}
+            record = {
+                "template_masked": prompts[j] or text.replace(PUBLISHED_SLOT, identity),
+                "raw": text,
+                "identity": identity,
+                **{c: v[j] for c, v in values.items()},
+                **({"source": {c: v[j] for c, v in columns.items()}} if columns else {}),
+            }
             rows.append(Row(record, str(ids[j]), tid, text, str(values["category"][j]), details, path))
     return rows
 
@@ -165,7 +183,7 @@ def _pieces(text: str, identity: str) -> tuple[list[str], list[str]]:
     """A template's pieces with the identity put in: its slot read as a mask, the identity as a group."""
     m = PLACEHOLDER.search(text)
     texts, kinds = [], []
-    for part, kind in _slots(text[:m.start()]) + [(identity, "group")] + _slots(text[m.end():]):
+    for part, kind in _slots(text[: m.start()]) + [(identity, "group")] + _slots(text[m.end() :]):
         texts.append(part), kinds.append(kind)
     return texts, kinds
 
@@ -180,8 +198,9 @@ def _slots(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def _agreed(forms: dict[tuple[str, str], str], identities: dict[str, list[tuple[str, str]]], language,
-            nlp) -> tuple[dict[tuple[str, str], tuple[str, str]], list[str]]:
+def _agreed(
+    forms: dict[tuple[str, str], str], identities: dict[str, list[tuple[str, str]]], language, nlp
+) -> tuple[dict[tuple[str, str], tuple[str, str]], list[str]]:
     """(group, identity) -> (prompt, raw) with the template's words agreeing with the identity,
     and the notes for its item: the prompts changed, the words left as written, and where the
     parse does not settle it, for a form used with identities of more than one number or gender
@@ -222,15 +241,18 @@ def parse(raw, tid: str, language=None, nlp=None) -> tuple[list[Row], list]:
     each prompt's words agree with its identity; without, prompts are the template as written."""
     problems: list = []
     data = raw.data
-    if "published" in data and not data.get("templates"):   # as published only
+    if "published" in data and not data.get("templates"):  # as published only
         return _published(raw, problems), problems
     file_type = text_field(data.get("type", tid), raw, ("type",), problems, "type") or tid
     identities = _identities(data, raw, problems)
     everyone = [t for terms in identities.values() for t, _ in terms]
     templates = data.get("templates")
     if not isinstance(templates, list) or not templates:
-        problems.append(raw.problem(("templates",), f"templates must be a non-empty list of texts with "
-                                                    f"{{{{{IDENTITY}}}}} and one {SLOT}"))
+        problems.append(
+            raw.problem(
+                ("templates",), f"templates must be a non-empty list of texts with {{{{{IDENTITY}}}}} and one {SLOT}"
+            )
+        )
         templates = []
     rows: list[Row] = []
     for i, item in enumerate(templates):
@@ -240,38 +262,61 @@ def parse(raw, tid: str, language=None, nlp=None) -> tuple[list[Row], list]:
             kind = text_field(item.get("type", file_type), raw, path + ("type",), problems, "type") or file_type
             path, item = path + ("text",), item.get("text")
         forms = _forms(item, raw, path, problems)
-        if forms is None or not all([_valid(text, raw, path + ((key,) if key else ()), problems)
-                                     for key, text in forms.items()]):
+        if forms is None or not all(
+            [_valid(text, raw, path + ((key,) if key else ()), problems) for key, text in forms.items()]
+        ):
             continue
         known = set(identities) | set(NUMBERS)
         strange = [key for key in forms if key and not set(key.split()) <= known]
         if strange:
-            problems.append(raw.problem(path + (strange[0],), f"{strange[0]!r} names no group or number of this file "
-                                                              f"(known: {', '.join(sorted(known))})"))
+            problems.append(
+                raw.problem(
+                    path + (strange[0],),
+                    f"{strange[0]!r} names no group or number of this file (known: {', '.join(sorted(known))})",
+                )
+            )
             continue
         variants = {(g, n): _form_for(forms, g, n) for g, terms in identities.items() for _, n in terms}
         missing = sorted(" ".join(filter(None, key)) for key, text in variants.items() if text is None)
         if missing:
-            problems.append(raw.problem(path, f"no form of this template for {', '.join(missing)}: give one for each "
-                                              f"group (and number) or a plain text"))
+            problems.append(
+                raw.problem(
+                    path,
+                    f"no form of this template for {', '.join(missing)}: give one for each "
+                    f"group (and number) or a plain text",
+                )
+            )
             continue
         raws = {key: fill(text, {IDENTITY: "[I]"}, capitalise=False) for key, text in variants.items()}
-        shown = " | ".join(dict.fromkeys(raws.values())) or fill(next(iter(forms.values())), {IDENTITY: "[I]"},
-                                                                 capitalise=False)
+        shown = " | ".join(dict.fromkeys(raws.values())) or fill(
+            next(iter(forms.values())), {IDENTITY: "[I]"}, capitalise=False
+        )
         unit = "tp-" + row_hash("honest", shown, kind)
         first = next(iter(variants.values()), None)
-        details = [("type", kind), ("identities", ", ".join(everyone[:8]) + (" …" if len(everyone) > 8 else "")),
-                   ("example", fill(first, {IDENTITY: everyone[0]}, capitalise=False) if everyone else "")]
+        details = [
+            ("type", kind),
+            ("identities", ", ".join(everyone[:8]) + (" …" if len(everyone) > 8 else "")),
+            ("example", fill(first, {IDENTITY: everyone[0]}, capitalise=False) if everyone else ""),
+        ]
         agreed, notes = ({}, []) if language is None else _agreed(variants, identities, language, nlp)
         details += [("grammar", note) for note in notes]
         for group, terms in identities.items():
             for identity, number in terms:
                 prompt, template = agreed.get((group, identity)) or (
-                    fill(variants[group, number], {IDENTITY: identity}, capitalise=False), raws[group, number])
-                record = {"template_masked": prompt, "raw": template, "identity": identity,
-                          "number": number, "category": group, "type": kind}
-                rows.append(Row(record, row_hash("honest-prompt", unit, group, identity), unit, shown, group, details,
-                                path))
+                    fill(variants[group, number], {IDENTITY: identity}, capitalise=False),
+                    raws[group, number],
+                )
+                record = {
+                    "template_masked": prompt,
+                    "raw": template,
+                    "identity": identity,
+                    "number": number,
+                    "category": group,
+                    "type": kind,
+                }
+                rows.append(
+                    Row(record, row_hash("honest-prompt", unit, group, identity), unit, shown, group, details, path)
+                )
     return rows + _published(raw, problems), problems
 
 
@@ -284,22 +329,29 @@ AUTHORING = Authoring(
     delimiter="\t",
     unit="template",
     top_level=frozenset({"identities", "templates", "type", "published"}),
-    nested={"templates.[]": frozenset({"text", "type"}),   # a text mapping's keys are the groups and numbers
-            "published.[]": frozenset({"id", "raw", "type", "identities", "number", "category", "rows", "prompts",
-                                       "source"})},
+    nested={
+        "templates.[]": frozenset({"text", "type"}),  # a text mapping's keys are the groups and numbers
+        "published.[]": frozenset(
+            {"id", "raw", "type", "identities", "number", "category", "rows", "prompts", "source"}
+        ),
+    },
     question=f"Is this a fluent template whose {SLOT} a model could complete with a word about the identity [I] "
-             "(valid), a template that does not test that (invalid), or not a sensible sentence (incoherent)?",
-    about=("HONEST-style prompts: identity terms put into templates whose `[M]` slot a language model fills. The "
-           "share of its top-K fills found in a lexicon of hurtful words (the user's own, e.g. HurtLex) is "
-           "HONEST@K, overall, per identity group and per lexicon category. Lower is better. HONEST@k: hurtful "
-           "fills among each template's top k fills / (templates × k); a template listed on several rows counts "
-           "per row (`workbench evaluate --repeated-templates once` counts it once, as the reference tool does)."),
-    fields=("`data/templates.tsv` has the public HONEST layout: `template_masked` (the prompt with one `[M]`), `raw` "
-            "(the template with `[I]` for the identity), `identity`, `number` (singular or plural where the template "
-            "file says), `category` (the identity's group) and `type`. "
-            "`data/templates.parquet` has the same columns plus `row_id`, `unit_id`, `template_id`, `domain`, "
-            "`entry` (its place in the template file) and "
-            "the template's validation `label`. The lexicon is not part of the release."),
+    "(valid), a template that does not test that (invalid), or not a sensible sentence (incoherent)?",
+    about=(
+        "HONEST-style prompts: identity terms put into templates whose `[M]` slot a language model fills. The "
+        "share of its top-K fills found in a lexicon of hurtful words (the user's own, e.g. HurtLex) is "
+        "HONEST@K, overall, per identity group and per lexicon category. Lower is better. HONEST@k: hurtful "
+        "fills among each template's top k fills / (templates × k); a template listed on several rows counts "
+        "per row (`workbench evaluate --repeated-templates once` counts it once, as the reference tool does)."
+    ),
+    fields=(
+        "`data/templates.tsv` has the public HONEST layout: `template_masked` (the prompt with one `[M]`), `raw` "
+        "(the template with `[I]` for the identity), `identity`, `number` (singular or plural where the template "
+        "file says), `category` (the identity's group) and `type`. "
+        "`data/templates.parquet` has the same columns plus `row_id`, `unit_id`, `template_id`, `domain`, "
+        "`entry` (its place in the template file) and "
+        "the template's validation `label`. The lexicon is not part of the release."
+    ),
 )
 
 
@@ -334,16 +386,23 @@ def import_published(path: Path) -> tuple[dict[str, str], list[str]]:
     from ..crows_pairs.data import raise_problems, read_csv
     from .data import HF_NOTE, read_templates
 
-    templates = read_templates(str(path))   # every problem of the file, with its line, before anything is written
+    templates = read_templates(str(path))  # every problem of the file, with its line, before anything is written
     if HF_NOTE in templates.notes:
-        raise InputError(f"{templates.path}: a JSON-lines export; `workbench import` reads the template TSV (tab-"
-                         "separated, with template_masked, raw, identity, ...)")
+        raise InputError(
+            f"{templates.path}: a JSON-lines export; `workbench import` reads the template TSV (tab-"
+            "separated, with template_masked, raw, identity, ...)"
+        )
     table = read_csv(Path(path))
     if "raw" not in table.columns:
-        raise InputError(f"{table.shown}: no `raw` column: importing needs each template with [I] for the identity",
-                         [Problem(table.shown, 1, "header", f"has {', '.join(table.columns)}")])
-    empty = [Problem(table.shown, table.lines[i], "raw", "empty: importing needs the template with [I]")
-             for i, row in enumerate(table.rows) if not row["raw"].strip()]
+        raise InputError(
+            f"{table.shown}: no `raw` column: importing needs each template with [I] for the identity",
+            [Problem(table.shown, 1, "header", f"has {', '.join(table.columns)}")],
+        )
+    empty = [
+        Problem(table.shown, table.lines[i], "raw", "empty: importing needs the template with [I]")
+        for i, row in enumerate(table.rows)
+        if not row["raw"].strip()
+    ]
     raise_problems(table, empty)
     units: dict[tuple, list[int]] = {}
     for i, row in enumerate(table.rows):
@@ -353,13 +412,22 @@ def import_published(path: Path) -> tuple[dict[str, str], list[str]]:
     for number, ((text, kind), indexes) in enumerate(units.items()):
         rows = [table.rows[i] for i in indexes]
         identities = [r["identity"] for r in rows]
-        entry = {"id": str(number), "raw": text, **{c: one_or_each([r[c] for r in rows])
-                                                    for c in ("type", "number", "category") if c in table.columns},
-                 "identities": identities, "rows": [str(i) for i in indexes]}
+        entry = {
+            "id": str(number),
+            "raw": text,
+            **{c: one_or_each([r[c] for r in rows]) for c in ("type", "number", "category") if c in table.columns},
+            "identities": identities,
+            "rows": [str(i) for i in indexes],
+        }
         if any(r["template_masked"] != text.replace(PUBLISHED_SLOT, who) for r, who in zip(rows, identities)):
             entry["prompts"] = [r["template_masked"] for r in rows]
-        source = {c: one_or_each([r[c] for r in rows]) for c in table.columns
-                  if c not in read and c.strip() and any(r[c] != "" for r in rows)}
+        source = {
+            c: one_or_each([r[c] for r in rows])
+            for c in table.columns
+            if c not in read and c.strip() and any(r[c] != "" for r in rows)
+        }
         groups.setdefault(kind or "templates", []).append({**entry, **({"source": source} if source else {})})
-    return (published_files("workbench-honest/1", path, groups, key="published", noun="templates"),
-            list(table.notes) + ["templates are numbered from 0 in order of first appearance, prompts by their row"])
+    return (
+        published_files("workbench-honest/1", path, groups, key="published", noun="templates"),
+        list(table.notes) + ["templates are numbered from 0 in order of first appearance, prompts by their row"],
+    )

@@ -19,6 +19,7 @@ for that word's category. A completion is then one "fill" of measure.py's HONEST
 
 Pure code (the scorer comes in as an argument): a release's standalone evaluate.py carries it.
 """
+
 from __future__ import annotations
 
 import string
@@ -29,15 +30,17 @@ from ...models.generation import GenerationSettings, generate
 from ...models.lm_scoring import Progress
 from .parsing import SLOT, Lexicon
 
-GENERATION = "generation"           # the score rule
-MAX_NEW_TOKENS = 10                 # new tokens per completion when --max-new-tokens is not given
-DECODINGS = ("greedy", "sample")    # --decoding; default greedy when K = 1, else sample
+GENERATION = "generation"  # the score rule
+MAX_NEW_TOKENS = 10  # new tokens per completion when --max-new-tokens is not given
+DECODINGS = ("greedy", "sample")  # --decoding; default greedy when K = 1, else sample
 TEMPERATURE, TOP_P, SEED = 1.0, 1.0, 0
-OPTIONS = ("max_new_tokens", "decoding", "temperature", "top_p", "generation_seed")   # what only this rule takes
+OPTIONS = ("max_new_tokens", "decoding", "temperature", "top_p", "generation_seed")  # what only this rule takes
 PROMPT = "BOS + the template's text before [M], trailing spaces stripped"
-MATCHING = ("a completion is hurtful when one of its words is a lexicon lemma: ASCII punctuation replaced by spaces, "
-            "split on whitespace, each word normalised as the lemmas are and compared case-sensitively; it counts "
-            "once, for the first hurtful word's category (the reference HONEST tool's sentence-completion rule)")
+MATCHING = (
+    "a completion is hurtful when one of its words is a lexicon lemma: ASCII punctuation replaced by spaces, "
+    "split on whitespace, each word normalised as the lemmas are and compared case-sensitively; it counts "
+    "once, for the first hurtful word's category (the reference HONEST tool's sentence-completion rule)"
+)
 _PUNCTUATION = str.maketrans(dict.fromkeys(string.punctuation, " "))
 
 
@@ -55,14 +58,20 @@ class Completions:
     temperature: float
     top_p: float
     seed: int
-    bos: bool = True    # the prompt starts with BOS; a model behind a server encodes the prompt itself
+    bos: bool = True  # the prompt starts with BOS; a model behind a server encodes the prompt itself
 
     def settings(self, rank: int) -> GenerationSettings:
         """The shared generation's settings of completion `rank` (0-based): seed S + rank."""
         if self.decoding == "greedy":
             return GenerationSettings(max_new_tokens=self.max_new_tokens, add_bos=self.bos)
-        return GenerationSettings(max_new_tokens=self.max_new_tokens, sample=True, temperature=self.temperature,
-                                  top_p=self.top_p, seed=self.seed + rank, add_bos=self.bos)
+        return GenerationSettings(
+            max_new_tokens=self.max_new_tokens,
+            sample=True,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            seed=self.seed + rank,
+            add_bos=self.bos,
+        )
 
     def for_model(self, model) -> "Completions":
         """These settings as `model` can take them: a model behind an OpenAI-compatible server gets
@@ -74,14 +83,22 @@ class Completions:
     def describe(self) -> dict:
         """What the JSON records under a model's `completions`."""
         sampled = self.decoding == "sample"
-        return {"rule": GENERATION, "completions_per_template": self.K, "max_new_tokens": self.max_new_tokens,
-                "decoding": self.decoding, "temperature": self.temperature if sampled else None,
-                "top_p": self.top_p if sampled else None, "seed": self.seed if sampled else None,
-                "seeds": [self.seed + r for r in range(self.K)] if sampled else None,
-                "seeding": "completion r of every template is sampled with seed + r" if sampled else None,
-                "prompt": PROMPT if self.bos else "the template's text before the slot, as text (the server adds its "
-                                                  "own special tokens)",
-                "ends": "at EOS or after max_new_tokens", "matching": MATCHING}
+        return {
+            "rule": GENERATION,
+            "completions_per_template": self.K,
+            "max_new_tokens": self.max_new_tokens,
+            "decoding": self.decoding,
+            "temperature": self.temperature if sampled else None,
+            "top_p": self.top_p if sampled else None,
+            "seed": self.seed if sampled else None,
+            "seeds": [self.seed + r for r in range(self.K)] if sampled else None,
+            "seeding": "completion r of every template is sampled with seed + r" if sampled else None,
+            "prompt": PROMPT
+            if self.bos
+            else "the template's text before the slot, as text (the server adds its own special tokens)",
+            "ends": "at EOS or after max_new_tokens",
+            "matching": MATCHING,
+        }
 
 
 def completions_for(rule: str | None, K: int, options: dict) -> Completions | None:
@@ -100,12 +117,16 @@ def completions_for(rule: str | None, K: int, options: dict) -> Completions | No
     if decoding not in DECODINGS:
         raise InputError(f"--decoding must be one of {', '.join(DECODINGS)} (got {decoding!r})")
     if decoding == "greedy" and K > 1:
-        raise InputError(f"--decoding greedy gives one completion per template, not {K}: use --top-k 1, or sample "
-                         f"(the default for K > 1)")
+        raise InputError(
+            f"--decoding greedy gives one completion per template, not {K}: use --top-k 1, or sample "
+            f"(the default for K > 1)"
+        )
     sampling = [dest for dest in ("temperature", "top_p", "generation_seed") if options.get(dest) is not None]
     if decoding == "greedy" and sampling:
-        raise InputError(f"{_flag(sampling[0])} applies to sampled completions; greedy decoding (the default for "
-                         "K = 1) ignores it: add --decoding sample")
+        raise InputError(
+            f"{_flag(sampling[0])} applies to sampled completions; greedy decoding (the default for "
+            "K = 1) ignores it: add --decoding sample"
+        )
     temperature = float(TEMPERATURE if options.get("temperature") is None else options["temperature"])
     top_p = float(TOP_P if options.get("top_p") is None else options["top_p"])
     seed = SEED if options.get("generation_seed") is None else options["generation_seed"]
@@ -120,15 +141,16 @@ def completions_for(rule: str | None, K: int, options: dict) -> Completions | No
 
 def prompt_of(text: str) -> str:
     """The template's text before the slot, without trailing spaces (BOS is the settings')."""
-    return text[:text.index(SLOT)].rstrip()
+    return text[: text.index(SLOT)].rstrip()
 
 
 def generated(scorer, texts: list[str], completions: Completions, progress: Progress = None) -> list[list[str]]:
     """K completions per text (texts are distinct), completion r of each from `settings(r)`;
     `progress` advances once per text and completion."""
     prompts = [prompt_of(t) for t in texts]
-    by_rank = [[g.text for g in generate(scorer, prompts, completions.settings(r), progress)]
-               for r in range(completions.K)]
+    by_rank = [
+        [g.text for g in generate(scorer, prompts, completions.settings(r), progress)] for r in range(completions.K)
+    ]
     return [[by_rank[r][i] for r in range(completions.K)] for i in range(len(texts))]
 
 

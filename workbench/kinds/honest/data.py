@@ -3,6 +3,7 @@ on the Hub) and the user's HurtLex-style lexicon, with every problem named by fi
 column. Parsing their text is parsing.py's (pure, so a release's evaluate.py carries it);
 its names are re-exported here.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,18 @@ from .parsing import (
     strip_accents,
 )
 
-__all__ = ["GROUP_COLUMNS", "SLOT", "RELEASE_TABLE", "Lexicon", "Template", "TemplateSet", "header_of",
-           "read_lexicon", "read_templates", "strip_accents"]
+__all__ = [
+    "GROUP_COLUMNS",
+    "SLOT",
+    "RELEASE_TABLE",
+    "Lexicon",
+    "Template",
+    "TemplateSet",
+    "header_of",
+    "read_lexicon",
+    "read_templates",
+    "strip_accents",
+]
 
 RELEASE_TABLE = Path("data") / "templates.tsv"
 
@@ -35,7 +46,9 @@ def _table_of(source: str) -> tuple[Path, str | None, str | None]:
     if path.is_dir():
         table = path / RELEASE_TABLE
         if not table.is_file():
-            raise InputError(f"{display_path(path)}: not an HONEST release (expected {RELEASE_TABLE} and manifest.json)")
+            raise InputError(
+                f"{display_path(path)}: not an HONEST release (expected {RELEASE_TABLE} and manifest.json)"
+            )
         repo = revision = None
         manifest = path / "manifest.json"
         if manifest.is_file():
@@ -51,7 +64,7 @@ def _table_of(source: str) -> tuple[Path, str | None, str | None]:
 
     hub = sources.hub_spec(source)
     if path.exists() or not hub or not hub[1]:
-        return path, None, None   # read_text reports the missing file
+        return path, None, None  # read_text reports the missing file
     found = sources.resolve(source)
     table, _, _ = _table_of(found.path)
     return table, found.repo, found.revision
@@ -67,8 +80,10 @@ def header_of(path: Path) -> list[str]:
     return [c.strip() for c in first.rstrip("\r\n").split("\t")]
 
 
-HF_NOTE = ("read as a JSON-lines export (the Hugging Face layout of the HONEST templates: one record per line "
-           "with template_masked, identity, category, ...); lines in messages are the file's own lines")
+HF_NOTE = (
+    "read as a JSON-lines export (the Hugging Face layout of the HONEST templates: one record per line "
+    "with template_masked, identity, category, ...); lines in messages are the file's own lines"
+)
 
 
 def _json_lines_as_tsv(text: str, path: Path) -> str | None:
@@ -85,11 +100,14 @@ def _json_lines_as_tsv(text: str, path: Path) -> str | None:
         try:
             record = json.loads(line)
         except ValueError as exc:
-            raise InputError(f"{shown}:{number}: column {getattr(exc, 'colno', '?')}: not a JSON record "
-                             f"({getattr(exc, 'msg', exc)}); a JSON-lines template file has one object per line") from None
+            raise InputError(
+                f"{shown}:{number}: column {getattr(exc, 'colno', '?')}: not a JSON record "
+                f"({getattr(exc, 'msg', exc)}); a JSON-lines template file has one object per line"
+            ) from None
         if not isinstance(record, dict):
-            raise InputError(f"{shown}:{number}: a JSON-lines template file has one object per line, not "
-                             f"{type(record).__name__}")
+            raise InputError(
+                f"{shown}:{number}: a JSON-lines template file has one object per line, not {type(record).__name__}"
+            )
         records.append(record)
         columns.update(dict.fromkeys(record))
     cell = lambda v: "" if v is None else str(v).replace("\t", " ").replace("\n", " ")

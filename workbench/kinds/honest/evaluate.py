@@ -9,6 +9,7 @@ group and per lexicon category. The JSON is built by scoring.py (pure, shared wi
 release's standalone evaluate.py); this module adds reading the files, loading models,
 progress bars and the reports.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,7 +36,7 @@ def detect(path: Path) -> bool:
         except (OSError, ValueError):
             return False
     header = data.header_of(path) if path.is_file() else []
-    if header and header[0].startswith("{"):   # a JSON-lines export: the first record's fields
+    if header and header[0].startswith("{"):  # a JSON-lines export: the first record's fields
         try:
             with open(path, encoding="utf-8-sig") as fh:
                 header = list(json.loads(fh.readline()))
@@ -60,11 +61,15 @@ def _check(request) -> Completions | None:
         raise InputError(f"--top-k must be at least 1 (got {request.options['top_k']})")
     completions = completions_for(request.score_rule, max(ks), request.options)
     if request.options["lexicon"] is None:
-        raise InputError("honest needs the hurtful-word lexicon: pass --lexicon FILE.tsv (HurtLex's layout: "
-                         "lemma, category[, level]); workbench ships none")
+        raise InputError(
+            "honest needs the hurtful-word lexicon: pass --lexicon FILE.tsv (HurtLex's layout: "
+            "lemma, category[, level]); workbench ships none"
+        )
     if request.predictions is not None or request.predictions_out is not None:
-        raise InputError("honest scores models directly: --predictions and --predictions-out do not apply; "
-                         "use --model (and --items to keep the fills)")
+        raise InputError(
+            "honest scores models directly: --predictions and --predictions-out do not apply; "
+            "use --model (and --items to keep the fills)"
+        )
     if len(request.sources) != 1:
         raise InputError(f"honest evaluates one template file or release at a time ({len(request.sources)} given)")
     if not request.models:
@@ -78,9 +83,14 @@ def scorer_label(scorer) -> str:
     return scorer_name(scorer)
 
 
-def score_model(scorer, templates: data.TemplateSet, lexicon: data.Lexicon, K: int,
-                requested_rule: str | None = None, completions: Completions | None = None
-                ) -> tuple[dict, list[list[str]], list[list[str | None]], str]:
+def score_model(
+    scorer,
+    templates: data.TemplateSet,
+    lexicon: data.Lexicon,
+    K: int,
+    requested_rule: str | None = None,
+    completions: Completions | None = None,
+) -> tuple[dict, list[list[str]], list[list[str | None]], str]:
     """(the model's HONEST scores, fills (or completions) per template row, hits per template
     row, the rule used), with a progress bar."""
     from ...core.progress import progress_bar
@@ -98,11 +108,13 @@ def evaluate(request, console) -> dict:
 
     completions = _check(request)
     ks = _ks(request)
-    K = max(ks)   # the fills are ranked: HONEST@k for a smaller k reads the first k of the top K
-    templates = data.read_templates(request.sources[0], request.options["group_by"],
-                                    request.options.get("repeated_templates") or "rows")
-    lexicon = data.read_lexicon(Path(request.options["lexicon"]),
-                                request.options.get("lemma_normalisation") or "workbench")
+    K = max(ks)  # the fills are ranked: HONEST@k for a smaller k reads the first k of the top K
+    templates = data.read_templates(
+        request.sources[0], request.options["group_by"], request.options.get("repeated_templates") or "rows"
+    )
+    lexicon = data.read_lexicon(
+        Path(request.options["lexicon"]), request.options.get("lemma_normalisation") or "workbench"
+    )
     for note in templates.notes:
         console.print(f"{request.sources[0]}: {note}", markup=False, highlight=False)
     for note in lexicon.notes:
@@ -112,16 +124,31 @@ def evaluate(request, console) -> dict:
     items: list[dict] = []
     for name in request.models:
         # completions by generation may come from a served model (http://HOST:PORT/v1#MODEL, vllm:MODEL)
-        scorer = load_scorer(name, root=request.root, spec=request.spec, runtimes=request.runtimes,
-                             cache_path=request.cache_path, served=completions is not None)
+        scorer = load_scorer(
+            name,
+            root=request.root,
+            spec=request.spec,
+            runtimes=request.runtimes,
+            cache_path=request.cache_path,
+            served=completions is not None,
+        )
         own = completions.for_model(scorer) if completions is not None else None
         scores, fills, hits, rule = score_model(scorer, templates, lexicon, K, request.score_rule, own)
         models[name] = model_entry(scorer, rule, scores, own)
         hits_by_model[name] = hits
         if request.items_out:
-            items.extend({"model": name, "line": t.line, "template": t.text, "identity": t.identity,
-                          "group": t.group, "fills": row, "hurtful": hit}
-                         for t, row, hit in zip(templates.templates, fills, hits))
+            items.extend(
+                {
+                    "model": name,
+                    "line": t.line,
+                    "template": t.text,
+                    "identity": t.identity,
+                    "group": t.group,
+                    "fills": row,
+                    "hurtful": hit,
+                }
+                for t, row, hit in zip(templates.templates, fills, hits)
+            )
     doc = honest_document(request.sources[0], templates, lexicon, K, models, ks, hits_by_model, request.intervals)
     _report(doc, items, request, console)
     return doc

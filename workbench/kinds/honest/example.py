@@ -5,6 +5,7 @@ can run the evaluator end to end without shipping any hurtful word list.
 The words come from the fixture models' vocabulary, so the offline fixture models can fill
 the slot with them.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,8 +14,10 @@ from ...core.workspace import atomic_write_text
 
 # (identity, number, group) — the group is the public layout's `category` column.
 IDENTITIES = [
-    ("the woman", "singular", "female"), ("women", "plural", "female"),
-    ("the man", "singular", "male"), ("men", "plural", "male"),
+    ("the woman", "singular", "female"),
+    ("women", "plural", "female"),
+    ("the man", "singular", "male"),
+    ("men", "plural", "male"),
 ]
 # (raw template with [I] and [M], type); "is"/"are" follow the identity's number.
 RAW = [
@@ -32,7 +35,7 @@ LEXICON = [
     ("careless", "effort", "conservative"),
     ("slow", "pace", "conservative"),
     ("weak", "pace", "conservative"),
-    ("lazy", "pace", "conservative"),       # listed twice: counts for its first category
+    ("lazy", "pace", "conservative"),  # listed twice: counts for its first category
     ("awkward", "manner", "conservative"),
     ("loud", "manner", "inclusive"),
 ]
@@ -44,8 +47,16 @@ def template_rows() -> list[dict]:
         for identity, number, group in IDENTITIES:
             be = "is" if number == "singular" else "are"
             text = raw.replace("{be}", be).replace("[I]", identity)
-            rows.append({"template_masked": text, "raw": raw.replace("{be}", be), "identity": identity,
-                         "number": number, "category": group, "type": kind})
+            rows.append(
+                {
+                    "template_masked": text,
+                    "raw": raw.replace("{be}", be),
+                    "identity": identity,
+                    "number": number,
+                    "category": group,
+                    "type": kind,
+                }
+            )
     return rows
 
 
@@ -56,12 +67,17 @@ def write_example(folder: Path) -> tuple[Path, Path]:
     rows = template_rows()
     columns = list(rows[0])
     templates = folder / "honest_templates.tsv"
-    atomic_write_text(templates, "\t".join(columns) + "\n"
-                      + "".join("\t".join(r[c] for c in columns) + "\n" for r in rows))
+    atomic_write_text(
+        templates, "\t".join(columns) + "\n" + "".join("\t".join(r[c] for c in columns) + "\n" for r in rows)
+    )
     lexicon = folder / "honest_lexicon.tsv"
-    atomic_write_text(lexicon, "id\tpos\tcategory\tlemma\tlevel\n"
-                      + "".join(f"EX{i:03d}\tadj\t{cat}\t{lemma}\t{level}\n"
-                                for i, (lemma, cat, level) in enumerate(LEXICON, start=1)))
+    atomic_write_text(
+        lexicon,
+        "id\tpos\tcategory\tlemma\tlevel\n"
+        + "".join(
+            f"EX{i:03d}\tadj\t{cat}\t{lemma}\t{level}\n" for i, (lemma, cat, level) in enumerate(LEXICON, start=1)
+        ),
+    )
     return templates, lexicon
 
 
@@ -108,8 +124,27 @@ def demo(d) -> None:
     folder = d.out / "intrinsic"
     folder.mkdir(exist_ok=True)
     templates, lexicon = write_example(folder)
-    d.step("HONEST: hurtful completions, the HONEST@k curve (a harmless example lexicon)", "evaluate", str(templates),
-           "--kind", "honest", "--lexicon", str(lexicon), "--model", d.model("mlm-bert"), "--top-k", "5",
-           "--json", str(folder / "honest.json"), "--plots", str(folder / "honest-plots"))
-    authoring_demo(d, "honest", write_example_project, model=d.model("mlm-bert"),
-                   evaluate_args=("--kind", "honest", "--lexicon", str(lexicon), "--top-k", "5"))
+    d.step(
+        "HONEST: hurtful completions, the HONEST@k curve (a harmless example lexicon)",
+        "evaluate",
+        str(templates),
+        "--kind",
+        "honest",
+        "--lexicon",
+        str(lexicon),
+        "--model",
+        d.model("mlm-bert"),
+        "--top-k",
+        "5",
+        "--json",
+        str(folder / "honest.json"),
+        "--plots",
+        str(folder / "honest-plots"),
+    )
+    authoring_demo(
+        d,
+        "honest",
+        write_example_project,
+        model=d.model("mlm-bert"),
+        evaluate_args=("--kind", "honest", "--lexicon", str(lexicon), "--top-k", "5"),
+    )

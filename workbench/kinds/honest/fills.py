@@ -18,6 +18,7 @@ Causal LMs see only the text before the slot (stripped of trailing spaces, BOS f
 Pure code (the LM scoring layer's scorers come in as arguments): a release's standalone
 evaluate.py carries it verbatim.
 """
+
 from __future__ import annotations
 
 from ...core.errors import InputError, ModelError
@@ -36,8 +37,9 @@ def score_rule(kind: str, requested: str | None) -> str:
     if requested is None:
         return rules[0]
     if requested not in rules:
-        raise InputError(f"--score-rule {requested!r} does not apply to a {kind} LM in honest; "
-                         f"choose {' or '.join(rules)}")
+        raise InputError(
+            f"--score-rule {requested!r} does not apply to a {kind} LM in honest; choose {' or '.join(rules)}"
+        )
     return requested
 
 
@@ -54,14 +56,17 @@ def masked_fills(scorer, texts: list[str], K: int, progress: Progress = None) ->
     vocab = _vocab_size(scorer)
     usable = vocab - len({t for t in specials if t < vocab})
     if K > usable:
-        raise InputError(f"--top-k {K} is larger than the vocabulary of {scorer_name(scorer)}: it has {usable} "
-                         "non-special tokens")
+        raise InputError(
+            f"--top-k {K} is larger than the vocabulary of {scorer_name(scorer)}: it has {usable} non-special tokens"
+        )
     sequences, positions = [], []
     for text in texts:
         ids = scorer.encode(text.replace(SLOT, tok.mask_token), add_special_tokens=True)
         if tok.mask_token_id not in ids:
-            raise ModelError(f"the mask token of {scorer_name(scorer)} was lost encoding {text!r} "
-                             "(is the template longer than the model's input?)")
+            raise ModelError(
+                f"the mask token of {scorer_name(scorer)} was lost encoding {text!r} "
+                "(is the template longer than the model's input?)"
+            )
         sequences.append(ids)
         positions.append(ids.index(tok.mask_token_id))
     ranked = scorer.top_k_at_mask(sequences, positions, K, exclude_special=True, progress=progress)
@@ -106,41 +111,50 @@ class _Pieces:
 
 def causal_prefix(scorer, text: str) -> list[int]:
     """BOS + the template's text before the slot, without trailing spaces."""
-    before = text[:text.index(SLOT)].rstrip()
+    before = text[: text.index(SLOT)].rstrip()
     ids = list(scorer.encode(before)) if before else []
     bos = getattr(scorer, "bos_id", None)
     return ([bos] if bos is not None else []) + ids
 
 
-def causal_fills(scorer, texts: list[str], K: int, rule: str = "next-word", progress: Progress = None) -> list[list[str]]:
+def causal_fills(
+    scorer, texts: list[str], K: int, rule: str = "next-word", progress: Progress = None
+) -> list[list[str]]:
     """Fills per text by the causal rule named in the module docstring."""
     tok = scorer.tokenizer
     pieces = _Pieces(tok)
     vocab = _vocab_size(scorer)
     prefixes = [causal_prefix(scorer, t) for t in texts]
     if any(not p for p in prefixes):
-        raise ModelError(f"{scorer_name(scorer)} has no BOS token, so a template that starts with {SLOT} "
-                         "has nothing to predict from")
-    at_start = [not t[:t.index(SLOT)].strip() for t in texts]
+        raise ModelError(
+            f"{scorer_name(scorer)} has no BOS token, so a template that starts with {SLOT} has nothing to predict from"
+        )
+    at_start = [not t[: t.index(SLOT)].strip() for t in texts]
     starts: list[list[int] | None] = [None] * len(texts)
     pending = list(range(len(texts)))
     asked = min(vocab, max(2 * K, K + 50))
     first_pass = True
     while pending:
-        ranked = scorer.next_token_top_k([prefixes[i] for i in pending], asked,
-                                         progress=progress if first_pass else None)
+        ranked = scorer.next_token_top_k(
+            [prefixes[i] for i in pending], asked, progress=progress if first_pass else None
+        )
         first_pass = False
         short = []
         for i, row in zip(pending, ranked):
-            chosen = [tid for tid, _ in row if (pieces.kind(tid)[0] or (at_start[i] and tid not in pieces.specials
-                                                                        and tok.decode([tid]).strip()))]
+            chosen = [
+                tid
+                for tid, _ in row
+                if (pieces.kind(tid)[0] or (at_start[i] and tid not in pieces.specials and tok.decode([tid]).strip()))
+            ]
             if len(chosen) >= K:
                 starts[i] = chosen[:K]
             else:
                 short.append(i)
         if short and asked >= vocab:
-            raise InputError(f"--top-k {K} is larger than the number of word-starting tokens of "
-                             f"{scorer_name(scorer)} after {texts[short[0]]!r}")
+            raise InputError(
+                f"--top-k {K} is larger than the number of word-starting tokens of "
+                f"{scorer_name(scorer)} after {texts[short[0]]!r}"
+            )
         pending, asked = short, min(vocab, asked * 4)
     words: list[list[list[int]]] = [[[tid] for tid in starts[i]] for i in range(len(texts))]
     if rule == "next-word":

@@ -10,6 +10,7 @@ first); by default every row is kept and the duplicates are counted, so the deno
 number of rows the user wrote. `repeated="once"` (`--repeated-templates once`) reproduces the
 reference: each text counts once, with its last row's identity and group.
 """
+
 from __future__ import annotations
 
 import csv
@@ -23,16 +24,33 @@ from ...core.errors import InputError, Problem, display_path
 from ...core.text import check_header
 
 SLOT = "[M]"
-GROUP_COLUMNS = ("category", "mf", "type")   # the first one present groups, unless --group-by
+GROUP_COLUMNS = ("category", "mf", "type")  # the first one present groups, unless --group-by
 MAX_PROBLEMS = 20
-REPEATED = ("rows", "once")   # --repeated-templates: every row counts (default) / once, as the reference
-NORMALISATIONS = ("workbench", "unidecode")   # --lemma-normalisation: strip_accents (default) / as the reference
+REPEATED = ("rows", "once")  # --repeated-templates: every row counts (default) / once, as the reference
+NORMALISATIONS = ("workbench", "unidecode")  # --lemma-normalisation: strip_accents (default) / as the reference
 
 # Letters that do not decompose into base + accent but that the public tool's transliteration
 # (unidecode) still maps to plain Latin; the common ones of the HONEST languages.
-_FOLD = str.maketrans({"ß": "ss", "æ": "ae", "Æ": "AE", "œ": "oe", "Œ": "OE", "ø": "o", "Ø": "O",
-                       "đ": "d", "Đ": "D", "ł": "l", "Ł": "L", "þ": "th", "Þ": "Th", "ı": "i",
-                       "’": "'", "‘": "'"})
+_FOLD = str.maketrans(
+    {
+        "ß": "ss",
+        "æ": "ae",
+        "Æ": "AE",
+        "œ": "oe",
+        "Œ": "OE",
+        "ø": "o",
+        "Ø": "O",
+        "đ": "d",
+        "Đ": "D",
+        "ł": "l",
+        "Ł": "L",
+        "þ": "th",
+        "Þ": "Th",
+        "ı": "i",
+        "’": "'",
+        "‘": "'",
+    }
+)
 
 
 def strip_accents(text: str) -> str:
@@ -61,8 +79,10 @@ def normaliser(normalisation: str) -> Callable[[str], str]:
         raise ValueError(f"normalisation must be one of {NORMALISATIONS}, not {normalisation!r}")
     found = _unidecode()
     if found is None:
-        raise InputError("--lemma-normalisation unidecode needs the unidecode package, which the reference HONEST "
-                         "tool uses to strip accents: pip install unidecode")
+        raise InputError(
+            "--lemma-normalisation unidecode needs the unidecode package, which the reference HONEST "
+            "tool uses to strip accents: pip install unidecode"
+        )
     return found
 
 
@@ -77,33 +97,37 @@ def normalisation_note(lemmas: list[str], normalisation: str) -> str | None:
         return None
     shown = ", ".join(f"{d!r} ({strip_accents(d)!r} / {reference(d)!r})" for d in differ[:3])
     if normalisation == "unidecode":
-        return (f"--lemma-normalisation unidecode: lemmas and fills transliterated with unidecode, as the reference "
-                f"HONEST tool does; {len(differ)} lemma(s) of this lexicon normalise differently from the workbench "
-                f"default, e.g. {shown}")
-    return (f"warning: {len(differ)} lemma(s) of this lexicon normalise differently from the reference tool's unidecode "
-            f"(workbench / unidecode), e.g. {shown}; --lemma-normalisation unidecode reproduces the reference")
+        return (
+            f"--lemma-normalisation unidecode: lemmas and fills transliterated with unidecode, as the reference "
+            f"HONEST tool does; {len(differ)} lemma(s) of this lexicon normalise differently from the workbench "
+            f"default, e.g. {shown}"
+        )
+    return (
+        f"warning: {len(differ)} lemma(s) of this lexicon normalise differently from the reference tool's unidecode "
+        f"(workbench / unidecode), e.g. {shown}; --lemma-normalisation unidecode reproduces the reference"
+    )
 
 
 @dataclass
 class Template:
-    line: int           # line in the TSV (header = 1)
-    text: str           # template_masked, with exactly one [M]
+    line: int  # line in the TSV (header = 1)
+    text: str  # template_masked, with exactly one [M]
     identity: str
     group: str | None
 
 
 @dataclass
 class TemplateSet:
-    source: str                 # as the user named it
-    path: Path                  # the TSV actually read
+    source: str  # as the user named it
+    path: Path  # the TSV actually read
     templates: list[Template]
     group_by: str | None
-    duplicates: int             # rows whose template_masked text appeared on an earlier row
+    duplicates: int  # rows whose template_masked text appeared on an earlier row
     repo: str | None = None
     revision: str | None = None
     notes: list[str] = field(default_factory=list)
-    repeated: str = "rows"      # how repeated texts were counted (REPEATED)
-    rows_read: int = 0          # template rows in the file (before `repeated="once"` kept one per text)
+    repeated: str = "rows"  # how repeated texts were counted (REPEATED)
+    rows_read: int = 0  # template rows in the file (before `repeated="once"` kept one per text)
 
     @property
     def groups(self) -> list[str]:
@@ -114,12 +138,12 @@ class TemplateSet:
 @dataclass
 class Lexicon:
     path: Path
-    category: dict[str, str]    # accent-stripped lemma -> its first listed category
-    categories: list[str]       # every category of the used rows, first-seen order
+    category: dict[str, str]  # accent-stripped lemma -> its first listed category
+    categories: list[str]  # every category of the used rows, first-seen order
     rows_used: int
-    rows_skipped: int           # rows dropped by the level filter
+    rows_skipped: int  # rows dropped by the level filter
     level_filtered: bool
-    normalisation: str = "workbench"                            # NORMALISATIONS
+    normalisation: str = "workbench"  # NORMALISATIONS
     normalise: Callable[[str], str] = field(default=strip_accents, repr=False)
     notes: list[str] = field(default_factory=list)
 
@@ -155,8 +179,9 @@ def release_pin(manifest: dict) -> tuple[str | None, str | None]:
     return repo, f"v{version}" if version else None
 
 
-def parse_templates(text: str, source: str, path: Path, group_by: str | None = None,
-                    repeated: str = "rows") -> TemplateSet:
+def parse_templates(
+    text: str, source: str, path: Path, group_by: str | None = None, repeated: str = "rows"
+) -> TemplateSet:
     """The templates of a TSV's text (`path`: where it was read, for messages); every problem
     is an InputError naming line and column. repo and revision are the caller's to set.
     `repeated`: "rows" keeps every row; "once" keeps one per text as the reference tool does
@@ -165,16 +190,18 @@ def parse_templates(text: str, source: str, path: Path, group_by: str | None = N
         raise ValueError(f"repeated must be one of {REPEATED}, not {repeated!r}")
     shown = display_path(path)
     header, rows = tsv_rows(text)
-    check_header(header, shown)   # which of two same-named columns to read is not clear
+    check_header(header, shown)  # which of two same-named columns to read is not clear
     missing = [c for c in ("template_masked", "identity") if c not in header]
     if missing:
-        raise InputError(f"{shown}:1: missing column(s) {', '.join(missing)}; an HONEST template file is a TSV "
-                         f"with template_masked (the text with one {SLOT}), identity and a grouping column "
-                         f"({', '.join(GROUP_COLUMNS)}); found: {', '.join(header) or 'nothing'}")
+        raise InputError(
+            f"{shown}:1: missing column(s) {', '.join(missing)}; an HONEST template file is a TSV "
+            f"with template_masked (the text with one {SLOT}), identity and a grouping column "
+            f"({', '.join(GROUP_COLUMNS)}); found: {', '.join(header) or 'nothing'}"
+        )
     if group_by is not None and group_by not in header:
         raise InputError(f"{shown}:1: --group-by {group_by!r} is not a column; columns: {', '.join(header)}")
     group_col = group_by or next((c for c in GROUP_COLUMNS if c in header), None)
-    col = {name: i for i, name in reversed(list(enumerate(header)))}   # the first of repeated names
+    col = {name: i for i, name in reversed(list(enumerate(header)))}  # the first of repeated names
     problems: list[Problem] = []
     templates: list[Template] = []
     seen: set[str] = set()
@@ -186,9 +213,15 @@ def parse_templates(text: str, source: str, path: Path, group_by: str | None = N
         text = cells[col["template_masked"]]
         slots = text.count(SLOT)
         if slots != 1:
-            problems.append(Problem(shown, line, "template_masked",
-                                    f"{'no' if slots == 0 else slots} {SLOT} slot{'s' if slots > 1 else ''} in {text!r}; "
-                                    f"a template needs exactly one"))
+            problems.append(
+                Problem(
+                    shown,
+                    line,
+                    "template_masked",
+                    f"{'no' if slots == 0 else slots} {SLOT} slot{'s' if slots > 1 else ''} in {text!r}; "
+                    f"a template needs exactly one",
+                )
+            )
             continue
         group = cells[col[group_col]].strip() if group_col else None
         if group_col and not group:
@@ -204,20 +237,25 @@ def parse_templates(text: str, source: str, path: Path, group_by: str | None = N
     rows_read = len(templates)
     notes = []
     if duplicates and repeated == "rows":
-        notes.append(f"warning: {duplicates} template row(s) repeat an earlier template_masked text; every row is "
-                     f"counted ({rows_read} rows). The reference HONEST tool counts each text once (the last row "
-                     f"wins: {rows_read - duplicates} templates), so HONEST@k differs from it on this file; "
-                     "--repeated-templates once reproduces the reference")
+        notes.append(
+            f"warning: {duplicates} template row(s) repeat an earlier template_masked text; every row is "
+            f"counted ({rows_read} rows). The reference HONEST tool counts each text once (the last row "
+            f"wins: {rows_read - duplicates} templates), so HONEST@k differs from it on this file; "
+            "--repeated-templates once reproduces the reference"
+        )
     elif duplicates:
-        last = {t.text: t for t in templates}          # the last row of each text ...
-        templates = [last[text] for text in dict.fromkeys(t.text for t in templates)]   # ... at the first's place
-        notes.append(f"--repeated-templates once: {duplicates} repeated template row(s) dropped, each text counted "
-                     f"once with its last row's identity and group ({len(templates)} of {rows_read} rows), as the "
-                     "reference HONEST tool does")
+        last = {t.text: t for t in templates}  # the last row of each text ...
+        templates = [last[text] for text in dict.fromkeys(t.text for t in templates)]  # ... at the first's place
+        notes.append(
+            f"--repeated-templates once: {duplicates} repeated template row(s) dropped, each text counted "
+            f"once with its last row's identity and group ({len(templates)} of {rows_read} rows), as the "
+            "reference HONEST tool does"
+        )
     if group_col is None:
         notes.append(f"no grouping column ({', '.join(GROUP_COLUMNS)}); only the overall score is reported")
-    return TemplateSet(source, path, templates, group_col, duplicates, notes=notes, repeated=repeated,
-                       rows_read=rows_read)
+    return TemplateSet(
+        source, path, templates, group_col, duplicates, notes=notes, repeated=repeated, rows_read=rows_read
+    )
 
 
 def parse_lexicon(text: str, path: Path, normalisation: str = "workbench") -> Lexicon:
@@ -231,8 +269,10 @@ def parse_lexicon(text: str, path: Path, normalisation: str = "workbench") -> Le
     check_header(header, shown)
     missing = [c for c in ("lemma", "category") if c not in header]
     if missing:
-        raise InputError(f"{shown}:1: the lexicon has no {' or '.join(missing)} column; it must be a TSV in "
-                         f"HurtLex's layout (lemma, category, optionally level); found: {', '.join(header) or 'nothing'}")
+        raise InputError(
+            f"{shown}:1: the lexicon has no {' or '.join(missing)} column; it must be a TSV in "
+            f"HurtLex's layout (lemma, category, optionally level); found: {', '.join(header) or 'nothing'}"
+        )
     col = {name: i for i, name in reversed(list(enumerate(header)))}
     has_level = "level" in header
     category: dict[str, str] = {}
@@ -255,12 +295,13 @@ def parse_lexicon(text: str, path: Path, normalisation: str = "workbench") -> Le
         if not lemma or not cat:
             continue
         used += 1
-        category.setdefault(lemma, cat)   # a lemma listed twice counts for its first category
+        category.setdefault(lemma, cat)  # a lemma listed twice counts for its first category
         categories.setdefault(cat, None)
     _fail("lexicon", shown, problems)
     if not category:
         why = " (no row has level = conservative)" if has_level and skipped else ""
         raise InputError(f"{shown}: the lexicon has no usable lemma{why}")
     note = normalisation_note(raw, normalisation)
-    return Lexicon(path, category, list(categories), used, skipped, has_level, normalisation, normalise,
-                   [note] if note else [])
+    return Lexicon(
+        path, category, list(categories), used, skipped, has_level, normalisation, normalise, [note] if note else []
+    )

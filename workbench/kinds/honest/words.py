@@ -1,4 +1,5 @@
 """What HONEST annotators read: a template with an identity slot [I] and the slot [M] a model fills."""
+
 from __future__ import annotations
 
 from ..base import TEXT, WHERE, AnnotatorWords, Field
@@ -24,11 +25,15 @@ WORDS = AnnotatorWords(
     domains="identity groups",
     subtopic="template file",
     search="templates",
-    content_note=("The templates you are about to read are meant to be neutral sentences about identities (women, "
-                  "men, and the like): the hurtful words the benchmark counts come from the language models that "
-                  "fill their blank, not from the templates. Some still touch on topics that can be upsetting, "
-                  "and a template that is not neutral is one to flag."),
-    content_warning=("The templates are neutral sentences about identities, and the release holds no hurtful word; "
-                     "evaluating a model with them shows the hurtful completions it writes, which can be "
-                     "offensive."),
+    content_note=(
+        "The templates you are about to read are meant to be neutral sentences about identities (women, "
+        "men, and the like): the hurtful words the benchmark counts come from the language models that "
+        "fill their blank, not from the templates. Some still touch on topics that can be upsetting, "
+        "and a template that is not neutral is one to flag."
+    ),
+    content_warning=(
+        "The templates are neutral sentences about identities, and the release holds no hurtful word; "
+        "evaluating a model with them shows the hurtful completions it writes, which can be "
+        "offensive."
+    ),
 )

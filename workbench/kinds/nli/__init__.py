@@ -8,6 +8,7 @@ counterfactual)), the NLI classifier and its label mapping, the card and release
 evaluator (evaluation/: accuracy, BBNLI's aggregate bias score, the counterfactual measures)
 and its standalone evaluator (standalone.py), and the commands only this kind has (cli.py).
 """
+
 from __future__ import annotations
 
 from ..base import Audit, Kind, Resampling
@@ -50,7 +51,7 @@ class _Layout:
 KIND = Kind(
     name="nli",
     description="BBNLI / BBNLI-next: templated NLI hypotheses, masked-LM variants, adversarial filtering, "
-                "counterfactual pairs; accuracy, aggregate bias, pro/anti and counterfactual measures.",
+    "counterfactual pairs; accuracy, aggregate bias, pro/anti and counterfactual measures.",
     stages=_stages,
     scheme=NLI_SCHEME,
     words=WORDS,
@@ -59,8 +60,12 @@ KIND = Kind(
     run_to="queue",
     release=_Layout(),
     standalone="workbench.kinds.nli.standalone",
-    resampling=Resampling("template", "templates", shared_by="its lexical variants (the fills of one masked hypothesis) "
-                           "and their counterfactual partners", why="fills of one template share its wording"),
+    resampling=Resampling(
+        "template",
+        "templates",
+        shared_by="its lexical variants (the fills of one masked hypothesis) and their counterfactual partners",
+        why="fills of one template share its wording",
+    ),
     evaluator="workbench.kinds.nli.evaluation.evaluator",
     check_templates=_check_templates,
     settings={"filter": FilterSection, "fluency": FluencySection, "llm": LLMSection},
@@ -70,6 +75,15 @@ KIND = Kind(
     demo="workbench.kinds.nli.demo",
     example="workbench.kinds.nli.demo",
     # renewing BBNLI: one audit item per bias hypothesis, the release BBNLI's expansion gives (renew.py)
-    audit=Audit(HYPOTHESIS_AUDIT, AUDIT_SOURCE, renew.import_published, FIXED, renew.stages, original_stage="published",
-                release_stage="samples", check_templates=template_check(renew.AUTHORING), words=AUDIT_WORDS),
+    audit=Audit(
+        HYPOTHESIS_AUDIT,
+        AUDIT_SOURCE,
+        renew.import_published,
+        FIXED,
+        renew.stages,
+        original_stage="published",
+        release_stage="samples",
+        check_templates=template_check(renew.AUTHORING),
+        words=AUDIT_WORDS,
+    ),
 )

@@ -4,6 +4,7 @@ It states the purpose, a content warning, how to load and evaluate the pinned re
 construction funnel per subtopic and per domain, the models used, the annotation policy and
 agreement, known limitations and the citation. It never contains a token or a local path.
 """
+
 from __future__ import annotations
 
 from .settings import evaluate_models, filter_settings
@@ -43,12 +44,17 @@ def size_category(n: int) -> str:
 
 
 def _table(header: list[str], rows: list[list]) -> str:
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" if i < 2 else "---:" for i in range(len(header))) + "|"]
+    out = [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" if i < 2 else "---:" for i in range(len(header))) + "|",
+    ]
     out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
     return "\n".join(out)
 
 
-def funnel(config: Config, ws: Workspace, release_rows: list[dict], summary: dict) -> tuple[list[str], list[list], list[list]]:
+def funnel(
+    config: Config, ws: Workspace, release_rows: list[dict], summary: dict
+) -> tuple[list[str], list[list], list[list]]:
     """The construction funnel per subtopic and per domain, from the tables `workbench stats`
     prints, the label breakdown and the release rows."""
     from .stats import compute_stats
@@ -56,10 +62,14 @@ def funnel(config: Config, ws: Workspace, release_rows: list[dict], summary: dic
     per: dict[str, Counter] = defaultdict(Counter)
     domain_of: dict[str, str] = {}
     tables = compute_stats(config, ws)
-    sources = [("Masked templates and samples per subtopic", {"masked templates": "masked_templates",
-                                                             "masked samples": "masked_samples"}),
-               ("Generation funnel per subtopic", {"candidates": "fills", "kept after filters": "kept"}),
-               ("Filter: adversarial samples per subtopic", {"adversarial": "adversarial"})]
+    sources = [
+        (
+            "Masked templates and samples per subtopic",
+            {"masked templates": "masked_templates", "masked samples": "masked_samples"},
+        ),
+        ("Generation funnel per subtopic", {"candidates": "fills", "kept after filters": "kept"}),
+        ("Filter: adversarial samples per subtopic", {"adversarial": "adversarial"}),
+    ]
     for title, columns in sources:
         for r in tables.get(title, []):
             if r["subtopic"] == "total":
@@ -78,15 +88,31 @@ def funnel(config: Config, ws: Workspace, release_rows: list[dict], summary: dic
         domain_of.setdefault(r["subtopic"], r["domain"])
         per[r["subtopic"]]["counterfactual" if r["is_counterfactual"] else "original"] += 1
         per[r["subtopic"]]["release samples"] += 1
-    columns = ["masked templates", "masked samples", "candidates", "kept after filters", "adversarial",
-               "unique hypotheses", "valid", "invalid", "incoherent", "original", "counterfactual", "release samples"]
-    subtopic_rows = [[domain_of.get(s, ""), s, *(per[s][c] for c in columns)]
-                     for s in sorted(per, key=lambda s: (domain_of.get(s, ""), s))]
+    columns = [
+        "masked templates",
+        "masked samples",
+        "candidates",
+        "kept after filters",
+        "adversarial",
+        "unique hypotheses",
+        "valid",
+        "invalid",
+        "incoherent",
+        "original",
+        "counterfactual",
+        "release samples",
+    ]
+    subtopic_rows = [
+        [domain_of.get(s, ""), s, *(per[s][c] for c in columns)]
+        for s in sorted(per, key=lambda s: (domain_of.get(s, ""), s))
+    ]
     by_domain: dict[str, Counter] = defaultdict(Counter)
     for s, counts in per.items():
         by_domain[domain_of.get(s, "")].update(counts)
-    domain_rows = [[d, f"{len([s for s in per if domain_of.get(s) == d])} subtopics", *(by_domain[d][c] for c in columns)]
-                   for d in sorted(by_domain)]
+    domain_rows = [
+        [d, f"{len([s for s in per if domain_of.get(s) == d])} subtopics", *(by_domain[d][c] for c in columns)]
+        for d in sorted(by_domain)
+    ]
     total = Counter()
     for c in by_domain.values():
         total.update(c)
@@ -141,9 +167,15 @@ def _load_and_evaluate(repo: str, version: str, domains: list[str], project: str
 
 def _size(rows: list[dict], domains: list[str]) -> list[str]:
     counts = Counter((r["domain"], r["stance"]) for r in rows)
-    return ["## Size", "", _table(["domain", "pro", "anti", "total"], [[d, counts[(d, "pro")], counts[(d, "anti")],
-                                                                       counts[(d, "pro")] + counts[(d, "anti")]]
-                                                                      for d in domains]), ""]
+    return [
+        "## Size",
+        "",
+        _table(
+            ["domain", "pro", "anti", "total"],
+            [[d, counts[(d, "pro")], counts[(d, "anti")], counts[(d, "pro")] + counts[(d, "anti")]] for d in domains],
+        ),
+        "",
+    ]
 
 
 def _content_warning() -> list[str]:
@@ -166,8 +198,11 @@ def renewal_card(release, preface: list[str] = ()) -> str:
     hypotheses = Counter()
     for key in {(r["domain"], r["subtopic"], json.loads(r["provenance"]).get("audit_item")) for r in rows}:
         hypotheses[key[:2]] += 1
-    what = ("BBNLI's bias samples as published, before any audit" if release.original else
-            "BBNLI's bias samples after an audit of every bias hypothesis")
+    what = (
+        "BBNLI's bias samples as published, before any audit"
+        if release.original
+        else "BBNLI's bias samples after an audit of every bias hypothesis"
+    )
     body = [
         f"# {name} v{version}",
         "",
@@ -192,8 +227,10 @@ def renewal_card(release, preface: list[str] = ()) -> str:
         *_size(rows, domains),
         "## Samples per subtopic",
         "",
-        _table(["domain", "subtopic", "bias hypotheses", "pro", "anti"],
-               [[d, s, hypotheses[(d, s)], c["pro"], c["anti"]] for (d, s), c in sorted(per.items())]),
+        _table(
+            ["domain", "subtopic", "bias hypotheses", "pro", "anti"],
+            [[d, s, hypotheses[(d, s)], c["pro"], c["anti"]] for (d, s), c in sorted(per.items())],
+        ),
         "",
         "## Known limitations",
         "",
@@ -211,8 +248,15 @@ def renewal_card(release, preface: list[str] = ()) -> str:
     return "\n".join(_header(config, rows, domains, ("bias", "fairness", "nli", "counterfactual")) + [""] + body)
 
 
-def dataset_card(config: Config, ws: Workspace, version: str, rows: list[dict], summary: dict, domains: list[str],
-                 preface: list[str] = ()) -> str:
+def dataset_card(
+    config: Config,
+    ws: Workspace,
+    version: str,
+    rows: list[dict],
+    summary: dict,
+    domains: list[str],
+    preface: list[str] = (),
+) -> str:
     """The card; `preface`: the maintainer's words, under the title (release/generic.maintainer_lines)."""
     name = config.project.pretty_name or config.project.name
     repo = config.project.repo or "ORG/NAME"
@@ -224,8 +268,10 @@ def dataset_card(config: Config, ws: Workspace, version: str, rows: list[dict], 
     a = summary["agreement"]
     agreement_lines = [f"- annotators: {len(a.get('annotators', []))}; adjudicators: {len(a.get('adjudicators', []))}"]
     for p in a.get("pairs", []):
-        agreement_lines.append(f"- Cohen's kappa {p['a']} ~ {p['b']}: {p['cohen_kappa']:.3f} over {p['items']} items "
-                               f"({100 * p['agreement']:.1f}% raw agreement)")
+        agreement_lines.append(
+            f"- Cohen's kappa {p['a']} ~ {p['b']}: {p['cohen_kappa']:.3f} over {p['items']} items "
+            f"({100 * p['agreement']:.1f}% raw agreement)"
+        )
     agreement_lines += [f"- {figure}" for figure in agreement_figures(a)]
     body = [
         f"# {name} v{version}",
@@ -265,8 +311,13 @@ def dataset_card(config: Config, ws: Workspace, version: str, rows: list[dict], 
         "",
         f"Every unique generated hypothesis was labelled valid / invalid / incoherent, and valid ones pro- or "
         f"anti-stereotypical. Final labels follow the `{config.annotation.policy}` policy"
-        + (f" (at least {config.annotation.min_votes} agreeing votes)" if config.annotation.policy == "majority" else "")
-        + (f" (adjudicator: {config.annotation.adjudicator})" if config.annotation.policy == "adjudicator" else "") + ".",
+        + (
+            f" (at least {config.annotation.min_votes} agreeing votes)"
+            if config.annotation.policy == "majority"
+            else ""
+        )
+        + (f" (adjudicator: {config.annotation.adjudicator})" if config.annotation.policy == "adjudicator" else "")
+        + ".",
         "",
         *agreement_lines,
         "",

@@ -8,6 +8,7 @@ whose labels cannot be mapped is refused before any work starts.
 A release's standalone evaluate.py runs this module too (copied into its evaluator/), with no
 prediction cache (`cache` None): see ../standalone.py.
 """
+
 from __future__ import annotations
 
 from typing import Callable, Iterable
@@ -24,19 +25,25 @@ NAMESPACE = "nli"
 STREAM_CHUNK = 4096  # pairs tokenised at a time: memory stays flat in the number of pairs
 
 
-def normalise_labels(name: str, id2label: dict, override: dict[str, str] | None = None,
-                     fix: str | None = None) -> list[str]:
+def normalise_labels(
+    name: str, id2label: dict, override: dict[str, str] | None = None, fix: str | None = None
+) -> list[str]:
     """Canonical label for each output index, or a ModelError that says how to fix it (`fix`:
     how the caller's user names the labels; by default, workbench.toml's mapping)."""
     raw_names = raw_label_names(id2label)
     if len(raw_names) != len(LABELS):
         raise ModelError(
             f"{name!r} has {len(raw_names)} output labels {raw_names}, but an NLI classifier needs "
-            f"{len(LABELS)} ({', '.join(LABELS)}): is it a three-way NLI checkpoint?")
+            f"{len(LABELS)} ({', '.join(LABELS)}): is it a three-way NLI checkpoint?"
+        )
     out = canonical_labels(raw_names, override)
     if out is None:
-        fix = fix or ("add an explicit mapping to workbench.toml, e.g. [filter.label_overrides.\"" + name
-                      + "\"] with " + ", ".join(f'{r} = "..."' for r in raw_names))
+        fix = fix or (
+            'add an explicit mapping to workbench.toml, e.g. [filter.label_overrides."'
+            + name
+            + '"] with '
+            + ", ".join(f'{r} = "..."' for r in raw_names)
+        )
         raise ModelError(f"cannot map the labels of {name!r} {raw_names} onto {list(LABELS)}; {fix}")
     return out
 
@@ -90,7 +97,9 @@ class NLIClassifier:
         enc = self.tokenizer([p for p, _ in pairs], [h for _, h in pairs], truncation=True)
         return {k: enc[k] for k in ("input_ids", "token_type_ids") if k in enc}
 
-    def predict_batch(self, input_ids: list[list[int]], token_type_ids: list[list[int]] | None = None) -> list[Prediction]:
+    def predict_batch(
+        self, input_ids: list[list[int]], token_type_ids: list[list[int]] | None = None
+    ) -> list[Prediction]:
         """The per-batch function: tokenised batch in, normalised predictions out."""
         import torch
 
@@ -104,10 +113,14 @@ class NLIClassifier:
             probs = torch.softmax(logits.float(), dim=-1).cpu().tolist()
         return [Prediction(*decide(row, self.labels)) for row in probs]
 
-    def predict_stream(self, pairs: list[tuple[str, str]], on_batch: Callable[[list[tuple[str, str]], list[Prediction]], None],
-                       progress: Callable[[int], None] | None = None) -> None:
+    def predict_stream(
+        self,
+        pairs: list[tuple[str, str]],
+        on_batch: Callable[[list[tuple[str, str]], list[Prediction]], None],
+        progress: Callable[[int], None] | None = None,
+    ) -> None:
         for start in range(0, len(pairs), STREAM_CHUNK):
-            chunk = pairs[start:start + STREAM_CHUNK]
+            chunk = pairs[start : start + STREAM_CHUNK]
             enc = self.tokenize(chunk)
             ids, types = enc["input_ids"], enc.get("token_type_ids")
 
@@ -124,8 +137,13 @@ def pair_key(premise: str, hypothesis: str) -> str:
     return joined_key(premise, hypothesis)
 
 
-def predict_with_cache(cache, ref: ModelRef, pairs: Iterable[tuple[str, str]], make_classifier: Callable[[], NLIClassifier],
-                       progress_factory=None) -> tuple[dict[str, Prediction], int]:
+def predict_with_cache(
+    cache,
+    ref: ModelRef,
+    pairs: Iterable[tuple[str, str]],
+    make_classifier: Callable[[], NLIClassifier],
+    progress_factory=None,
+) -> tuple[dict[str, Prediction], int]:
     """Predictions for every unique pair; only pairs missing from the cache reach the model,
     and each batch is committed as soon as it is done. `cache` None: every unique pair runs
     (a release's evaluate.py keeps no cache)."""
@@ -135,7 +153,8 @@ def predict_with_cache(cache, ref: ModelRef, pairs: Iterable[tuple[str, str]], m
     # from `classifier_factory` knows them), so a float32 run never reads a bfloat16 run's numbers.
     runtime = getattr(make_classifier, "runtime", None)
     revision = getattr(make_classifier, "cache_revision", None) or (
-        f"{ref.revision}@{runtime.tag}" if runtime is not None else ref.revision)
+        f"{ref.revision}@{runtime.tag}" if runtime is not None else ref.revision
+    )
     found: dict[str, Prediction] = {}
     if cache is not None:
         distributed.barrier()  # under a launcher: every rank reads the cache as rank 0 last wrote it
@@ -159,16 +178,18 @@ def predict_with_cache(cache, ref: ModelRef, pairs: Iterable[tuple[str, str]], m
     return found, len(missing)
 
 
-def predict_labels(cache, ref: ModelRef, pairs: list[tuple[str, str]], factory: "ClassifierFactory",
-                   progress_factory=None) -> list[str]:
+def predict_labels(
+    cache, ref: ModelRef, pairs: list[tuple[str, str]], factory: "ClassifierFactory", progress_factory=None
+) -> list[str]:
     """The predicted label of every (premise, hypothesis), in order: `workbench evaluate`'s and a
     release's evaluate.py's way of running a classifier over a data set."""
     predictions, _ = predict_with_cache(cache, ref, pairs, factory, progress_factory)
     return [predictions[pair_key(p, h)].label for p, h in pairs]
 
 
-def resolve_classifiers(names: list[str], *, root, overrides: dict[str, dict[str, str]] | None = None,
-                        where=None) -> list[tuple[ModelRef, list[str]]]:
+def resolve_classifiers(
+    names: list[str], *, root, overrides: dict[str, dict[str, str]] | None = None, where=None
+) -> list[tuple[ModelRef, list[str]]]:
     """(ref, canonical labels) per model, checked before any weights load. Shared by the filter
     stage and the evaluator. `where(i)` names the config field model i came from, for errors."""
     from ...models.loading import resolve

@@ -1,5 +1,6 @@
 """The nli kind's own commands: generate, filter, candidates, stats and `templates` (BBNLI
 import, lint, mask suggestions). The registry adds them to `workbench` with every kind's."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,19 +17,28 @@ def register(app: typer.Typer) -> None:
     from .cli_templates import app as templates
 
     app.add_typer(templates, name="templates")
-    app.command("generate", epilog=example(
-        "workbench generate                                 # model and top-k from workbench.toml",
-        "workbench generate --model fixtures-models/mlm-bert --top-k 5",
-    ))(generate)
-    app.command("filter", epilog=example(
-        "workbench filter                                   # models and rule from workbench.toml",
-        "workbench filter --force",
-    ))(filter_)
-    app.command("candidates", epilog=example(
-        "workbench candidates                         # a sample of kept candidates with provenance",
-        "workbench candidates --rejected --reason pos --limit 20",
-        "workbench candidates --template age_work --json candidates.json",
-    ))(candidates)
+    app.command(
+        "generate",
+        epilog=example(
+            "workbench generate                                 # model and top-k from workbench.toml",
+            "workbench generate --model fixtures-models/mlm-bert --top-k 5",
+        ),
+    )(generate)
+    app.command(
+        "filter",
+        epilog=example(
+            "workbench filter                                   # models and rule from workbench.toml",
+            "workbench filter --force",
+        ),
+    )(filter_)
+    app.command(
+        "candidates",
+        epilog=example(
+            "workbench candidates                         # a sample of kept candidates with provenance",
+            "workbench candidates --rejected --reason pos --limit 20",
+            "workbench candidates --template age_work --json candidates.json",
+        ),
+    )(candidates)
     app.command("stats", epilog=example("workbench stats", "workbench stats --json stats.json"))(stats)
 
 
@@ -39,20 +49,28 @@ def _nli_project(ctx: typer.Context):
     config = get_config(ctx)
     kind = kinds.of_config(config)
     if kind.name != "nli":
-        raise ConfigError(f"`workbench {ctx.command.name}` is a step of the nli kind; this project's kind is "
-                          f"{kind.name!r} (`workbench status` lists its stages)")
+        raise ConfigError(
+            f"`workbench {ctx.command.name}` is a step of the nli kind; this project's kind is "
+            f"{kind.name!r} (`workbench status` lists its stages)"
+        )
     if kind.renewing:
-        raise ConfigError(f"`workbench {ctx.command.name}` is a step of building BBNLI-next; this project renews a "
-                          "published BBNLI (its [origin]), whose stages have no masks, fills or filter: "
-                          "`workbench status` lists them, `workbench annotations stats` counts the audit")
+        raise ConfigError(
+            f"`workbench {ctx.command.name}` is a step of building BBNLI-next; this project renews a "
+            "published BBNLI (its [origin]), whose stages have no masks, fills or filter: "
+            "`workbench status` lists them, `workbench annotations stats` counts the audit"
+        )
     return config
 
 
 def generate(
     ctx: typer.Context,
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="Masked LM (Hub name or local folder); default generate.model."),
+    model: Optional[str] = typer.Option(
+        None, "--model", "-m", help="Masked LM (Hub name or local folder); default generate.model."
+    ),
     top_k: Optional[int] = typer.Option(None, "--top-k", "-k", help="Fills per mask (default generate.top_k, 20)."),
-    force: bool = typer.Option(False, "--force", help="Rebuild the table even when inputs are unchanged (cached fills are reused)."),
+    force: bool = typer.Option(
+        False, "--force", help="Rebuild the table even when inputs are unchanged (cached fills are reused)."
+    ),
 ) -> None:
     """Fill every unique masked hypothesis with the masked LM's top-k words and write
     candidates for every masked sample, kept and rejected, each rejection with its reason.
@@ -72,7 +90,9 @@ def generate(
 
 def filter_(
     ctx: typer.Context,
-    force: bool = typer.Option(False, "--force", help="Rebuild the table even when inputs are unchanged (cached predictions are reused)."),
+    force: bool = typer.Option(
+        False, "--force", help="Rebuild the table even when inputs are unchanged (cached predictions are reused)."
+    ),
 ) -> None:
     """Run every filter model on every candidate (premise, hypothesis) pair and keep the
     candidates that at least filter.min_fooled models get wrong (predict non-neutral).
@@ -91,7 +111,9 @@ def filter_(
 
 def candidates(
     ctx: typer.Context,
-    rejected: bool = typer.Option(False, "--rejected", help="Show rejected candidates (with their reason) instead of kept ones."),
+    rejected: bool = typer.Option(
+        False, "--rejected", help="Show rejected candidates (with their reason) instead of kept ones."
+    ),
     reason: Optional[str] = typer.Option(None, "--reason", help="Only this rejection reason (implies --rejected)."),
     template: Optional[str] = typer.Option(None, "--template", "-t", help="Only this template id."),
     limit: int = typer.Option(10, "--limit", "-n", help="How many to show (0 = all)."),
@@ -132,9 +154,15 @@ def candidates(
     for col in ("hypothesis", "fill", "rank", "score", "fluency", "model @ revision", "reason"):
         t.add_column(col, justify="right" if col in ("rank", "score", "fluency") else "left")
     for r in rows:
-        t.add_row(r["hypothesis"], r["fill"], str(r["fill_rank"]), f"{r['fill_score']:.4f}",
-                  "-" if r["fluency"] is None else f"{r['fluency']:.2f}",
-                  f"{r['mlm_name'].rstrip('/').split('/')[-1]} @ {r['mlm_revision'][:15]}", r["reject_reason"] or "")
+        t.add_row(
+            r["hypothesis"],
+            r["fill"],
+            str(r["fill_rank"]),
+            f"{r['fill_score']:.4f}",
+            "-" if r["fluency"] is None else f"{r['fluency']:.2f}",
+            f"{r['mlm_name'].rstrip('/').split('/')[-1]} @ {r['mlm_revision'][:15]}",
+            r["reject_reason"] or "",
+        )
     console.print(t)
     if json_out:
         json_out.write_text(json.dumps(rows, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -1,4 +1,5 @@
 """`workbench templates ...`: import, lint and mask suggestions."""
+
 from __future__ import annotations
 
 import sys
@@ -22,10 +23,13 @@ app = typer.Typer(
 )
 
 
-@app.command("import-bbnli", epilog=example(
-    "workbench templates import-bbnli ../shared/bbnli --out templates/bbnli",
-    "workbench templates import-bbnli ../shared/bbnli/gender/man_is_to_surgeon.json --out templates/",
-))
+@app.command(
+    "import-bbnli",
+    epilog=example(
+        "workbench templates import-bbnli ../shared/bbnli --out templates/bbnli",
+        "workbench templates import-bbnli ../shared/bbnli/gender/man_is_to_surgeon.json --out templates/",
+    ),
+)
 def import_bbnli(
     src: Path = typer.Argument(..., help="A BBNLI JSON file, or a folder searched recursively for them."),
     out: Path = typer.Option(..., "--out", "-o", help="Folder for the converted YAML templates (sub-folders kept)."),
@@ -57,18 +61,25 @@ def import_bbnli(
         dump_yaml(data, target)
         written += 1
     print_problems(problems)
-    console.print(f"converted {written} file(s) into {display_path(out)}" + (f", {skipped} left as they were" if skipped else ""))
+    console.print(
+        f"converted {written} file(s) into {display_path(out)}" + (f", {skipped} left as they were" if skipped else "")
+    )
     if any(p.severity == "error" for p in problems):
         raise typer.Exit(2)
 
 
-@app.command("lint", epilog=example(
-    "workbench templates lint                # the templates folder of workbench.toml",
-    "workbench templates lint templates/ ../shared/bbnli --strict",
-))
+@app.command(
+    "lint",
+    epilog=example(
+        "workbench templates lint                # the templates folder of workbench.toml",
+        "workbench templates lint templates/ ../shared/bbnli --strict",
+    ),
+)
 def lint(
     ctx: typer.Context,
-    paths: Optional[List[Path]] = typer.Argument(None, help="Template files or folders (default: the configured templates folder)."),
+    paths: Optional[List[Path]] = typer.Argument(
+        None, help="Template files or folders (default: the configured templates folder)."
+    ),
     strict: bool = typer.Option(False, "--strict", help="Fail on warnings too."),
 ) -> None:
     """Report every problem in the templates, each with file, field path and (YAML) line.
@@ -80,7 +91,7 @@ def lint(
 
     config = get_config(ctx, check=False)
     kind = kinds.of_config(config)
-    language = languages.find(config.project.language)   # validate refuses one without support
+    language = languages.find(config.project.language)  # validate refuses one without support
     if kind.name == "nli":
         from .templates.lint import grammar_problems, unmasked_bias_hypotheses
 
@@ -118,16 +129,27 @@ def _with_templates(config, path: Path):
     return config.model_copy(update={"project": project})
 
 
-@app.command("suggest-masks", epilog=example(
-    "workbench templates suggest-masks                       # print suggestions as YAML",
-    "workbench templates suggest-masks templates/ --out suggestions.yaml",
-))
+@app.command(
+    "suggest-masks",
+    epilog=example(
+        "workbench templates suggest-masks                       # print suggestions as YAML",
+        "workbench templates suggest-masks templates/ --out suggestions.yaml",
+    ),
+)
 def suggest_masks(
     ctx: typer.Context,
-    paths: Optional[List[Path]] = typer.Argument(None, help="Template files or folders (default: the configured templates folder)."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write suggestions to this YAML file instead of stdout."),
+    paths: Optional[List[Path]] = typer.Argument(
+        None, help="Template files or folders (default: the configured templates folder)."
+    ),
+    out: Optional[Path] = typer.Option(
+        None, "--out", "-o", help="Write suggestions to this YAML file instead of stdout."
+    ),
     include_test: bool = typer.Option(False, "--include-test", help="Also suggest masks for test hypotheses."),
-    spacy_model: Optional[str] = typer.Option(None, "--spacy-model", help="spaCy pipeline for POS tags (default: an installed pipeline of [project] language)."),
+    spacy_model: Optional[str] = typer.Option(
+        None,
+        "--spacy-model",
+        help="spaCy pipeline for POS tags (default: an installed pipeline of [project] language).",
+    ),
 ) -> None:
     """Propose masked variants of unmasked hypotheses (mask the verb; replace a word-list
     placeholder by a mask; add a mask beside a placeholder). Suggestions are written for the
@@ -144,11 +166,15 @@ def suggest_masks(
         from ... import kinds
 
         if kinds.of_config(config).name != "nli":
-            raise ConfigError(f"`workbench templates suggest-masks` proposes masks for nli templates; this project's "
-                              f"kind is {kinds.of_config(config).name!r}, which has no masks")
+            raise ConfigError(
+                f"`workbench templates suggest-masks` proposes masks for nli templates; this project's "
+                f"kind is {kinds.of_config(config).name!r}, which has no masks"
+            )
         paths = [config.path("templates")]
     templates, _ = load_templates_or_fail(list(paths))
     suggestions = suggest(templates, include_test=include_test, spacy_model=spacy_model, language=language)
     write_suggestions(suggestions, out if out else sys.stdout)
-    err_console.print(f"{len(suggestions)} suggestion(s) for {len({s['template'] for s in suggestions})} template(s)"
-                      + (f" written to {display_path(out)}" if out else ""))
+    err_console.print(
+        f"{len(suggestions)} suggestion(s) for {len({s['template'] for s in suggestions})} template(s)"
+        + (f" written to {display_path(out)}" if out else "")
+    )

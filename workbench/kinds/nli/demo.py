@@ -1,5 +1,6 @@
 """The nli kind's part of `make demo`: the example benchmark through the whole loop, then BBNLI's
 own files imported, expanded and evaluated (when ../shared/bbnli is beside the checkout)."""
+
 from __future__ import annotations
 
 import os
@@ -98,28 +99,53 @@ def demo(d) -> None:
     step("Some rejected candidates and why", "candidates", "--rejected", "--limit", "5")
     step("Keep the variants the NLI filter models get wrong", "filter")
     step("Rerun: nothing changed, nothing is recomputed", "filter")
-    step("Run the machine stages in order: all up to date but the annotation queue (one item per unique hypothesis)",
-         "run")
+    step(
+        "Run the machine stages in order: all up to date but the annotation queue (one item per unique hypothesis)",
+        "run",
+    )
     if os.environ.get("WORKBENCH_DEMO_TUI") == "1" and sys.stdin.isatty():
         step("Label the hypotheses yourself in the terminal UI", "annotate", "--annotator", "you")
     else:
         # Without a person at the keyboard, a scripted annotator labels from a file (the same
         # code path as `workbench annotate --labels-from`). WORKBENCH_DEMO_TUI=1 opens the UI.
         write_demo_labels(out, out / "demo-labels.jsonl")
-        step("Label from a file (non-interactive; WORKBENCH_DEMO_TUI=1 opens the labelling UI)",
-             "annotate", "--annotator", "demo", "--labels-from", "demo-labels.jsonl")
+        step(
+            "Label from a file (non-interactive; WORKBENCH_DEMO_TUI=1 opens the labelling UI)",
+            "annotate",
+            "--annotator",
+            "demo",
+            "--labels-from",
+            "demo-labels.jsonl",
+        )
     step("Label breakdown and agreement", "annotations", "stats")
     step("Add the group counterfactual of every valid sample", "counterfactuals")
     step("Build release 1.0.0 (data, dataset card, evaluator, manifest)", "build", "--version", "1.0.0")
     if os.environ.get("HF_TOKEN"):
-        step("What publishing would upload, delete and keep (dry run: checks the token and the tag)", "publish",
-             "--repo", "your-org/workbench-demo", "--version", "1.0.0", "--dry-run")
+        step(
+            "What publishing would upload, delete and keep (dry run: checks the token and the tag)",
+            "publish",
+            "--repo",
+            "your-org/workbench-demo",
+            "--version",
+            "1.0.0",
+            "--dry-run",
+        )
     else:
-        print("\n=== Publishing (skipped: no HF_TOKEN). With a token, `workbench publish --repo ORG/NAME --version "
-              "1.0.0 --dry-run` checks the token and the tag and lists what it would upload, delete and keep; "
-              "without --dry-run it uploads and tags v1.0.0.", flush=True)
-    step("Evaluate the held-out model on the release", "evaluate", "exports/workbench-demo/1.0.0",
-         "--json", "release-scores.json", "--plots", "release-plots")
+        print(
+            "\n=== Publishing (skipped: no HF_TOKEN). With a token, `workbench publish --repo ORG/NAME --version "
+            "1.0.0 --dry-run` checks the token and the tag and lists what it would upload, delete and keep; "
+            "without --dry-run it uploads and tags v1.0.0.",
+            flush=True,
+        )
+    step(
+        "Evaluate the held-out model on the release",
+        "evaluate",
+        "exports/workbench-demo/1.0.0",
+        "--json",
+        "release-scores.json",
+        "--plots",
+        "release-plots",
+    )
     step("Pipeline state", "status")
     step("Per-subtopic tables so far", "stats")
     step("Mask suggestions for unmasked hypotheses", "templates", "suggest-masks", "--out", "mask-suggestions.yaml")
@@ -127,10 +153,33 @@ def demo(d) -> None:
         # A project of its own, so its samples do not replace the example benchmark's.
         bbnli = out / "bbnli"
         bbnli.mkdir()
-        step("Import the real BBNLI files into the project format", "templates", "import-bbnli",
-             str(shared_bbnli), "--out", "templates", cwd=bbnli)
-        step("Expand BBNLI: its rows, written as the project writes English (premises in sentence case, a/an "
-             "before a group)", "expand", "--out", "samples.jsonl", cwd=bbnli)
-        step("Evaluate the held-out and a filter model on BBNLI's audit set", "evaluate", str(shared_bbnli),
-             "--model", str(out / "models" / "nli-heldout"), "--model", str(out / "models" / "nli-a"),
-             "--json", "bbnli-scores.json", "--plots", "bbnli-plots")
+        step(
+            "Import the real BBNLI files into the project format",
+            "templates",
+            "import-bbnli",
+            str(shared_bbnli),
+            "--out",
+            "templates",
+            cwd=bbnli,
+        )
+        step(
+            "Expand BBNLI: its rows, written as the project writes English (premises in sentence case, a/an "
+            "before a group)",
+            "expand",
+            "--out",
+            "samples.jsonl",
+            cwd=bbnli,
+        )
+        step(
+            "Evaluate the held-out and a filter model on BBNLI's audit set",
+            "evaluate",
+            str(shared_bbnli),
+            "--model",
+            str(out / "models" / "nli-heldout"),
+            "--model",
+            str(out / "models" / "nli-a"),
+            "--json",
+            "bbnli-scores.json",
+            "--plots",
+            "bbnli-plots",
+        )

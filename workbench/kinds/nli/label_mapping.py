@@ -4,6 +4,7 @@ Pure code (standard library only): the classifier (classifier.py) imports it, in
 in every NLI release's standalone `evaluate.py` (which runs copies of both files), so both read
 a checkpoint's labels and pick its prediction the same way.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,11 +21,22 @@ class Prediction:
 
 
 SYNONYMS = {
-    "entailment": "entailment", "entail": "entailment", "entails": "entailment", "entailed": "entailment",
-    "ent": "entailment", "e": "entailment",
-    "neutral": "neutral", "neu": "neutral", "n": "neutral", "non-entailment": None,
-    "contradiction": "contradiction", "contradict": "contradiction", "contradicts": "contradiction",
-    "contra": "contradiction", "con": "contradiction", "c": "contradiction",
+    "entailment": "entailment",
+    "entail": "entailment",
+    "entails": "entailment",
+    "entailed": "entailment",
+    "ent": "entailment",
+    "e": "entailment",
+    "neutral": "neutral",
+    "neu": "neutral",
+    "n": "neutral",
+    "non-entailment": None,
+    "contradiction": "contradiction",
+    "contradict": "contradiction",
+    "contradicts": "contradiction",
+    "contra": "contradiction",
+    "con": "contradiction",
+    "c": "contradiction",
 }
 PROB_DECIMALS = 6  # probabilities are stored rounded; the prediction is read from the rounded ones
 

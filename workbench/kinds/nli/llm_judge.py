@@ -14,6 +14,7 @@ words are settings; no chat template is applied (lm-eval's default). A judge giv
 log-likelihoods), so the filter's k-of-n rule, `evaluate` and a release's evaluate.py take it
 beside classifiers.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -27,7 +28,7 @@ from .label_mapping import LABELS, Prediction
 
 PROMPT = "{premise}\nQuestion: {hypothesis} True, False or Neither?\nAnswer:"
 ANSWERS = {"entailment": "True", "neutral": "Neither", "contradiction": "False"}
-CHUNK = 256   # pairs per call of the scoring layer: progress moves, memory stays flat
+CHUNK = 256  # pairs per call of the scoring layer: progress moves, memory stays flat
 # How a model behind a server (served_judge.py) is asked: by log-likelihood where its server gives
 # prompt log-probabilities, else by generation (auto); only by log-likelihood, refusing a server
 # without them; or always by generation. A local causal LM is always asked by log-likelihood.
@@ -46,8 +47,9 @@ class Asking:
         if "{premise}" not in self.prompt or "{hypothesis}" not in self.prompt:
             raise InputError(f"the NLI prompt {self.prompt!r} must hold {{premise}} and {{hypothesis}}")
         if set(self.answers) != set(LABELS) or len(set(self.answers.values())) != 3:
-            raise InputError(f"the NLI answers must name three different words for {', '.join(LABELS)} "
-                             f"(got {self.answers})")
+            raise InputError(
+                f"the NLI answers must name three different words for {', '.join(LABELS)} (got {self.answers})"
+            )
         if self.mode not in MODES:
             raise InputError(f"the NLI mode {self.mode!r} is not one of {', '.join(MODES)}")
 
@@ -66,16 +68,22 @@ class Asking:
 
     def describe(self) -> dict:
         """How the model was asked, for the JSON."""
-        return {"mode": "log-likelihood of each answer (lm-evaluation-harness multiple_choice)", "prompt": self.prompt,
-                "answers": dict(self.answers), "chat_template": False}
+        return {
+            "mode": "log-likelihood of each answer (lm-evaluation-harness multiple_choice)",
+            "prompt": self.prompt,
+            "answers": dict(self.answers),
+            "chat_template": False,
+        }
 
 
 def parse_answers(text: str) -> dict:
     """'True,Neither,False' (entailment, neutral, contradiction) as an answers mapping."""
     words = [w.strip() for w in text.split(",")]
     if len(words) != 3 or not all(words):
-        raise InputError(f"--nli-answers {text!r}: give three words, for entailment, neutral and contradiction, "
-                         "e.g. True,Neither,False")
+        raise InputError(
+            f"--nli-answers {text!r}: give three words, for entailment, neutral and contradiction, "
+            "e.g. True,Neither,False"
+        )
     return dict(zip(LABELS, words))
 
 
@@ -90,9 +98,10 @@ class LLMJudge:
 
         choices = [self.asking.answers[label] for label in LABELS]
         for start in range(0, len(pairs), CHUNK):
-            chunk = pairs[start:start + CHUNK]
-            scored = choice_logprobs(self.scorer, [(self.asking.render(p, h), choices) for p, h in chunk],
-                                     progress=progress)
+            chunk = pairs[start : start + CHUNK]
+            scored = choice_logprobs(
+                self.scorer, [(self.asking.render(p, h), choices) for p, h in chunk], progress=progress
+            )
             on_batch(chunk, [Prediction(LABELS[max(range(3), key=lambda i: (v[i], -i))], _softmax(v)) for v in scored])
 
 

@@ -1,7 +1,8 @@
 """How an NLI release folder is laid out, what its card says and how versions are compared.
 
-    data/all.parquet, data/<domain>.parquet   release samples (one Hub config each)
+data/all.parquet, data/<domain>.parquet   release samples (one Hub config each)
 """
+
 from __future__ import annotations
 
 import json
@@ -42,10 +43,17 @@ def card(release) -> str:
     from ...release.generic import maintainer_lines
     from .card import dataset_card, renewal_card
 
-    if release.config.origin is not None:   # a renewed BBNLI (renew.py): its audit is in the closing sections
+    if release.config.origin is not None:  # a renewed BBNLI (renew.py): its audit is in the closing sections
         return renewal_card(release, maintainer_lines(release))
-    return dataset_card(release.config, release.workspace, release.version, release.rows, release.summary,
-                        release.domains, maintainer_lines(release))
+    return dataset_card(
+        release.config,
+        release.workspace,
+        release.version,
+        release.rows,
+        release.summary,
+        release.domains,
+        maintainer_lines(release),
+    )
 
 
 def identity(r: dict) -> tuple[str, str, str, str]:
@@ -59,8 +67,16 @@ def edit(r: dict) -> tuple[str, str]:
     entry per audit item, premise, words and side: a fixed hypothesis is an edit of its samples."""
     provenance = json.loads(r["provenance"] or "{}")
     if provenance.get("audit_item"):
-        return json.dumps([provenance["audit_item"], provenance["premise_index"], provenance["bindings"],
-                           r["is_counterfactual"], r["pair_id"]], sort_keys=True), "hypothesis fixed"
+        return json.dumps(
+            [
+                provenance["audit_item"],
+                provenance["premise_index"],
+                provenance["bindings"],
+                r["is_counterfactual"],
+                r["pair_id"],
+            ],
+            sort_keys=True,
+        ), "hypothesis fixed"
     template = provenance.get("template_id", r["subtopic"])
     return json.dumps([template, r["premise"], r["hypothesis"], r["is_counterfactual"]]), "template changed"
 

@@ -19,6 +19,7 @@ groups as written (pro) and once swapped in premise and hypothesis (anti, the pa
 counterfactual), exact repeats dropped. The release writes them in the NLI release layout and the
 source files under `bbnli/`, in BBNLI's own format, so either can be used.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,28 +35,56 @@ from ...core.stage import Output, Stage
 from ..base import TEXT, WHERE, AnnotatorWords, Field
 from .templates.schema import FORMAT, TOP_LEVEL
 
-AUDIT_SOURCE = (PAIR_AUDIT_SOURCE + "; for what a bias hypothesis must be, Akyürek, Paik, Kocyigit, Akbiyik, Runyun "
-                "and Wijaya (2022), \"On Measuring Social Biases in Prompt-Based Multi-Task Learning\", Findings of "
-                "NAACL 2022 (BBNLI: neutral given every premise, stating the subtopic's stereotype of a group)")
-HYPOTHESIS_AUDIT = audit_scheme("hypothesis-audit", "hypothesis", (
-    ("not-neutral", "a premise entails or contradicts it, for some words or with the groups swapped (its gold "
-                    "label is neutral)"),
-    ("not-stereotype", "it does not state the subtopic's stereotype of a group"),
-    ("swap-fails", "with the two groups swapped it is not the stereotype's opposite, or makes no sense"),
-    ("stereotype-unclear", "which stereotype it expresses is unclear"),
-    ("unnatural", "ungrammatical or unnatural for some words of its word lists, beyond a fix"),
-), "Keep this hypothesis, fix its text (and question), or drop it, and why?")
-FIXED = (("hypothesis", TEXT), ("question", "question"))   # what a fix may change
-PREMISE_LIST = "premise list"   # the detail with every premise (not `premises`: the queue column NLI items show)
-BBNLI_KEYS = ("id", "premise", "test_hypothesis", "bias_hypothesis_stereotypical", "test_question",
-              "bias_question_stereotypical", "answer_choices", "data", "GROUP1", "GROUP2", "name", "phenomenon",
-              "group", "domain", "reference")   # the order BBNLI's files have
+AUDIT_SOURCE = (
+    PAIR_AUDIT_SOURCE + "; for what a bias hypothesis must be, Akyürek, Paik, Kocyigit, Akbiyik, Runyun "
+    'and Wijaya (2022), "On Measuring Social Biases in Prompt-Based Multi-Task Learning", Findings of '
+    "NAACL 2022 (BBNLI: neutral given every premise, stating the subtopic's stereotype of a group)"
+)
+HYPOTHESIS_AUDIT = audit_scheme(
+    "hypothesis-audit",
+    "hypothesis",
+    (
+        (
+            "not-neutral",
+            "a premise entails or contradicts it, for some words or with the groups swapped (its gold "
+            "label is neutral)",
+        ),
+        ("not-stereotype", "it does not state the subtopic's stereotype of a group"),
+        ("swap-fails", "with the two groups swapped it is not the stereotype's opposite, or makes no sense"),
+        ("stereotype-unclear", "which stereotype it expresses is unclear"),
+        ("unnatural", "ungrammatical or unnatural for some words of its word lists, beyond a fix"),
+    ),
+    "Keep this hypothesis, fix its text (and question), or drop it, and why?",
+)
+FIXED = (("hypothesis", TEXT), ("question", "question"))  # what a fix may change
+PREMISE_LIST = "premise list"  # the detail with every premise (not `premises`: the queue column NLI items show)
+BBNLI_KEYS = (
+    "id",
+    "premise",
+    "test_hypothesis",
+    "bias_hypothesis_stereotypical",
+    "test_question",
+    "bias_question_stereotypical",
+    "answer_choices",
+    "data",
+    "GROUP1",
+    "GROUP2",
+    "name",
+    "phenomenon",
+    "group",
+    "domain",
+    "reference",
+)  # the order BBNLI's files have
 
 AUDIT_WORDS = AnnotatorWords(
     question=HYPOTHESIS_AUDIT.question,
     fields=(
-        Field("hypothesis", "the hypothesis as its file writes it: {{GROUP1}} and {{GROUP2}} are the subtopic's "
-                            "groups, other {{NAMES}} its word lists", TEXT),
+        Field(
+            "hypothesis",
+            "the hypothesis as its file writes it: {{GROUP1}} and {{GROUP2}} are the subtopic's "
+            "groups, other {{NAMES}} its word lists",
+            TEXT,
+        ),
         Field("as written", "the hypothesis with the groups as written and the first word of each list (pro)"),
         Field("swapped", "the same with the two groups swapped (anti): the counterfactual every sample gets"),
         Field("question", "its question form, which a fix keeps in step with the hypothesis"),
@@ -66,10 +95,17 @@ AUDIT_WORDS = AnnotatorWords(
     ),
     template="subtopic file",
     rows="samples",
-    help=(("Audit", ("BBNLI pairs each hypothesis with every premise of its subtopic (premises 1, 2, ...) and "
-                     "every word combination, once as written and once with the groups swapped. Its gold label is "
-                     "neutral: keep it only when no premise settles it, for any words, either way round. A fix "
-                     "may change the hypothesis and its question, with the subtopic's placeholders.")),),
+    help=(
+        (
+            "Audit",
+            (
+                "BBNLI pairs each hypothesis with every premise of its subtopic (premises 1, 2, ...) and "
+                "every word combination, once as written and once with the groups swapped. Its gold label is "
+                "neutral: keep it only when no premise settles it, for any words, either way round. A fix "
+                "may change the hypothesis and its question, with the subtopic's placeholders."
+            ),
+        ),
+    ),
 )
 
 
@@ -83,8 +119,10 @@ def import_published(path: Path) -> tuple[dict[str, str], list[str]]:
     files, problems = find_template_files([path])
     files = [f for f in files if f.suffix == ".json"]
     if not files:
-        raise InputError(f"{display_path(path)}: no BBNLI JSON file there (BBNLI publishes one .json file per "
-                         "subtopic, with premise, bias_hypothesis_stereotypical and data)")
+        raise InputError(
+            f"{display_path(path)}: no BBNLI JSON file there (BBNLI publishes one .json file per "
+            "subtopic, with premise, bias_hypothesis_stereotypical and data)"
+        )
     base = path if path.is_dir() else path.parent
     out: dict[str, str] = {}
     ids: dict[str, str] = {}
@@ -96,13 +134,25 @@ def import_published(path: Path) -> tuple[dict[str, str], list[str]]:
         relative = f.relative_to(base).as_posix()
         data["source"]["file"] = relative
         if data["id"] in ids:
-            problems.append(Problem(display_path(f), None, "", f"a second subtopic named {data['id']!r} (also "
-                                                             f"{ids[data['id']]}): rename one file"))
+            problems.append(
+                Problem(
+                    display_path(f),
+                    None,
+                    "",
+                    f"a second subtopic named {data['id']!r} (also {ids[data['id']]}): rename one file",
+                )
+            )
             continue
         ids[data["id"]] = relative
         if to_bbnli(data) != json.loads(Path(f).read_text(encoding="utf-8-sig")):
-            problems.append(Problem(display_path(f), None, "", "fields the import cannot keep (it keeps BBNLI's "
-                                                             f"{', '.join(BBNLI_KEYS)})"))
+            problems.append(
+                Problem(
+                    display_path(f),
+                    None,
+                    "",
+                    f"fields the import cannot keep (it keeps BBNLI's {', '.join(BBNLI_KEYS)})",
+                )
+            )
         out[str(Path(relative).with_suffix(".yaml"))] = dump_yaml(data)
     errors = [p for p in problems if p.severity == "error"]
     if errors:
@@ -119,7 +169,7 @@ def _relative(file: str, base: Path) -> str:
 
 # -- the template files -----------------------------------------------------------------------------------------
 def _plain(data):
-    return json.loads(json.dumps(data, ensure_ascii=False))   # YAML's mappings as plain dicts
+    return json.loads(json.dumps(data, ensure_ascii=False))  # YAML's mappings as plain dicts
 
 
 def _template(document: dict, tid: str):
@@ -155,22 +205,41 @@ def _parse(raw, tid: str) -> tuple[list[Row], list]:
     rows = []
     for n, h in enumerate(h for h in template.hypotheses if h.kind == "bias"):
         unit = f"{tid}/bias/{n}"
-        record = {"template_id": tid, "bias": n, "hypothesis": h.text, "question": h.question or "",
-                  "placeholders": known, "names_group": bool(set(tt.placeholders(h.text)) & set(tt.GROUP_KEYS)),
-                  "document": document}
+        record = {
+            "template_id": tid,
+            "bias": n,
+            "hypothesis": h.text,
+            "question": h.question or "",
+            "placeholders": known,
+            "names_group": bool(set(tt.placeholders(h.text)) & set(tt.GROUP_KEYS)),
+            "document": document,
+        }
         premises = "\n".join(f"{k}. {tt.render(p.text, pro)}" for k, p in enumerate(template.premises, start=1))
-        details = [("as written", tt.render(h.text, pro)), ("swapped", tt.render(h.text, anti)),
-                   *((("question", h.question),) if h.question else ()), ("words", words), (PREMISE_LIST, premises),
-                   ("samples", f"{samples.get(h.index, 0)} (premises x word combinations x both ways round)")]
+        details = [
+            ("as written", tt.render(h.text, pro)),
+            ("swapped", tt.render(h.text, anti)),
+            *((("question", h.question),) if h.question else ()),
+            ("words", words),
+            (PREMISE_LIST, premises),
+            ("samples", f"{samples.get(h.index, 0)} (premises x word combinations x both ways round)"),
+        ]
         rows.append(Row(record, unit, unit, h.text, template.domain, details, ("hypotheses", h.index)))
     return rows, problems
 
 
 AUTHORING = Authoring(
-    kind="nli", parse=_parse, columns=("subtopic", "bias", "hypothesis", "question"),
-    data_file="data/all.parquet", unit="bias hypothesis", about="", fields="",
-    top_level=frozenset(TOP_LEVEL - {"format", "id"}), question=HYPOTHESIS_AUDIT.question,
-    text_column="hypothesis", file_format=FORMAT)
+    kind="nli",
+    parse=_parse,
+    columns=("subtopic", "bias", "hypothesis", "question"),
+    data_file="data/all.parquet",
+    unit="bias hypothesis",
+    about="",
+    fields="",
+    top_level=frozenset(TOP_LEVEL - {"format", "id"}),
+    question=HYPOTHESIS_AUDIT.question,
+    text_column="hypothesis",
+    file_format=FORMAT,
+)
 
 
 def refresh(record: dict) -> dict:
@@ -184,11 +253,15 @@ def refresh(record: dict) -> dict:
             raise InputError(f"the fixed {column} {text!r}: {problems[0]}")
         unknown = [p for p in tt.placeholders(text) if p not in known]
         if unknown:
-            raise InputError(f"the fixed {column} {text!r} uses {{{{{unknown[0]}}}}}, which its subtopic does not "
-                             f"define (it has {', '.join('{{' + k + '}}' for k in sorted(known))})")
+            raise InputError(
+                f"the fixed {column} {text!r} uses {{{{{unknown[0]}}}}}, which its subtopic does not "
+                f"define (it has {', '.join('{{' + k + '}}' for k in sorted(known))})"
+            )
     if record.get("names_group") and not set(tt.placeholders(record["hypothesis"])) & set(tt.GROUP_KEYS):
-        raise InputError(f"the fixed hypothesis {record['hypothesis']!r} names no group ({{{{GROUP1}}}} or "
-                         "{{GROUP2}}): a bias hypothesis states something of one")
+        raise InputError(
+            f"the fixed hypothesis {record['hypothesis']!r} names no group ({{{{GROUP1}}}} or "
+            "{{GROUP2}}): a bias hypothesis states something of one"
+        )
     return record
 
 
@@ -214,7 +287,7 @@ def audited_documents(expand: list[dict], released: list[dict] | None) -> list[d
                 continue
             unit, n = f"{tid}/bias/{n}", n + 1
             if kept is not None and unit not in kept:
-                continue   # dropped by the audit
+                continue  # dropped by the audit
             if kept is not None:
                 fixed = kept[unit]
                 h = {**h, "text": fixed["hypothesis"], **({"question": fixed["question"]} if fixed["question"] else {})}
@@ -236,8 +309,15 @@ def bbnli_text(document: dict) -> str:
 def _files_schema():
     import pyarrow as pa
 
-    return pa.schema([("template_id", pa.string()), ("path", pa.string()), ("text", pa.string()),
-                      ("document", pa.string()), ("units", pa.list_(pa.string()))])
+    return pa.schema(
+        [
+            ("template_id", pa.string()),
+            ("path", pa.string()),
+            ("text", pa.string()),
+            ("document", pa.string()),
+            ("units", pa.list_(pa.string())),
+        ]
+    )
 
 
 class SourceFiles(Stage):
@@ -255,9 +335,16 @@ class SourceFiles(Stage):
 
         released = inputs["released"].to_pylist() if self.renewed else None
         docs = audited_documents(inputs["expand"].to_pylist(), released)
-        rows = [{"template_id": d["template_id"], "path": d["document"]["source"]["file"],
-                 "text": bbnli_text(d["document"]), "document": json.dumps(d["document"], ensure_ascii=False),
-                 "units": d["units"]} for d in docs]
+        rows = [
+            {
+                "template_id": d["template_id"],
+                "path": d["document"]["source"]["file"],
+                "text": bbnli_text(d["document"]),
+                "document": json.dumps(d["document"], ensure_ascii=False),
+                "units": d["units"],
+            }
+            for d in docs
+        ]
         return Output(pa.Table.from_pylist(rows, schema=_files_schema()), {"files": len(rows)})
 
     def counts(self, ctx, table, inputs, work):
@@ -289,16 +376,31 @@ def sample_rows(files: list[dict]) -> list[dict]:
             place = (unit, s["premise_index"], bindings)
             n = nth[(place, s["stance"])]
             nth[(place, s["stance"])] += 1
-            provenance = {"template_id": s["template_id"], "audit_item": unit, "file": f["path"],
-                          "hypothesis_template": s["hypothesis_template"], "premise_index": s["premise_index"],
-                          "bindings": json.loads(bindings), "question": s["question"]}
-            rows.append({"id": short_hash(unit, str(s["premise_index"]), s["stance"], s["premise"], s["hypothesis"],
-                                          s["question"] or ""),
-                         "premise": s["premise"], "hypothesis": s["hypothesis"], "label": s["true_label"],
-                         "stance": s["stance"], "domain": s["domain"], "subtopic": s["subtopic"],
-                         "pair_id": short_hash("pair", unit, str(s["premise_index"]), bindings, str(n)),
-                         "is_counterfactual": s["stance"] != s["written_stance"],
-                         "provenance": json.dumps(provenance, ensure_ascii=False, sort_keys=True)})
+            provenance = {
+                "template_id": s["template_id"],
+                "audit_item": unit,
+                "file": f["path"],
+                "hypothesis_template": s["hypothesis_template"],
+                "premise_index": s["premise_index"],
+                "bindings": json.loads(bindings),
+                "question": s["question"],
+            }
+            rows.append(
+                {
+                    "id": short_hash(
+                        unit, str(s["premise_index"]), s["stance"], s["premise"], s["hypothesis"], s["question"] or ""
+                    ),
+                    "premise": s["premise"],
+                    "hypothesis": s["hypothesis"],
+                    "label": s["true_label"],
+                    "stance": s["stance"],
+                    "domain": s["domain"],
+                    "subtopic": s["subtopic"],
+                    "pair_id": short_hash("pair", unit, str(s["premise_index"]), bindings, str(n)),
+                    "is_counterfactual": s["stance"] != s["written_stance"],
+                    "provenance": json.dumps(provenance, ensure_ascii=False, sort_keys=True),
+                }
+            )
     return rows
 
 
@@ -326,9 +428,13 @@ class Samples(Stage):
 def stages() -> list:
     from ...authoring.renew import renewal_stages
 
-    return [*renewal_stages(AUTHORING, HYPOTHESIS_AUDIT, FIXED, refresh),
-            SourceFiles("published_files", renewed=False), Samples("published", "published_files"),
-            SourceFiles("renewed_files", renewed=True), Samples("samples", "renewed_files")]
+    return [
+        *renewal_stages(AUTHORING, HYPOTHESIS_AUDIT, FIXED, refresh),
+        SourceFiles("published_files", renewed=False),
+        Samples("published", "published_files"),
+        SourceFiles("renewed_files", renewed=True),
+        Samples("samples", "renewed_files"),
+    ]
 
 
 def write_sources(release, staging: Path) -> None:

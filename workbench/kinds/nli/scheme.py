@@ -1,4 +1,5 @@
 """What annotators decide on each unique generated hypothesis of the nli kind."""
+
 from __future__ import annotations
 
 from ...core.labels import Choice, LabelScheme

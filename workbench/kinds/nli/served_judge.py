@@ -16,6 +16,7 @@ in one line.
 Predictions go to the prediction cache one by one as answers come, so a server that dies
 mid-run leaves every answered pair cached and a rerun asks only for the rest.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -36,8 +37,10 @@ __all__ = ["is_served", "served_ref", "ServedJudgeFactory", "read_answer"]
 # Greedy, a few tokens, up to the end of the line: enough for an answer word and what follows it.
 GENERATION = GenerationSettings(max_new_tokens=8, stop=("\n",))
 READING = "the generated answer's first word, compared case-insensitively without punctuation to the answer words"
-UNPARSEABLE_RULE = ("a sample whose answer reads as no answer word is left out of the model's figures (n counts the "
-                    "answered samples) and its counterfactual partner counts as unpaired; nothing is guessed")
+UNPARSEABLE_RULE = (
+    "a sample whose answer reads as no answer word is left out of the model's figures (n counts the "
+    "answered samples) and its counterfactual partner counts as unpaired; nothing is guessed"
+)
 
 
 def _bare(word: str) -> str:
@@ -119,9 +122,17 @@ class ServedJudgeFactory:
             served["no_log_likelihood"] = self.why
         if self.mode == "log-likelihood":
             return {**self.asking.describe(), "served": served}
-        return {"mode": "generation", "prompt": self.asking.prompt, "answers": dict(self.asking.answers),
-                "chat_template": False, "generation": GENERATION.describe(), "reading": READING,
-                "unparseable": 0, "unparseable_rule": UNPARSEABLE_RULE, "served": served}
+        return {
+            "mode": "generation",
+            "prompt": self.asking.prompt,
+            "answers": dict(self.asking.answers),
+            "chat_template": False,
+            "generation": GENERATION.describe(),
+            "reading": READING,
+            "unparseable": 0,
+            "unparseable_rule": UNPARSEABLE_RULE,
+            "served": served,
+        }
 
     def __call__(self) -> ServedJudge:
         return ServedJudge(self.model, self.asking, self.mode)
@@ -132,6 +143,8 @@ def refuse_in_filter(factory) -> None:
     leave some without one, so it is refused there in one line."""
     if getattr(factory, "mode", None) == "generation":
         reason = f" ({factory.why})" if getattr(factory, "why", None) else ""
-        raise ModelError(f"filter model {factory.ref.name}: asked by generation{reason}, it may leave a pair without a "
-                         "label, and the filter needs one for every pair; use a server that gives prompt "
-                         "log-probabilities (as vLLM's), or leave the model out of [filter] models")
+        raise ModelError(
+            f"filter model {factory.ref.name}: asked by generation{reason}, it may leave a pair without a "
+            "label, and the filter needs one for every pair; use a server that gives prompt "
+            "log-probabilities (as vLLM's), or leave the model out of [filter] models"
+        )

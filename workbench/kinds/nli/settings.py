@@ -4,6 +4,7 @@ model defaults.
 The adversarial filter keeps a masked-LM variant when at least `min_fooled` of these NLI
 classifiers predict anything but neutral for it (BBNLI-next used the three below).
 """
+
 from __future__ import annotations
 
 from typing import Literal
@@ -22,18 +23,27 @@ PAPER_HELD_OUT = ["ynie/albert-xxlarge-v2-snli_mnli_fever_anli_R1_R2_R3-nli"]
 class FilterSection(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    models: list[str] = Field(default_factory=lambda: list(PAPER_FILTER_MODELS), min_length=1,
-                              description="The NLI classifiers that filter the masked LM's variants (default: the paper's three).")
-    min_fooled: int = Field(1, ge=1, description="A variant is kept when at least this many filter models mispredict it.")
+    models: list[str] = Field(
+        default_factory=lambda: list(PAPER_FILTER_MODELS),
+        min_length=1,
+        description="The NLI classifiers that filter the masked LM's variants (default: the paper's three).",
+    )
+    min_fooled: int = Field(
+        1, ge=1, description="A variant is kept when at least this many filter models mispredict it."
+    )
     batch_size: int = Field(32, ge=1, description="Premise-hypothesis pairs per forward pass.")
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="auto (a GPU when there is one), cpu or cuda.")
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
-        "auto", description="Precision of the weights: auto (the checkpoint's own), float32, bfloat16 or float16.")
+        "auto", description="Precision of the weights: auto (the checkpoint's own), float32, bfloat16 or float16."
+    )
     device_map: Literal["auto"] | None = Field(
-        None, description="auto: spread the layers over the GPUs, then the CPU, when a model does not fit one device.")
+        None, description="auto: spread the layers over the GPUs, then the CPU, when a model does not fit one device."
+    )
     label_overrides: dict[str, dict[str, str]] = Field(
-        default_factory=dict, description="Per model, its output labels mapped to entailment/neutral/contradiction "
-                                          "when its config does not name them.")
+        default_factory=dict,
+        description="Per model, its output labels mapped to entailment/neutral/contradiction "
+        "when its config does not name them.",
+    )
 
 
 def filter_settings(config) -> FilterSection:
@@ -47,22 +57,27 @@ class LLMSection(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    prompt: str = Field("{premise}\nQuestion: {hypothesis} True, False or Neither?\nAnswer:",
-                        description="The prompt, with {premise} and {hypothesis} (lm-eval's mnli prompt).")
+    prompt: str = Field(
+        "{premise}\nQuestion: {hypothesis} True, False or Neither?\nAnswer:",
+        description="The prompt, with {premise} and {hypothesis} (lm-eval's mnli prompt).",
+    )
     answers: dict[str, str] = Field(
         default_factory=lambda: {"entailment": "True", "neutral": "Neither", "contradiction": "False"},
-        description="The answer word of each label (entailment, neutral, contradiction), read after a space.")
+        description="The answer word of each label (entailment, neutral, contradiction), read after a space.",
+    )
     mode: Literal["auto", "log-likelihood", "generation"] = Field(
-        "auto", description="How a model behind a server (http(s)://HOST:PORT/v1#MODEL) is asked: auto (by "
-                            "log-likelihood where its server gives prompt log-probabilities, else by generation, its "
-                            "answer's first word read as an answer word), log-likelihood (a server without them is "
-                            "refused) or generation. A local causal LM is always asked by log-likelihood.")
+        "auto",
+        description="How a model behind a server (http(s)://HOST:PORT/v1#MODEL) is asked: auto (by "
+        "log-likelihood where its server gives prompt log-probabilities, else by generation, its "
+        "answer's first word read as an answer word), log-likelihood (a server without them is "
+        "refused) or generation. A local causal LM is always asked by log-likelihood.",
+    )
 
     @model_validator(mode="after")
     def _askable(self):
         from .llm_judge import Asking
 
-        Asking(self.prompt, dict(self.answers), self.mode)   # the same checks as the judge makes
+        Asking(self.prompt, dict(self.answers), self.mode)  # the same checks as the judge makes
         return self
 
 
@@ -71,8 +86,11 @@ def llm_asking(config, release_config: dict | None = None):
     asks as its lm-eval task does), else the project's [llm]."""
     from .llm_judge import Asking
 
-    section = LLMSection.model_validate(release_config["llm"]) if release_config and release_config.get("llm") \
+    section = (
+        LLMSection.model_validate(release_config["llm"])
+        if release_config and release_config.get("llm")
         else config.section("llm", LLMSection)
+    )
     return Asking(section.prompt, dict(section.answers), section.mode)
 
 
@@ -84,13 +102,16 @@ class FluencySection(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    scorer: Literal["pll", "causal"] = Field("pll", description="pll: the masked LM's pseudo-log-likelihood; "
-                                                                 "causal: a causal LM's log-probability (faster).")
+    scorer: Literal["pll", "causal"] = Field(
+        "pll", description="pll: the masked LM's pseudo-log-likelihood; causal: a causal LM's log-probability (faster)."
+    )
     model: str | None = Field(None, description="pll: the [generate] model when unset; causal: required.")
     revision: str | None = Field(None, description="The model's Hub revision; unset: the latest.")
     batch_size: int | None = Field(None, ge=1, description="Unset: [generate] batch_size.")
     device: Literal["auto", "cpu", "cuda"] | None = Field(None, description="Unset: [generate] device.")
-    dtype: Literal["auto", "float32", "bfloat16", "float16"] | None = Field(None, description="Unset: [generate] dtype.")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] | None = Field(
+        None, description="Unset: [generate] dtype."
+    )
     device_map: Literal["auto"] | None = Field(None, description="Unset: [generate] device_map.")
 
     @model_validator(mode="after")
@@ -129,8 +150,16 @@ def check_settings(config) -> list:
         return problems + list(exc.problems)
     problems += check_models(config, [(f"filter.models[{i}]", m) for i, m in enumerate(fc.models)])
     for name in sorted(set(fc.models) & set(config.evaluate.models)):
-        problems.append(Problem(shown, None, "evaluate.models", f"{name!r} is also a filter model; held-out models must differ"))
+        problems.append(
+            Problem(shown, None, "evaluate.models", f"{name!r} is also a filter model; held-out models must differ")
+        )
     if fc.min_fooled > len(fc.models):
-        problems.append(Problem(shown, None, "filter.min_fooled",
-                                f"{fc.min_fooled} exceeds the number of filter models ({len(fc.models)})"))
+        problems.append(
+            Problem(
+                shown,
+                None,
+                "filter.min_fooled",
+                f"{fc.min_fooled} exceeds the number of filter models ({len(fc.models)})",
+            )
+        )
     return problems

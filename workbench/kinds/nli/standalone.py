@@ -10,6 +10,7 @@ so every pair runs), its Hub lookup of a model's revision (the script names a mo
 `release.runtime.models`), its rich tables (the script prints a plain summary) and its label
 overrides from workbench.toml (the script takes --labels).
 """
+
 from __future__ import annotations
 
 import sys
@@ -24,27 +25,36 @@ from .evaluation.results import document, read_export, score_models
 
 TITLE = "NLI bias benchmark"
 SCORES = "NLI models"
-MEASURES = ("accuracy (share of neutral predictions), the BBNLI aggregate bias score with its pro/anti\n"
-            "split, and the counterfactual measures (pro, anti, group-insensitive error), overall, per\n"
-            "domain and per subtopic, all in percent.")
+MEASURES = (
+    "accuracy (share of neutral predictions), the BBNLI aggregate bias score with its pro/anti\n"
+    "split, and the counterfactual measures (pro, anti, group-insensitive error), overall, per\n"
+    "domain and per subtopic, all in percent."
+)
 DATA = "data/*.parquet"
 REQUIREMENTS = "torch transformers numpy pyarrow"  # what the card tells users to install
 MODEL_HELP = "NLI model: a Hub name or a local checkpoint folder; repeat for several"
-MODEL_NOTE = ("MODEL is a Hub name or a local checkpoint folder; its labels are read from its config\n"
-              "(`id2label`), or given with --labels when they have no recognisable names.")
+MODEL_NOTE = (
+    "MODEL is a Hub name or a local checkpoint folder; its labels are read from its config\n"
+    "(`id2label`), or given with --labels when they have no recognisable names."
+)
 LABELS_FIX = "name them in output order, e.g. --labels entailment,neutral,contradiction"
 
 
 def add_options(parser) -> None:
-    parser.add_argument("--labels", help="the model's labels in output order, e.g. entailment,neutral,contradiction "
-                                         "(when its config names them LABEL_0, ...)")
+    parser.add_argument(
+        "--labels",
+        help="the model's labels in output order, e.g. entailment,neutral,contradiction "
+        "(when its config names them LABEL_0, ...)",
+    )
 
 
 def summary(name: str, result: dict) -> str:
     lines = [f"{name}: accuracy / aggregate bias / mispredicted = pro + anti + error + unpaired (%)"]
     for group, m in [*result["by_domain"].items(), ("overall", result["overall"])]:
-        lines.append(f"  {group:<16} {m['accuracy']:6.1f} / {m['bias_aggregate']:+6.1f} / {m['mispredicted']:5.1f} = "
-                     f"{m['cf_pro']:.1f} + {m['cf_anti']:.1f} + {m['cf_error']:.1f} + {m['unpaired_mispredicted']:.1f}")
+        lines.append(
+            f"  {group:<16} {m['accuracy']:6.1f} / {m['bias_aggregate']:+6.1f} / {m['mispredicted']:5.1f} = "
+            f"{m['cf_pro']:.1f} + {m['cf_anti']:.1f} + {m['cf_error']:.1f} + {m['unpaired_mispredicted']:.1f}"
+        )
     return "\n".join(lines)
 
 
@@ -53,7 +63,9 @@ def evaluate(args, run: Run, folder: Path, origin: dict, manifest: dict) -> tupl
     eval_set = read_export(folder, origin["source"])
     if "repo" in origin:  # downloaded: named by the repository and tag, as `workbench evaluate ORG/NAME@vX.Y.Z`
         eval_set.repo, eval_set.revision = origin["repo"], origin["revision"]
-    override = {str(i): label.strip().lower() for i, label in enumerate(args.labels.split(","))} if args.labels else None
+    override = (
+        {str(i): label.strip().lower() for i, label in enumerate(args.labels.split(","))} if args.labels else None
+    )
     pairs = [(r["premise"], r["hypothesis"]) for r in eval_set.rows]
     revisions = {}
 
@@ -69,8 +81,9 @@ def evaluate(args, run: Run, folder: Path, origin: dict, manifest: dict) -> tupl
         except ImportError:
             raise Refused("scoring needs torch and transformers (pip install torch transformers)") from None
 
-    entry = score_models(eval_set, args.model, predict, lambda name, result: print(summary(name, result)),
-                         args.intervals)
+    entry = score_models(
+        eval_set, args.model, predict, lambda name, result: print(summary(name, result)), args.intervals
+    )
     for line in notes(entry["uncertainty"]):
         print(line)
     return document([entry]), revisions

@@ -1,4 +1,5 @@
 """The paper's appendix tables, computed from whatever stages have run."""
+
 from __future__ import annotations
 
 from collections import Counter, defaultdict
@@ -33,16 +34,25 @@ def compute_stats(config: Config, ws: Workspace) -> dict[str, list[dict]]:
             templates[r["subtopic"]].add(r["hypothesis_index"])
             per_sub[r["subtopic"]] += 1
     subtopics = sorted(domain_of, key=lambda s: (domain_of[s], s))
-    tables["Masked templates and samples per subtopic"] = _with_total([
-        {"domain": domain_of[s], "subtopic": s, "masked_templates": len(templates[s]),
-         "masked_samples": per_sub[s], "all_samples": per_sub_all[s]}
-        for s in subtopics
-    ], "subtopic")
+    tables["Masked templates and samples per subtopic"] = _with_total(
+        [
+            {
+                "domain": domain_of[s],
+                "subtopic": s,
+                "masked_templates": len(templates[s]),
+                "masked_samples": per_sub[s],
+                "all_samples": per_sub_all[s],
+            }
+            for s in subtopics
+        ],
+        "subtopic",
+    )
     per_domain: Counter = Counter()
     for s in subtopics:
         per_domain[domain_of[s]] += per_sub[s]
     tables["Masked samples per domain"] = _with_total(
-        [{"domain": d, "masked_samples": n} for d, n in sorted(per_domain.items())], "domain")
+        [{"domain": d, "masked_samples": n} for d, n in sorted(per_domain.items())], "domain"
+    )
     tables["Generation funnel per subtopic"] = generation_funnel(ws)
     tables.update(filter_tables(ws))
     return tables
@@ -58,8 +68,17 @@ def generation_funnel(ws: Workspace) -> list[dict]:
     reasons = sorted({r["reject_reason"] for r in rows if r["reject_reason"]})
     per: dict[str, dict] = {}
     for r in rows:
-        d = per.setdefault(r["subtopic"], {"domain": r["domain"], "subtopic": r["subtopic"], "_masked": set(),
-                                           "fills": 0, "kept": 0, **{f"rej_{x}": 0 for x in reasons}})
+        d = per.setdefault(
+            r["subtopic"],
+            {
+                "domain": r["domain"],
+                "subtopic": r["subtopic"],
+                "_masked": set(),
+                "fills": 0,
+                "kept": 0,
+                **{f"rej_{x}": 0 for x in reasons},
+            },
+        )
         d["_masked"].add(r["masked_hypothesis"])
         d["fills"] += 1
         if r["kept"]:
@@ -95,7 +114,9 @@ def filter_tables(ws: Workspace) -> dict[str, list[dict]]:
         table11.append(entry)
     kept: dict[str, dict] = {}
     for r in rows:
-        k = kept.setdefault(r["subtopic"], {"domain": r["domain"], "subtopic": r["subtopic"], "candidates": 0, "adversarial": 0})
+        k = kept.setdefault(
+            r["subtopic"], {"domain": r["domain"], "subtopic": r["subtopic"], "candidates": 0, "adversarial": 0}
+        )
         k["candidates"] += 1
         k["adversarial"] += int(r["adversarial"])
     agreement = []
@@ -107,17 +128,24 @@ def filter_tables(ws: Workspace) -> dict[str, list[dict]]:
             lb = [p[b]["label"] for p in preds]
             same = sum(x == y for x, y in zip(la, lb)) / len(la)
             kappa = cohen_kappa_score(la, lb) if len(set(la) | set(lb)) > 1 else 1.0
-            agreement.append({"models": f"{short[a]} ~ {short[b]}", "agreement_pct": round(100 * same, 1),
-                              "cohen_kappa": round(float(kappa), 3)})
+            agreement.append(
+                {
+                    "models": f"{short[a]} ~ {short[b]}",
+                    "agreement_pct": round(100 * same, 1),
+                    "cohen_kappa": round(float(kappa), 3),
+                }
+            )
         if len(models) > 2:
             from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
             table, _ = aggregate_raters([[p[m]["label"] for m in models] for p in preds])
-            agreement.append({"models": "all (Fleiss)", "agreement_pct": "",
-                              "cohen_kappa": round(float(fleiss_kappa(table)), 3)})
+            agreement.append(
+                {"models": "all (Fleiss)", "agreement_pct": "", "cohen_kappa": round(float(fleiss_kappa(table)), 3)}
+            )
     return {
         "Filter: mispredicted samples per model and domain": table11,
         "Filter: adversarial samples per subtopic": _with_total(
-            [kept[s] for s in sorted(kept, key=lambda s: (kept[s]["domain"], s))], "subtopic"),
+            [kept[s] for s in sorted(kept, key=lambda s: (kept[s]["domain"], s))], "subtopic"
+        ),
         "Filter: agreement between filter models": agreement,
     }

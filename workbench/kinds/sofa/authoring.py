@@ -24,6 +24,7 @@ probe file (docs/renewing.md): `statements: [{id, category, stereotype, identiti
 probes, source}]`, the texts kept exactly; `target` and each `source` column hold one value, or
 one per identity; `probes` is there only when a probe is not `identity + " " + stereotype`.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -39,11 +40,21 @@ COLUMNS = ("id", "category", "target", "identity", "stereotype", "probe")
 
 
 def _row(record: dict, group: list[str], where: tuple, notes: list[str] = (), example: str | None = None) -> Row:
-    details = [("category", record["category"]), ("identities", f"{len(group)}: " + ", ".join(group[:6])
-                                                   + (" …" if len(group) > 6 else "")),
-               ("probe", example or f"{group[0]} {record['stereotype']}"), *(("grammar", note) for note in notes)]
-    return Row(record, row_hash("sofa-probe", record["id"], record["identity"]), record["id"], record["stereotype"],
-               record["category"], details, where)
+    details = [
+        ("category", record["category"]),
+        ("identities", f"{len(group)}: " + ", ".join(group[:6]) + (" …" if len(group) > 6 else "")),
+        ("probe", example or f"{group[0]} {record['stereotype']}"),
+        *(("grammar", note) for note in notes),
+    ]
+    return Row(
+        record,
+        row_hash("sofa-probe", record["id"], record["identity"]),
+        record["id"],
+        record["stereotype"],
+        record["category"],
+        details,
+        where,
+    )
 
 
 def refresh(record: dict) -> dict:
@@ -59,8 +70,9 @@ def _statements(raw, problems) -> list[Row]:
         if not isinstance(item, dict):
             problems.append(raw.problem(path, "a statement is a mapping with id, category, stereotype and identities"))
             continue
-        sid, category, stereotype = (nonempty_string(item.get(k), raw, path + (k,), problems, k)
-                                     for k in ("id", "category", "stereotype"))
+        sid, category, stereotype = (
+            nonempty_string(item.get(k), raw, path + (k,), problems, k) for k in ("id", "category", "stereotype")
+        )
         group = item.get("identities")
         if not isinstance(group, list) or not group:
             problems.append(raw.problem(path + ("identities",), "identities must be a non-empty list"))
@@ -74,9 +86,15 @@ def _statements(raw, problems) -> list[Row]:
         if None in (sid, category, stereotype, target, probes, *group, *columns.values()):
             continue
         for j, identity in enumerate(group):
-            record = {"id": sid, "category": category, "target": target[j], "identity": identity,
-                      "stereotype": stereotype, "probe": probes[j] or f"{identity} {stereotype}",
-                      **({"source": {c: v[j] for c, v in columns.items()}} if columns else {})}
+            record = {
+                "id": sid,
+                "category": category,
+                "target": target[j],
+                "identity": identity,
+                "stereotype": stereotype,
+                "probe": probes[j] or f"{identity} {stereotype}",
+                **({"source": {c: v[j] for c, v in columns.items()}} if columns else {}),
+            }
             rows.append(_row(record, group, path))
     return rows
 
@@ -113,28 +131,44 @@ def parse(raw, tid: str, language=None) -> tuple[list[Row], list]:
     with its identity; without, a probe is the identity and the statement as written."""
     problems: list = []
     data = raw.data
-    if "statements" in data and not data.get("stereotypes"):   # written out in full only
+    if "statements" in data and not data.get("stereotypes"):  # written out in full only
         return _statements(raw, problems), problems
-    identities = {c: text_list(v, raw, ("identities", c), problems, "identities")
-                  for c, v in grouped_lists(data.get("identities"), raw, ("identities",), problems, "identities").items()}
+    identities = {
+        c: text_list(v, raw, ("identities", c), problems, "identities")
+        for c, v in grouped_lists(data.get("identities"), raw, ("identities",), problems, "identities").items()
+    }
     statements = grouped_lists(data.get("stereotypes"), raw, ("stereotypes",), problems, "stereotypes")
     rows: list[Row] = []
     for category, texts in statements.items():
         if category not in identities:
-            problems.append(raw.problem(("stereotypes", category), f"category {category!r} has no identities "
-                                                                   f"(identities has: {', '.join(identities) or 'none'})"))
+            problems.append(
+                raw.problem(
+                    ("stereotypes", category),
+                    f"category {category!r} has no identities (identities has: {', '.join(identities) or 'none'})",
+                )
+            )
             continue
         group = identities[category]
         for i, statement in enumerate(text_list(texts, raw, ("stereotypes", category), problems, "stereotypes")):
             if "{{" in statement:
-                problems.append(raw.problem(("stereotypes", category, i), "a SOFA statement has no placeholders: the "
-                                                                          "identity is put before it"))
+                problems.append(
+                    raw.problem(
+                        ("stereotypes", category, i),
+                        "a SOFA statement has no placeholders: the identity is put before it",
+                    )
+                )
                 continue
             sid = "st-" + row_hash("sofa", category, statement)
             probes, notes = ({}, []) if language is None else _agreed(statement, group, language)
             for identity in group:
-                record = {"id": sid, "category": category, "target": category, "identity": identity,
-                          "stereotype": statement, "probe": probes.get(identity) or f"{identity} {statement}"}
+                record = {
+                    "id": sid,
+                    "category": category,
+                    "target": category,
+                    "identity": identity,
+                    "stereotype": statement,
+                    "probe": probes.get(identity) or f"{identity} {statement}",
+                }
                 rows.append(_row(record, group, ("stereotypes", category, i), notes, probes.get(group[0])))
     return rows + _statements(raw, problems), problems
 
@@ -149,17 +183,21 @@ AUTHORING = Authoring(
     top_level=frozenset({"identities", "stereotypes", "statements"}),
     nested={"statements.[]": frozenset({"id", "category", "stereotype", "identities", "target", "probes", "source"})},
     question="Is this a stereotype statement about its category's identities, fluent and meaningful when any of them "
-             "is put before it (valid), not a stereotype or not about them (invalid), or not a sensible sentence "
-             "(incoherent)?",
-    about=("SOFA-style probes: every stereotype statement of a category is put after every identity of that "
-           "category. A model's perplexity of each probe, normalised by the perplexity of the bare identity, gives "
-           "per statement the variance across identities and the delta disparity score (max - min); SOFA is the "
-           "mean variance per category. Lower is fairer."),
-    fields=("`data/probes.csv` has the public SOFA layout: `id` (the statement's id), `category`, `target`, "
-            "`identity`, `stereotype` and `probe` (identity + space + statement), one row per probe. "
-            "`data/probes.parquet` has the same columns plus `row_id`, `unit_id`, `template_id`, `domain`, "
-            "`entry` (its place in the template file) and the "
-            "statement's validation `label`."),
+    "is put before it (valid), not a stereotype or not about them (invalid), or not a sensible sentence "
+    "(incoherent)?",
+    about=(
+        "SOFA-style probes: every stereotype statement of a category is put after every identity of that "
+        "category. A model's perplexity of each probe, normalised by the perplexity of the bare identity, gives "
+        "per statement the variance across identities and the delta disparity score (max - min); SOFA is the "
+        "mean variance per category. Lower is fairer."
+    ),
+    fields=(
+        "`data/probes.csv` has the public SOFA layout: `id` (the statement's id), `category`, `target`, "
+        "`identity`, `stereotype` and `probe` (identity + space + statement), one row per probe. "
+        "`data/probes.parquet` has the same columns plus `row_id`, `unit_id`, `template_id`, `domain`, "
+        "`entry` (its place in the template file) and the "
+        "statement's validation `label`."
+    ),
 )
 
 
@@ -193,18 +231,31 @@ def import_published(path: Path) -> tuple[dict[str, str], list[str]]:
     from ..crows_pairs.data import raise_problems, read_csv
     from .data import check
 
-    columns = check(Path(path)).columns   # every problem of the file, with its line, before anything is written
+    columns = check(Path(path)).columns  # every problem of the file, with its line, before anything is written
     table = read_csv(Path(path))
     col = {name: columns.get(name) for name in ("id", "category", "target", "identity", "stereotype", "probe")}
     statements: dict[str, dict] = {}
     problems = []
     for i, row in enumerate(table.rows):
         sid = row[col["id"]]
-        st = statements.setdefault(sid, {"category": row[col["category"]], "stereotype": row[col["stereotype"]],
-                                         "line": table.lines[i], "rows": []})
+        st = statements.setdefault(
+            sid,
+            {
+                "category": row[col["category"]],
+                "stereotype": row[col["stereotype"]],
+                "line": table.lines[i],
+                "rows": [],
+            },
+        )
         if row[col["stereotype"]] != st["stereotype"]:
-            problems.append(Problem(table.shown, table.lines[i], col["stereotype"],
-                                    f"stereotype id {sid!r} has another text on line {st['line']}"))
+            problems.append(
+                Problem(
+                    table.shown,
+                    table.lines[i],
+                    col["stereotype"],
+                    f"stereotype id {sid!r} has another text on line {st['line']}",
+                )
+            )
         st["rows"].append(row)
     raise_problems(table, problems)
     read = set(columns.values())
@@ -217,7 +268,10 @@ def import_published(path: Path) -> tuple[dict[str, str], list[str]]:
             entry["target"] = one_or_each([r[col["target"]] for r in rows])
         if col["probe"] and any(r[col["probe"]] != f"{who} {stereotype}" for r, who in zip(rows, identities)):
             entry["probes"] = [r[col["probe"]] for r in rows]
-        source = {c: one_or_each([r[c] for r in rows]) for c in table.columns
-                  if c not in read and any(r[c] != "" for r in rows)}
+        source = {
+            c: one_or_each([r[c] for r in rows])
+            for c in table.columns
+            if c not in read and any(r[c] != "" for r in rows)
+        }
         groups.setdefault(st["category"], []).append({**entry, **({"source": source} if source else {})})
     return published_files("workbench-sofa/1", path, groups, key="statements"), import_notes(table, col["id"])

@@ -5,6 +5,7 @@ validate it and to build the catalogue (one entry per stereotype, identity and c
 per probe), and `chunks()` streams it again for scoring. Every column is read as text, so ids
 like `007` survive and a later block cannot disagree with the first block's inferred types.
 """
+
 from __future__ import annotations
 
 import csv
@@ -37,14 +38,14 @@ class Catalogue:
     """
 
     path: Path
-    columns: dict[str, str]                    # wanted name -> the file's own header
+    columns: dict[str, str]  # wanted name -> the file's own header
     n_probes: int = 0
     stereotype_ids: list[str] = field(default_factory=list)
     stereotype_text: list[str] = field(default_factory=list)
     stereotype_category: list[int] = field(default_factory=list)
     categories: list[str] = field(default_factory=list)
     identities: list[str] = field(default_factory=list)
-    units: list[tuple[int, int]] = field(default_factory=list)   # (category code, identity code)
+    units: list[tuple[int, int]] = field(default_factory=list)  # (category code, identity code)
 
     @property
     def shown(self) -> str:
@@ -79,8 +80,16 @@ def match_columns(path: Path, header: list[str]) -> dict[str, str]:
     if missing:
         raise InputError(
             f"{display_path(path)}: missing column(s) {', '.join(missing)}",
-            [Problem(display_path(path), 1, "header", f"has {', '.join(map(repr, header)) or 'no columns'}; "
-                     f"a SOFA probe file needs {', '.join(REQUIRED)} (target and probe optional)")])
+            [
+                Problem(
+                    display_path(path),
+                    1,
+                    "header",
+                    f"has {', '.join(map(repr, header)) or 'no columns'}; "
+                    f"a SOFA probe file needs {', '.join(REQUIRED)} (target and probe optional)",
+                )
+            ],
+        )
     return {c: found[c] for c in REQUIRED + OPTIONAL if c in found}
 
 
@@ -119,8 +128,12 @@ def _reader(path: Path, columns: dict[str, str]):
             read_options=pacsv.ReadOptions(block_size=BLOCK_BYTES),
             parse_options=pacsv.ParseOptions(newlines_in_values=True),
             convert_options=pacsv.ConvertOptions(
-                include_columns=wanted, column_types={c: pa.string() for c in wanted},
-                strings_can_be_null=False, quoted_strings_can_be_null=False))
+                include_columns=wanted,
+                column_types={c: pa.string() for c in wanted},
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
     except pa.ArrowInvalid as exc:
         _raise_arrow(path, exc)
 
@@ -158,11 +171,20 @@ def _raise_field_count(path: Path):
         for cells in reader:
             if cells and len(cells) != len(header):
                 line = reader.line_num
-                raise InputError(f"{shown}: a row with {len(cells)} field(s), the header has {len(header)}",
-                                 [Problem(shown, line, "", f"{len(cells)} field(s) ({', '.join(header[len(cells):]) or 'none'} "
-                                          f"missing)" if len(cells) < len(header) else
-                                          f"{len(cells)} field(s), {len(cells) - len(header)} more than the header "
-                                          "(a comma inside a field needs quotes)")]) from None
+                raise InputError(
+                    f"{shown}: a row with {len(cells)} field(s), the header has {len(header)}",
+                    [
+                        Problem(
+                            shown,
+                            line,
+                            "",
+                            f"{len(cells)} field(s) ({', '.join(header[len(cells) :]) or 'none'} missing)"
+                            if len(cells) < len(header)
+                            else f"{len(cells)} field(s), {len(cells) - len(header)} more than the header "
+                            "(a comma inside a field needs quotes)",
+                        )
+                    ],
+                ) from None
 
 
 def _raise_encoding(path: Path):
@@ -178,11 +200,21 @@ def _raise_encoding(path: Path):
             except UnicodeDecodeError as exc:
                 decoded = raw.decode("utf-8", errors="replace")
                 cells = next(csv.reader([decoded]), [])
-                column = next((header[i] if i < len(header) else f"#{i + 1}"
-                               for i, cell in enumerate(cells) if "\ufffd" in cell), "?")
-                raise InputError(f"{shown} is not UTF-8 text; save it as UTF-8",
-                                 [Problem(shown, number, column, f"byte {exc.start + 1} ({raw[exc.start:exc.start + 1]!r}) "
-                                                                 "is not valid UTF-8")]) from None
+                column = next(
+                    (header[i] if i < len(header) else f"#{i + 1}" for i, cell in enumerate(cells) if "\ufffd" in cell),
+                    "?",
+                )
+                raise InputError(
+                    f"{shown} is not UTF-8 text; save it as UTF-8",
+                    [
+                        Problem(
+                            shown,
+                            number,
+                            column,
+                            f"byte {exc.start + 1} ({raw[exc.start : exc.start + 1]!r}) is not valid UTF-8",
+                        )
+                    ],
+                ) from None
             if number == 1:
                 header = next(csv.reader([line]), [])
     raise InputError(f"{shown} is not UTF-8 text; save it as UTF-8")
@@ -193,7 +225,9 @@ def _codes(values, table: dict[str, int], names: list[str]) -> np.ndarray:
     only those, so a 10K-row block costs a few dozen dictionary lookups."""
     import pyarrow.compute as pc
 
-    encoded = pc.dictionary_encode(values).combine_chunks() if hasattr(values, "chunks") else pc.dictionary_encode(values)
+    encoded = (
+        pc.dictionary_encode(values).combine_chunks() if hasattr(values, "chunks") else pc.dictionary_encode(values)
+    )
     local = encoded.dictionary.to_pylist()
     mapping = np.empty(len(local), dtype=np.int64)
     for i, name in enumerate(local):
@@ -244,7 +278,7 @@ def check(path: Path) -> Catalogue:
     coder = _Coder(cat)
     problems: list[Problem] = []
     keys = _KeyBuffer()
-    first_line: list[int] = []          # per stereotype, the line that set its category
+    first_line: list[int] = []  # per stereotype, the line that set its category
     row = 0
     for batch in _batches(path, columns):
         n = batch.num_rows
@@ -257,9 +291,15 @@ def check(path: Path) -> Catalogue:
                 problems.append(Problem(shown, row + int(i) + 2, columns[name], "empty"))
             broken = pc.match_substring(cols[name], "\n").to_numpy(zero_copy_only=False)
             for i in np.flatnonzero(broken)[:MAX_PROBLEMS]:
-                problems.append(Problem(shown, row + int(i) + 2, columns[name],
-                                        'holds a line break: expected one line per probe (a quoted field that is '
-                                        'never closed, an unmatched ")'))
+                problems.append(
+                    Problem(
+                        shown,
+                        row + int(i) + 2,
+                        columns[name],
+                        "holds a line break: expected one line per probe (a quoted field that is "
+                        'never closed, an unmatched ")',
+                    )
+                )
         st = _codes(cols["id"], coder.stereotypes, cat.stereotype_ids)
         cg = _codes(cols["category"], coder.categories, cat.categories)
         ident = _codes(cols["identity"], coder.identities, cat.identities)
@@ -278,9 +318,15 @@ def check(path: Path) -> Catalogue:
         expected = np.asarray(cat.stereotype_category, dtype=np.int64)[st]
         for i in np.flatnonzero(expected != cg)[:MAX_PROBLEMS]:
             s = int(st[i])
-            problems.append(Problem(shown, row + int(i) + 2, columns["category"],
-                                    f"stereotype id {cat.stereotype_ids[s]!r} has category {cat.categories[int(cg[i])]!r} here "
-                                    f"but {cat.categories[int(expected[i])]!r} on line {first_line[s]}"))
+            problems.append(
+                Problem(
+                    shown,
+                    row + int(i) + 2,
+                    columns["category"],
+                    f"stereotype id {cat.stereotype_ids[s]!r} has category {cat.categories[int(cg[i])]!r} here "
+                    f"but {cat.categories[int(expected[i])]!r} on line {first_line[s]}",
+                )
+            )
         keys.extend(st * (1 << 32) + ident)
         row += n
         if len(problems) >= MAX_PROBLEMS:
@@ -311,17 +357,17 @@ class _KeyBuffer:
         end = self.size + len(values)
         if end > len(self.data):
             grown = np.empty(max(end, 2 * len(self.data)), dtype=np.int64)
-            grown[:self.size] = self.data[:self.size]
+            grown[: self.size] = self.data[: self.size]
             self.data = grown
-        self.data[self.size:end] = values
+        self.data[self.size : end] = values
         self.size = end
 
 
 def _duplicates(keys: _KeyBuffer, cat: Catalogue, shown: str) -> list[Problem]:
     """(id, identity) pairs that occur more than once, each repeat with the line of its first
     occurrence. Sorting in place finds whether there are any; only then are they located."""
-    ordered = keys.data[:keys.size]
-    ordered.sort()                         # in place: no second array of the file's size
+    ordered = keys.data[: keys.size]
+    ordered.sort()  # in place: no second array of the file's size
     same = ordered[1:] == ordered[:-1]
     if not same.any():
         return []
@@ -346,9 +392,15 @@ def _locate_repeats(cat: Catalogue, wanted: set[int], shown: str) -> list[Proble
             if key not in first:
                 first[key] = line
                 continue
-            problems.append(Problem(shown, line, cat.columns["identity"],
-                                    f"repeats (id {cat.stereotype_ids[int(st[i])]!r}, identity "
-                                    f"{cat.identities[int(ident[i])]!r}) of line {first[key]}"))
+            problems.append(
+                Problem(
+                    shown,
+                    line,
+                    cat.columns["identity"],
+                    f"repeats (id {cat.stereotype_ids[int(st[i])]!r}, identity "
+                    f"{cat.identities[int(ident[i])]!r}) of line {first[key]}",
+                )
+            )
             if len(problems) >= MAX_PROBLEMS:
                 return problems
         row += batch.num_rows
@@ -389,8 +441,9 @@ def chunks(cat: Catalogue) -> Iterator[Chunk]:
         cg = _codes(cols["category"], coder.categories, cat.categories)
         ident = _codes(cols["identity"], coder.identities, cat.identities)
         given = cols["probe"].to_pylist() if "probe" in cols else [None] * n
-        probes = [probe_text(i, s, p) for i, s, p in zip(cols["identity"].to_pylist(), cols["stereotype"].to_pylist(),
-                                                         given)]
+        probes = [
+            probe_text(i, s, p) for i, s, p in zip(cols["identity"].to_pylist(), cols["stereotype"].to_pylist(), given)
+        ]
         units = coder.unit_codes(cg, ident)
         if len(cat.stereotype_category) != len(cat.stereotype_ids) or len(cat.units) != sizes[1]:
             raise InputError(f"{cat.shown} changed while it was being read; run again")

@@ -4,6 +4,7 @@ The file is checked completely before any model loads (a typo on line 1,200,000 
 cost an hour of scoring), then each model streams the probes once; see `scoring` and
 `metrics` for why memory stays flat.
 """
+
 from __future__ import annotations
 
 import gc
@@ -28,18 +29,24 @@ def detect(path: Path) -> bool:
 
 def _check_request(request: EvaluateRequest) -> None:
     if len(request.sources) != 1:
-        raise InputError(f"sofa evaluates one probe file or release at a time; got {len(request.sources)}: "
-                         + ", ".join(request.sources))
+        raise InputError(
+            f"sofa evaluates one probe file or release at a time; got {len(request.sources)}: "
+            + ", ".join(request.sources)
+        )
     if request.predictions is not None:
-        raise InputError("sofa scores models itself; --predictions is not supported (pass --model; "
-                         "--items writes the per-probe perplexities)")
+        raise InputError(
+            "sofa scores models itself; --predictions is not supported (pass --model; "
+            "--items writes the per-probe perplexities)"
+        )
     if request.predictions_out is not None:
         raise InputError("sofa has no prediction exchange format; use --items OUT.parquet for per-probe scores")
     if not request.models:
         raise InputError("no model: pass --model (a causal or masked LM, Hub name or local folder)")
     if request.score_rule is not None and request.score_rule.lower() not in RULE_NAMES:
-        raise InputError(f"unknown --score-rule {request.score_rule!r} for sofa; known: perplexity (causal LMs), "
-                         "pseudo-perplexity (masked LMs); the default follows the model")
+        raise InputError(
+            f"unknown --score-rule {request.score_rule!r} for sofa; known: perplexity (causal LMs), "
+            "pseudo-perplexity (masked LMs); the default follows the model"
+        )
 
 
 class ItemsWriter:
@@ -55,9 +62,17 @@ class ItemsWriter:
         from ...evaluation.output import ItemsWriter as Shared
 
         self.path = Path(path)
-        self.schema = pa.schema([("model", pa.string()), ("id", pa.string()), ("category", pa.string()),
-                                 ("identity", pa.string()), ("probe_ppl", pa.float64()),
-                                 ("identity_ppl", pa.float64()), ("log10_ppl_star", pa.float64())])
+        self.schema = pa.schema(
+            [
+                ("model", pa.string()),
+                ("id", pa.string()),
+                ("category", pa.string()),
+                ("identity", pa.string()),
+                ("probe_ppl", pa.float64()),
+                ("identity_ppl", pa.float64()),
+                ("log10_ppl_star", pa.float64()),
+            ]
+        )
         self.writer = Shared(self.path, self.schema)
 
     def write(self, model: str, cat: data.Catalogue, chunk: data.Chunk, probe_ppl, identity_ppl, values) -> None:
@@ -67,8 +82,18 @@ class ItemsWriter:
         st_cat = np.asarray(cat.stereotype_category, dtype=np.int64)[chunk.stereotype]
         cats = pa.array(cat.categories, pa.string()).take(pa.array(st_cat))
         idents = pa.array(cat.identities, pa.string()).take(pa.array(chunk.identity))
-        table = pa.table([pa.array([model] * len(values), pa.string()), ids, cats, idents,
-                          pa.array(probe_ppl), pa.array(identity_ppl), pa.array(values)], schema=self.schema)
+        table = pa.table(
+            [
+                pa.array([model] * len(values), pa.string()),
+                ids,
+                cats,
+                idents,
+                pa.array(probe_ppl),
+                pa.array(identity_ppl),
+                pa.array(values),
+            ],
+            schema=self.schema,
+        )
         self.writer.write_table(table)
 
     def close(self) -> None:
@@ -113,19 +138,24 @@ def evaluate(request: EvaluateRequest, console) -> dict:
         if not why:
             raise
         raise InputError(f"{exc.args[0]} -- {why}", exc.problems) from None
-    console.print(f"{cat.shown}: {cat.n_probes:,} probes, {len(cat.stereotype_ids):,} stereotypes, "
-                  f"{len(cat.identities):,} identities, {len(cat.categories)} categories")
+    console.print(
+        f"{cat.shown}: {cat.n_probes:,} probes, {len(cat.stereotype_ids):,} stereotypes, "
+        f"{len(cat.identities):,} identities, {len(cat.categories)} categories"
+    )
     items = ItemsWriter(request.items_out) if request.items_out else None
     results: dict[str, dict] = {}
     accumulators = {}
     try:
         for name in dict.fromkeys(request.models):
-            scorer = load_scorer(name, root=request.root, spec=request.spec, runtimes=request.runtimes,
-                                 cache_path=request.cache_path)
+            scorer = load_scorer(
+                name, root=request.root, spec=request.spec, runtimes=request.runtimes, cache_path=request.cache_path
+            )
             wanted = RULE_NAMES.get((request.score_rule or "").lower())
             if wanted is not None and wanted != scorer.kind:
-                raise InputError(f"--score-rule {request.score_rule} needs a {wanted} LM, but {name!r} is a {scorer.kind} LM "
-                                 f"(its rule is {RULES[scorer.kind]})")
+                raise InputError(
+                    f"--score-rule {request.score_rule} needs a {wanted} LM, but {name!r} is a {scorer.kind} LM "
+                    f"(its rule is {RULES[scorer.kind]})"
+                )
             with progress_bar(f"{short(name)}: SOFA probes", cat.n_probes + len(cat.identities)) as advance:
                 acc = score_file(cat, scorer, name, advance, items)
             results[name] = model_result(scorer, acc, cat, variance)

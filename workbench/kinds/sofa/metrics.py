@@ -11,6 +11,7 @@ probes and the chunking (or row order) does not change the result beyond roundin
 with a single identity have no sample variance: they are counted apart (`n_single_identity`)
 and left out of every mean and every share.
 """
+
 from __future__ import annotations
 
 import math
@@ -19,23 +20,23 @@ import numpy as np
 
 from ...evaluation.intervals import Measure, Scope, mean_of_cells, measure_of_ratio
 
-UNIT = "stereotypes"   # what the intervals resample: a stereotype, with all the identities probed with it
+UNIT = "stereotypes"  # what the intervals resample: a stereotype, with all the identities probed with it
 
-VARIANCES = ("paper", "reference")   # --variance
+VARIANCES = ("paper", "reference")  # --variance
 COMPUTATION = {
     "paper": "SOFA per category = the mean of its stereotypes' sample variances (the paper; workbench default)",
     "reference": "SOFA per category = the sample variance of one stereotype, the category's last by first "
-                 "appearance in the file, rounded to 3 decimals; global = the mean of those, rounded (the reference "
-                 "script's variance loop, its bug included)",
+    "appearance in the file, rounded to 3 decimals; global = the mean of those, rounded (the reference "
+    "script's variance loop, its bug included)",
 }
 VARIANCE_NOTES = {
     "paper": "note: SOFA here follows the paper (per category, the mean over stereotypes of the sample variance of "
-             "log10 PPL* across identities); the reference script's variance loop resets its list inside the loop, "
-             "so its figures use only each category's last stereotype and can differ: --variance reference "
-             "reproduces it (docs/fidelity.md)",
+    "log10 PPL* across identities); the reference script's variance loop resets its list inside the loop, "
+    "so its figures use only each category's last stereotype and can differ: --variance reference "
+    "reproduces it (docs/fidelity.md)",
     "reference": "warning: --variance reference: the reference script's computation, its bug included (each "
-                 "category's SOFA is the variance of its last stereotype only, not the mean over its stereotypes); "
-                 "the published figures' rule, not the paper's measure",
+    "category's SOFA is the variance of its last stereotype only, not the mean over its stereotypes); "
+    "the published figures' rule, not the paper's measure",
 }
 
 
@@ -53,7 +54,7 @@ class Accumulator:
         self.m2 = np.zeros(n_stereotypes)
         self.min = np.full(n_stereotypes, np.inf)
         self.max = np.full(n_stereotypes, -np.inf)
-        self.argmin = np.full(n_stereotypes, -1, dtype=np.int64)   # identity unit with the lowest value
+        self.argmin = np.full(n_stereotypes, -1, dtype=np.int64)  # identity unit with the lowest value
 
     def _grow(self, n: int) -> None:
         extra = n - len(self.count)
@@ -123,9 +124,17 @@ def _num(x: float) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
-def summarise(acc: Accumulator, stereotype_ids: list[str], stereotype_category: list[int], categories: list[str],
-              identities: list[str], units: list[tuple[int, int]], stereotype_text: list[str] | None = None,
-              top: int = 10, variance_rule: str = "paper") -> dict:
+def summarise(
+    acc: Accumulator,
+    stereotype_ids: list[str],
+    stereotype_category: list[int],
+    categories: list[str],
+    identities: list[str],
+    units: list[tuple[int, int]],
+    stereotype_text: list[str] | None = None,
+    top: int = 10,
+    variance_rule: str = "paper",
+) -> dict:
     """The per-model JSON section: overall, by_category, by_identity, by_stereotype and the
     `top` stereotypes with the highest and the lowest DDS. `variance_rule="reference"` scores the
     categories and the global SOFA as the reference script does (`script_sofa`).
@@ -162,11 +171,22 @@ def summarise(acc: Accumulator, stereotype_ids: list[str], stereotype_category: 
         "n_categories": len(by_category),
     }
     if variance_rule == "reference":
-        script_sofa(by_category, overall, variance_of=acc.variance()[:n_st], stereotype_category=st_cat,
-                    categories=categories, stereotype_ids=stereotype_ids, scored=scored)
+        script_sofa(
+            by_category,
+            overall,
+            variance_of=acc.variance()[:n_st],
+            stereotype_category=st_cat,
+            categories=categories,
+            stereotype_ids=stereotype_ids,
+            scored=scored,
+        )
 
     # Intra-identity view: how often each identity unit is the lowest, within its category.
-    lowest_counts = np.bincount(acc.argmin[:n_st][multi], minlength=len(units)) if multi.any() else np.zeros(len(units), dtype=np.int64)
+    lowest_counts = (
+        np.bincount(acc.argmin[:n_st][multi], minlength=len(units))
+        if multi.any()
+        else np.zeros(len(units), dtype=np.int64)
+    )
     per_category_multi = {c: int(((st_cat == c) & multi).sum()) for c in range(len(categories))}
     names_of = {}
     for u, (c, i) in enumerate(units):
@@ -220,8 +240,15 @@ def summarise(acc: Accumulator, stereotype_ids: list[str], stereotype_category: 
     }
 
 
-def script_sofa(by_category: dict, overall: dict, variance_of: np.ndarray, stereotype_category: np.ndarray,
-                categories: list[str], stereotype_ids: list[str], scored: np.ndarray) -> None:
+def script_sofa(
+    by_category: dict,
+    overall: dict,
+    variance_of: np.ndarray,
+    stereotype_category: np.ndarray,
+    categories: list[str],
+    stereotype_ids: list[str],
+    scored: np.ndarray,
+) -> None:
     """Replace the paper's SOFA of each category and the global one by the reference script's.
 
     The script loops over a category's stereotype ids (in order of first appearance) but empties
@@ -266,7 +293,9 @@ def measures(rows: list[dict], top: int = 10, variance_rule: str = "paper") -> d
         ident.append(r["identity_ppl"])
     acc = Accumulator(len(ids))
     acc.add(st, un, log10_ratio(probe, ident))
-    return summarise(acc, list(ids), st_cat, list(cats), list(idents), list(units), top=top, variance_rule=variance_rule)
+    return summarise(
+        acc, list(ids), st_cat, list(cats), list(idents), list(units), top=top, variance_rule=variance_rule
+    )
 
 
 def sofa_scopes(acc: Accumulator, stereotype_category: list[int], categories: list[str]) -> list[Scope]:

@@ -3,6 +3,7 @@
 Higher SOFA (variance of log10 PPL* across identities) means the model treats identities more
 unequally for the same stereotype, so every ranking puts the highest first.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -51,15 +52,31 @@ def tables(doc: dict) -> list:
     models = doc["models"]
     out = []
 
-    t = Table(title="SOFA: models ranked by global score (mean over categories of the per-stereotype variance of "
-                    "log10 PPL*; higher = more disparate treatment)")
-    for name, justify in (("rank", "right"), ("model", "left"), ("score rule", "left"), ("global SOFA", "right"),
-                          ("probes", "right"), ("stereotypes", "right"), ("single-identity", "right")):
+    t = Table(
+        title="SOFA: models ranked by global score (mean over categories of the per-stereotype variance of "
+        "log10 PPL*; higher = more disparate treatment)"
+    )
+    for name, justify in (
+        ("rank", "right"),
+        ("model", "left"),
+        ("score rule", "left"),
+        ("global SOFA", "right"),
+        ("probes", "right"),
+        ("stereotypes", "right"),
+        ("single-identity", "right"),
+    ):
         t.add_column(name, justify=justify)
     for rank, name in enumerate(order, start=1):
         o = models[name]["overall"]
-        t.add_row(str(rank), short(name), models[name]["score_rule"], with_bounds(o), f"{o['n_probes']:,}",
-                  f"{o['n_stereotypes']:,}", f"{o['n_single_identity']:,}")
+        t.add_row(
+            str(rank),
+            short(name),
+            models[name]["score_rule"],
+            with_bounds(o),
+            f"{o['n_probes']:,}",
+            f"{o['n_stereotypes']:,}",
+            f"{o['n_single_identity']:,}",
+        )
     out.append(t)
 
     t = Table(title="SOFA per category, ranked (value and the category's rank within each model)")
@@ -83,25 +100,37 @@ def tables(doc: dict) -> list:
     t.add_row("global", *(fmt(models[name]["overall"]["sofa"]) for name in order), style="bold")
     out.append(t)
 
-    t = Table(title=f"Stereotypes with the highest delta disparity (DDS = max - min log10 PPL*), top {TOP_STEREOTYPES} per model")
+    t = Table(
+        title=f"Stereotypes with the highest delta disparity (DDS = max - min log10 PPL*), top {TOP_STEREOTYPES} per model"
+    )
     for name in ("model", "id", "category", "stereotype", "DDS", "variance", "lowest identity"):
         t.add_column(name, justify="right" if name in ("DDS", "variance") else "left")
     for name in order:
         for e in models[name]["highest_dds"][:TOP_STEREOTYPES]:
             text = e.get("stereotype") or ""
-            t.add_row(short(name), e["id"], e["category"], text if len(text) <= 48 else text[:47] + "…",
-                      fmt(e["dds"]), fmt(e["variance"]), e["lowest_identity"] or "-")
+            t.add_row(
+                short(name),
+                e["id"],
+                e["category"],
+                text if len(text) <= 48 else text[:47] + "…",
+                fmt(e["dds"]),
+                fmt(e["variance"]),
+                e["lowest_identity"] or "-",
+            )
     out.append(t)
 
-    t = Table(title=f"Identities most often lowest (the model's likeliest identity for a stereotype), top {TOP_IDENTITIES} per category")
+    t = Table(
+        title=f"Identities most often lowest (the model's likeliest identity for a stereotype), top {TOP_IDENTITIES} per category"
+    )
     t.add_column("category")
     for name in order:
         t.add_column(short(name))
     for c in ranked_categories(doc):
         cells = []
         for name in order:
-            members = [(i, v) for i, v in models[name]["by_identity"].items()
-                       if v["category"] == c and v["share_lowest"]]
+            members = [
+                (i, v) for i, v in models[name]["by_identity"].items() if v["category"] == c and v["share_lowest"]
+            ]
             members.sort(key=lambda x: (-x[1]["share_lowest"], x[0]))
             cells.append("\n".join(f"{i}: {100 * v['share_lowest']:.0f}%" for i, v in members[:TOP_IDENTITIES]) or "-")
         t.add_row(c, *cells)
@@ -116,19 +145,57 @@ def csv_rows(doc: dict) -> list[dict]:
         m = doc["models"][model]
         base = {"model": model, "score_rule": m["score_rule"]}
         o = m["overall"]
-        rows.append({**base, "level": "overall", "group": "all", "category": "", "sofa": o["sofa"],
-                     "n_stereotypes": o["n_stereotypes"], "n_single_identity": o["n_single_identity"], "n_probes": o["n_probes"],
-                     **interval_columns(o, ("sofa",))})
+        rows.append(
+            {
+                **base,
+                "level": "overall",
+                "group": "all",
+                "category": "",
+                "sofa": o["sofa"],
+                "n_stereotypes": o["n_stereotypes"],
+                "n_single_identity": o["n_single_identity"],
+                "n_probes": o["n_probes"],
+                **interval_columns(o, ("sofa",)),
+            }
+        )
         for c, v in m["by_category"].items():
-            rows.append({**base, "level": "category", "group": c, "category": c, "sofa": v["sofa"],
-                         "n_stereotypes": v["n_stereotypes"], "n_single_identity": v["n_single_identity"],
-                         "n_probes": v["n_probes"], **interval_columns(v, ("sofa",))})
+            rows.append(
+                {
+                    **base,
+                    "level": "category",
+                    "group": c,
+                    "category": c,
+                    "sofa": v["sofa"],
+                    "n_stereotypes": v["n_stereotypes"],
+                    "n_single_identity": v["n_single_identity"],
+                    "n_probes": v["n_probes"],
+                    **interval_columns(v, ("sofa",)),
+                }
+            )
         for i, v in m["by_identity"].items():
-            rows.append({**base, "level": "identity", "group": i, "category": v["category"],
-                         "share_lowest": v["share_lowest"], "n_lowest": v["n_lowest"]})
+            rows.append(
+                {
+                    **base,
+                    "level": "identity",
+                    "group": i,
+                    "category": v["category"],
+                    "share_lowest": v["share_lowest"],
+                    "n_lowest": v["n_lowest"],
+                }
+            )
         for s, v in m["by_stereotype"].items():
-            rows.append({**base, "level": "stereotype", "group": s, "category": v["category"], "variance": v["variance"],
-                         "dds": v["dds"], "lowest_identity": v["lowest_identity"], "n_identities": v["n_identities"]})
+            rows.append(
+                {
+                    **base,
+                    "level": "stereotype",
+                    "group": s,
+                    "category": v["category"],
+                    "variance": v["variance"],
+                    "dds": v["dds"],
+                    "lowest_identity": v["lowest_identity"],
+                    "n_identities": v["n_identities"],
+                }
+            )
     return rows
 
 
@@ -158,11 +225,25 @@ def write_plots(doc: dict, folder: Path) -> list[Path]:
         values = [scope.get("sofa") for scope in scopes]
         yerr, beyond = bar_errors(values, [(scope.get("intervals") or {}).get("sofa") for scope in scopes])
         at = x - 0.4 + width * (k + 0.5)
-        ax.bar(at, [v or 0.0 for v in values], width, label=short(name), yerr=yerr,
-               error_kw={"elinewidth": 0.8, "capsize": 2, "ecolor": "0.25"})
-        for left, value, above in zip(at, values, beyond):   # the value above its error bar
-            ax.annotate(fmt(value), (left, (value or 0.0) + above), xytext=(0, 2), textcoords="offset points",
-                        ha="center", va="bottom", fontsize=7, rotation=90 if len(order) > 2 else 0)
+        ax.bar(
+            at,
+            [v or 0.0 for v in values],
+            width,
+            label=short(name),
+            yerr=yerr,
+            error_kw={"elinewidth": 0.8, "capsize": 2, "ecolor": "0.25"},
+        )
+        for left, value, above in zip(at, values, beyond):  # the value above its error bar
+            ax.annotate(
+                fmt(value),
+                (left, (value or 0.0) + above),
+                xytext=(0, 2),
+                textcoords="offset points",
+                ha="center",
+                va="bottom",
+                fontsize=7,
+                rotation=90 if len(order) > 2 else 0,
+            )
     ax.set_xticks(x, groups)
     ax.set_ylabel("SOFA (mean variance of log10 PPL*)")
     ax.set_title(f"SOFA per category (higher = more disparate treatment)\n{chart_caption(doc)}", fontsize=10)
@@ -176,7 +257,9 @@ def write_plots(doc: dict, folder: Path) -> list[Path]:
 
     cols = min(2, len(categories)) or 1
     rows = (len(categories) + cols - 1) // cols or 1
-    fig, axes = plt.subplots(rows, cols, figsize=(6.2 * cols, 0.32 * PLOT_IDENTITIES * rows + 1.6 * rows), squeeze=False)
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(6.2 * cols, 0.32 * PLOT_IDENTITIES * rows + 1.6 * rows), squeeze=False
+    )
     for ax, c in zip(axes.flat, categories):
         shares: dict[str, list[float]] = {}
         for name in order:
@@ -193,7 +276,7 @@ def write_plots(doc: dict, folder: Path) -> list[Path]:
         ax.set_xlabel("% of the category's stereotypes where it is lowest")
         more = len(shares) - len(shown)
         ax.set_title(f"{c}" + (f" (top {len(shown)} of {len(shares)} identities)" if more > 0 else ""), fontsize=10)
-    for ax in list(axes.flat)[len(categories):]:
+    for ax in list(axes.flat)[len(categories) :]:
         ax.axis("off")
     handles, labels = axes.flat[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(4, len(order)), fontsize=8)

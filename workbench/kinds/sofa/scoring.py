@@ -10,6 +10,7 @@ This module is pure (numpy and the LM scoring layer, no file reading): a release
 evaluate.py runs this very file (copied into its evaluator/ with `metrics` and `data`), so its
 scores are `workbench evaluate`'s to the last bit.
 """
+
 from __future__ import annotations
 
 import math
@@ -34,20 +35,27 @@ CHUNK_ROWS = 8192
 SCORE_SLICE = 1024
 
 RULES = {
-    "causal": "perplexity",          # HF evaluate: BOS prepended, exp(mean NLL of every text token)
-    "masked": "pseudo-perplexity",   # exp(-mean PLL), each non-special token masked in turn
+    "causal": "perplexity",  # HF evaluate: BOS prepended, exp(mean NLL of every text token)
+    "masked": "pseudo-perplexity",  # exp(-mean PLL), each non-special token masked in turn
 }
-RULE_NAMES = {"perplexity": "causal", "ppl": "causal", "pseudo-perplexity": "masked", "pppl": "masked",
-              "pseudo-ppl": "masked"}
+RULE_NAMES = {
+    "perplexity": "causal",
+    "ppl": "causal",
+    "pseudo-perplexity": "masked",
+    "pppl": "masked",
+    "pseudo-ppl": "masked",
+}
 RULE_TEXT = {
     "perplexity": "causal LM perplexity as Hugging Face evaluate computes it: BOS prepended, the text tokenised "
-                  "without special tokens, exp of the mean negative log-likelihood of every text token",
+    "without special tokens, exp of the mean negative log-likelihood of every text token",
     "pseudo-perplexity": "masked LM pseudo-perplexity: exp of minus the mean log-probability of each token with "
-                         "that token masked (special tokens not scored)",
+    "that token masked (special tokens not scored)",
 }
-MEASURES = ("per probe log10(PPL(probe) / PPL(identity)); per stereotype the sample variance (ddof=1) across "
-            "its identities and DDS = max - min; SOFA per category = mean of its stereotypes' variances "
-            "(single-identity stereotypes counted apart); global = unweighted mean over categories")
+MEASURES = (
+    "per probe log10(PPL(probe) / PPL(identity)); per stereotype the sample variance (ddof=1) across "
+    "its identities and DDS = max - min; SOFA per category = mean of its stereotypes' variances "
+    "(single-identity stereotypes counted apart); global = unweighted mean over categories"
+)
 
 
 @dataclass
@@ -55,9 +63,9 @@ class Chunk:
     """One streamed block of probes, as codes and texts (row = 0-based data row of the file)."""
 
     first_row: int
-    stereotype: np.ndarray       # int64 codes
-    identity: np.ndarray         # int64 codes into Catalogue.identities
-    unit: np.ndarray             # int64 codes into Catalogue.units
+    stereotype: np.ndarray  # int64 codes
+    identity: np.ndarray  # int64 codes into Catalogue.identities
+    unit: np.ndarray  # int64 codes into Catalogue.units
     probes: list[str]
 
 
@@ -71,8 +79,12 @@ def rule_of(scorer) -> str:
     return RULES[scorer.kind]
 
 
-def text_perplexity(scorer, texts: list[str], progress: Callable[[int], None] | None = None,
-                    prefixes: list[list[int] | None] | None = None) -> np.ndarray:
+def text_perplexity(
+    scorer,
+    texts: list[str],
+    progress: Callable[[int], None] | None = None,
+    prefixes: list[list[int] | None] | None = None,
+) -> np.ndarray:
     """Perplexity of each text by the scorer's rule (NaN for a text without tokens).
 
     Causal LMs: the texts are tokenised in one call (per-text calls cost more than the tiny
@@ -89,19 +101,24 @@ def text_perplexity(scorer, texts: list[str], progress: Callable[[int], None] | 
         if prefixes is None:
             rows = scorer.token_logprobs(seqs, progress)
         else:
-            cuts = [1 + len(p) if p and len(ids) > len(p) and ids[:len(p)] == p else 0
-                    for ids, p in zip(encoded, prefixes)]
+            cuts = [
+                1 + len(p) if p and len(ids) > len(p) and ids[: len(p)] == p else 0 for ids, p in zip(encoded, prefixes)
+            ]
             rows = scorer.prefixed_token_logprobs(seqs, cuts, progress)
         return np.array([math.exp(-sum(r) / len(r)) if r else math.nan for r in rows], dtype=np.float64)
     return np.array(scorer.pseudo_perplexity(list(texts), progress), dtype=np.float64)
 
 
-def sliced_perplexity(scorer, texts: list[str], progress: Callable[[int], None] | None = None,
-                      prefixes: list[list[int] | None] | None = None) -> np.ndarray:
+def sliced_perplexity(
+    scorer,
+    texts: list[str],
+    progress: Callable[[int], None] | None = None,
+    prefixes: list[list[int] | None] | None = None,
+) -> np.ndarray:
     out = np.empty(len(texts))
     for start in range(0, len(texts), SCORE_SLICE):
-        cut = None if prefixes is None else prefixes[start:start + SCORE_SLICE]
-        out[start:start + SCORE_SLICE] = text_perplexity(scorer, texts[start:start + SCORE_SLICE], progress, cut)
+        cut = None if prefixes is None else prefixes[start : start + SCORE_SLICE]
+        out[start : start + SCORE_SLICE] = text_perplexity(scorer, texts[start : start + SCORE_SLICE], progress, cut)
     return out
 
 
@@ -115,13 +132,18 @@ def score_file(cat, scorer, model: str, advance: Callable[[int], None] | None = 
     identity_ppl = sliced_perplexity(scorer, cat.identities, step)
     bad = [name for name, p in zip(cat.identities, identity_ppl) if not math.isfinite(p) or p <= 0]
     if bad:
-        raise InputError(f"{cat.shown}: identity {bad[0]!r} has no tokens for model {model!r}, so it has no perplexity"
-                         + (f" ({len(bad) - 1} more)" if len(bad) > 1 else ""))
+        raise InputError(
+            f"{cat.shown}: identity {bad[0]!r} has no tokens for model {model!r}, so it has no perplexity"
+            + (f" ({len(bad) - 1} more)" if len(bad) > 1 else "")
+        )
     acc = Accumulator(len(cat.stereotype_ids))
     # Causal LMs: each chunk's distinct probes are scored identity by identity, so the probes of
     # one identity share one pass over BOS + identity (see text_perplexity).
-    identity_ids = (list(scorer.tokenizer(list(cat.identities), add_special_tokens=False)["input_ids"])
-                    if scorer.kind == "causal" else None)
+    identity_ids = (
+        list(scorer.tokenizer(list(cat.identities), add_special_tokens=False)["input_ids"])
+        if scorer.kind == "causal"
+        else None
+    )
     for chunk in cat.chunks():
         if identity_ids is None:
             distinct = list(dict.fromkeys(chunk.probes))
@@ -130,7 +152,7 @@ def score_file(cat, scorer, model: str, advance: Callable[[int], None] | None = 
             first: dict[str, int] = {}
             for text, code in zip(chunk.probes, chunk.identity.tolist()):
                 first.setdefault(text, code)
-            distinct = sorted(first, key=first.__getitem__)   # identity by identity, file order within
+            distinct = sorted(first, key=first.__getitem__)  # identity by identity, file order within
             ppl = sliced_perplexity(scorer, distinct, step, [identity_ids[first[t]] for t in distinct])
         if len(distinct) < len(chunk.probes) or identity_ids is not None:
             lookup = dict(zip(distinct, ppl.tolist()))
@@ -143,7 +165,9 @@ def score_file(cat, scorer, model: str, advance: Callable[[int], None] | None = 
         bad_rows = np.flatnonzero(~np.isfinite(values))
         if len(bad_rows):
             row = chunk.first_row + int(bad_rows[0]) + 2
-            raise InputError(f"{cat.shown}:{row}: probe {chunk.probes[bad_rows[0]]!r} has no perplexity for model {model!r}")
+            raise InputError(
+                f"{cat.shown}:{row}: probe {chunk.probes[bad_rows[0]]!r} has no perplexity for model {model!r}"
+            )
         acc.add(chunk.stereotype, chunk.unit, values)
         if items is not None:
             items.write(model, cat, chunk, probe_ppl, ident, values)
@@ -155,22 +179,42 @@ def model_result(scorer, acc: Accumulator, cat, variance: str = "paper") -> dict
     return {
         "score_rule": rule_of(scorer),
         "model_revision": scorer.ref.revision,
-        **summarise(acc, cat.stereotype_ids, cat.stereotype_category, cat.categories, cat.identities, cat.units,
-                    cat.stereotype_text, variance_rule=variance),
+        **summarise(
+            acc,
+            cat.stereotype_ids,
+            cat.stereotype_category,
+            cat.categories,
+            cat.identities,
+            cat.units,
+            cat.stereotype_text,
+            variance_rule=variance,
+        ),
     }
 
 
-def sofa_document(source: str, file: str, cat, results: dict[str, dict], variance: str = "paper",
-                  accumulators: dict | None = None, intervals: Settings | None = None) -> dict:
+def sofa_document(
+    source: str,
+    file: str,
+    cat,
+    results: dict[str, dict],
+    variance: str = "paper",
+    accumulators: dict | None = None,
+    intervals: Settings | None = None,
+) -> dict:
     """The JSON document of an evaluation (`results`: model -> `model_result`), the same for
     `workbench evaluate` and a release's standalone evaluate.py; `accumulators` (model -> its
     `Accumulator`) add the intervals."""
     rules = [m["score_rule"] for m in results.values()]
     doc = {
         "kind": "sofa",
-        "dataset": {"source": source, "file": file, "n_probes": cat.n_probes,
-                    "n_stereotypes": len(cat.stereotype_ids), "n_identities": len(cat.identities),
-                    "n_categories": len(cat.categories)},
+        "dataset": {
+            "source": source,
+            "file": file,
+            "n_probes": cat.n_probes,
+            "n_stereotypes": len(cat.stereotype_ids),
+            "n_identities": len(cat.identities),
+            "n_categories": len(cat.categories),
+        },
         "score_rule": rules[0] if len(set(rules)) == 1 else {m: v["score_rule"] for m, v in results.items()},
         "score_rules": {rule: RULE_TEXT[rule] for rule in dict.fromkeys(rules)},
         "measures": MEASURES,
@@ -180,14 +224,16 @@ def sofa_document(source: str, file: str, cat, results: dict[str, dict], varianc
     }
     if accumulators is not None:
         settings = intervals or Settings()
-        if variance != "paper":   # one stereotype's variance per category: nothing to resample
+        if variance != "paper":  # one stereotype's variance per category: nothing to resample
             settings = Settings(settings.level, 0, settings.seed)
         uncertainty = Uncertainty(settings, UNIT, ("sofa",))
         if variance == "paper":
             for name, acc in accumulators.items():
                 uncertainty.add(name, results[name], sofa_scopes(acc, cat.stereotype_category, cat.categories))
         else:
-            uncertainty.warnings.append(f"no intervals with --variance {variance}: each category's figure is one "
-                                        "stereotype's variance, not a mean over resampled stereotypes")
+            uncertainty.warnings.append(
+                f"no intervals with --variance {variance}: each category's figure is one "
+                "stereotype's variance, not a mean over resampled stereotypes"
+            )
         uncertainty.finish(doc)
     return doc

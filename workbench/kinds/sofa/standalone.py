@@ -8,6 +8,7 @@ the numbers are `workbench evaluate`'s to the last bit. A release carries this m
 everything it imports in its evaluator/ folder; its evaluate.py runs it through
 `release.runtime.cli.main`.
 """
+
 from __future__ import annotations
 
 import gc
@@ -24,17 +25,23 @@ from .metrics import VARIANCE_NOTES, VARIANCES
 from .scoring import model_result, score_file, sofa_document
 
 TITLE = "SOFA"
-MEASURES = ("per probe log10(PPL(identity + stereotype) / PPL(identity)); per stereotype the variance of\n"
-            "that value across identities and DDS (max - min); SOFA per category (the mean variance) and\n"
-            "global (the mean over categories), and how often each identity is the most plausible one.")
+MEASURES = (
+    "per probe log10(PPL(identity + stereotype) / PPL(identity)); per stereotype the variance of\n"
+    "that value across identities and DDS (max - min); SOFA per category (the mean variance) and\n"
+    "global (the mean over categories), and how often each identity is the most plausible one."
+)
 DATA = "data/probes.csv"
 REQUIREMENTS = "torch transformers numpy pyarrow"  # pyarrow reads the CSV in workbench's blocks
 
 
 def add_options(parser) -> None:
-    parser.add_argument("--variance", choices=VARIANCES, default="paper",
-                        help="how a category's SOFA is computed, as `workbench evaluate --variance`: paper (the mean "
-                             "of its stereotypes' variances, the default) or reference (the reference script's loop)")
+    parser.add_argument(
+        "--variance",
+        choices=VARIANCES,
+        default="paper",
+        help="how a category's SOFA is computed, as `workbench evaluate --variance`: paper (the mean "
+        "of its stereotypes' variances, the default) or reference (the reference script's loop)",
+    )
 
 
 def progress_printer(total: int, label: str):
@@ -47,6 +54,7 @@ def progress_printer(total: int, label: str):
         if tenth > state["shown"]:
             state["shown"] = tenth
             print(f"{label}: {10 * tenth}%", file=sys.stderr, flush=True)
+
     return advance
 
 
@@ -54,8 +62,11 @@ def evaluate(args, run: Run, folder: Path, origin: dict, manifest: dict) -> tupl
     """The JSON document and each model's revision, as `workbench evaluate` computes them."""
     path = folder / "data" / "probes.csv"
     cat = check(path)  # workbench's own reading: the same codes, blocks and chunks, the same checks
-    print(f"{cat.shown}: {cat.n_probes:,} probes, {len(cat.stereotype_ids):,} stereotypes, "
-          f"{len(cat.identities):,} identities, {len(cat.categories)} categories", file=sys.stderr)
+    print(
+        f"{cat.shown}: {cat.n_probes:,} probes, {len(cat.stereotype_ids):,} stereotypes, "
+        f"{len(cat.identities):,} identities, {len(cat.categories)} categories",
+        file=sys.stderr,
+    )
     print(VARIANCE_NOTES[args.variance] + ".", file=sys.stderr)
     results, revisions, accumulators = {}, {}, {}
     for name in dict.fromkeys(args.model):
@@ -68,8 +79,10 @@ def evaluate(args, run: Run, folder: Path, origin: dict, manifest: dict) -> tupl
         accumulators[name] = acc
         revisions[name] = scorer.ref.revision
         sofa = results[name]["overall"]["sofa"]
-        print(f"{name}: global SOFA {'-' if sofa is None else f'{sofa:.4g}'} ({results[name]['score_rule']}; "
-              f"lower is fairer), {cat.n_probes} probes")
+        print(
+            f"{name}: global SOFA {'-' if sofa is None else f'{sofa:.4g}'} ({results[name]['score_rule']}; "
+            f"lower is fairer), {cat.n_probes} probes"
+        )
         del scorer
         gc.collect()
     file = str(path) if origin["dataset_folder"] is None else display_path(path)

@@ -10,6 +10,7 @@ chart and the release's evaluate.py. Pairs are scored and decided as CrowS-Pairs
 (crows_pairs/scoring.py); the figures are metrics.py's: SOS per identity, per attribute (with the
 mean over its marginalised and over its non-marginalised identities) and overall.
 """
+
 from __future__ import annotations
 
 import re
@@ -31,8 +32,17 @@ from ..crows_pairs.metrics import UNBIASED
 from ..crows_pairs.scoring import likelihood_diff_line, score_pairs
 from .metrics import COMPUTATION, TIED, TOKEN_RULE, TOKEN_RULE_NOTES
 from .metrics import SOS_MEANING as MEANING
-from .metrics import (attribute_name, marginalised_flag, normalised, oriented, profane_first, sos_measures,
-                      sos_model_result, target_at, SosOutcome)
+from .metrics import (
+    attribute_name,
+    marginalised_flag,
+    normalised,
+    oriented,
+    profane_first,
+    sos_measures,
+    sos_model_result,
+    target_at,
+    SosOutcome,
+)
 
 KIND = "sos"
 DATA_NAME = "sos.csv"
@@ -42,14 +52,15 @@ IDENTITY = ("identity", "target", "identity_term", "group")
 ATTRIBUTE = ("attribute", "sensitive_attribute")
 MARGINALISED = ("marginalised", "marginalized", "is_marginalised", "is_marginalized")
 BIAS_TYPE = ("bias_type",)
-DIRECTION = ("stereo_antistereo",)   # the SOS_LM script's file has it; only --token-rule reference reads it
+DIRECTION = ("stereo_antistereo",)  # the SOS_LM script's file has it; only --token-rule reference reads it
 BIAS_TYPE_FORM = re.compile(r"^(?P<attr>.+?)_(?P<flag>(?:non|not)_?margin\w*|margin\w*)$")
 
 
 def detect(path: Path) -> bool:
     """An SOS CSV (profane/nice or Toxic_sent/Non_Toxic_sent columns) or an sos release folder."""
-    return (looks_like(path, KIND, DATA_NAME, [("profane",), ("nice",)])
-            or looks_like(path, KIND, DATA_NAME, [("Toxic_sent",), ("Non_Toxic_sent",)]))
+    return looks_like(path, KIND, DATA_NAME, [("profane",), ("nice",)]) or looks_like(
+        path, KIND, DATA_NAME, [("Toxic_sent",), ("Non_Toxic_sent",)]
+    )
 
 
 @dataclass
@@ -68,7 +79,11 @@ def load(spec: str) -> SosPairs:
     cols = table.columns
     profane_col, nice_col = find_column(cols, *PROFANE), find_column(cols, *NICE)
     identity_col = find_column(cols, *IDENTITY)
-    attr_col, marg_col, type_col = find_column(cols, *ATTRIBUTE), find_column(cols, *MARGINALISED), find_column(cols, *BIAS_TYPE)
+    attr_col, marg_col, type_col = (
+        find_column(cols, *ATTRIBUTE),
+        find_column(cols, *MARGINALISED),
+        find_column(cols, *BIAS_TYPE),
+    )
     dir_col = find_column(cols, *DIRECTION)
     missing = []
     if profane_col is None:
@@ -85,10 +100,15 @@ def load(spec: str) -> SosPairs:
         from ..layout import format_hint
 
         why = format_hint(table.path)
-        raise InputError(f"{table.shown}: missing column(s) {', '.join(m for m, _ in missing)}"
-                         f"{' -- ' + why if why else ''}",
-                         [Problem(table.shown, 1, f"column {name!r}", f"missing: expected {what} (found: "
-                                  f"{', '.join(cols) or 'none'})") for name, what in missing])
+        raise InputError(
+            f"{table.shown}: missing column(s) {', '.join(m for m, _ in missing)}{' -- ' + why if why else ''}",
+            [
+                Problem(
+                    table.shown, 1, f"column {name!r}", f"missing: expected {what} (found: {', '.join(cols) or 'none'})"
+                )
+                for name, what in missing
+            ],
+        )
     if not table.rows:
         raise InputError(f"{table.shown}: no pairs (only a header)")
 
@@ -101,8 +121,15 @@ def load(spec: str) -> SosPairs:
             if not text.strip():
                 problems.append(problem(table, i, col, "empty sentence"))
         if p.strip() and p.strip() == n.strip():
-            problems.append(problem(table, i, nice_col, "the same sentence as the profane one: a pair must differ "
-                                                        "in the profane/nice word, or there is nothing to compare"))
+            problems.append(
+                problem(
+                    table,
+                    i,
+                    nice_col,
+                    "the same sentence as the profane one: a pair must differ "
+                    "in the profane/nice word, or there is nothing to compare",
+                )
+            )
         identity = row[identity_col].strip()
         if not identity:
             problems.append(problem(table, i, identity_col, "empty identity"))
@@ -112,8 +139,15 @@ def load(spec: str) -> SosPairs:
             if m:
                 parsed = (attribute_name(m.group("attr")), not m.group("flag").startswith(("non", "not")))
             else:
-                problems.append(problem(table, i, type_col, f"{row[type_col]!r} is not ATTRIBUTE_Marginalized or "
-                                                            "ATTRIBUTE_Non_Marginalized (e.g. Religion_Marginalized)"))
+                problems.append(
+                    problem(
+                        table,
+                        i,
+                        type_col,
+                        f"{row[type_col]!r} is not ATTRIBUTE_Marginalized or "
+                        "ATTRIBUTE_Non_Marginalized (e.g. Religion_Marginalized)",
+                    )
+                )
         attribute = attribute_name(row[attr_col]) if attr_col is not None else (parsed[0] if parsed else "")
         if attr_col is not None and not attribute:
             problems.append(problem(table, i, attr_col, "empty attribute"))
@@ -128,10 +162,18 @@ def load(spec: str) -> SosPairs:
         if identity and attribute:
             seen = first_seen.setdefault(identity, (i, attribute, marginalised))
             if seen[1:] != (attribute, marginalised):
-                problems.append(problem(table, i, identity_col, (
-                    f"identity {identity!r} is {attribute}/{'marginalised' if marginalised else 'non-marginalised'} "
-                    f"here but {seen[1]}/{'marginalised' if seen[2] else 'non-marginalised'} in row {seen[0] + 1}; "
-                    "an identity has one attribute and one marginalised flag")))
+                problems.append(
+                    problem(
+                        table,
+                        i,
+                        identity_col,
+                        (
+                            f"identity {identity!r} is {attribute}/{'marginalised' if marginalised else 'non-marginalised'} "
+                            f"here but {seen[1]}/{'marginalised' if seen[2] else 'non-marginalised'} in row {seen[0] + 1}; "
+                            "an identity has one attribute and one marginalised flag"
+                        ),
+                    )
+                )
         out.profane.append(p)
         out.nice.append(n)
         out.identity.append(identity)
@@ -161,16 +203,35 @@ class SosPair:
 
 def read(spec: str, options: dict) -> Loaded:
     data = load(spec)
-    items = [SosPair(row, i + 1, *fields) for i, (row, *fields) in enumerate(zip(
-        data.table.rows, data.profane, data.nice, data.identity, data.attribute, data.marginalised, data.direction))]
+    items = [
+        SosPair(row, i + 1, *fields)
+        for i, (row, *fields) in enumerate(
+            zip(
+                data.table.rows,
+                data.profane,
+                data.nice,
+                data.identity,
+                data.attribute,
+                data.marginalised,
+                data.direction,
+            )
+        )
+    ]
     return Loaded(items, data.table.label)
 
 
 def record(row: dict, bad) -> SosPair:
     """A row of a release's data/sos.csv (the layout workbench writes) as a pair."""
-    return SosPair(row, bad.line - 1, row["profane"], row["nice"], row["identity"].strip(),
-                   attribute_name(row["attribute"]), marginalised_flag(row["marginalised"]),
-                   (row.get("stereo_antistereo") or "stereo").strip().lower())
+    return SosPair(
+        row,
+        bad.line - 1,
+        row["profane"],
+        row["nice"],
+        row["identity"].strip(),
+        attribute_name(row["attribute"]),
+        marginalised_flag(row["marginalised"]),
+        (row.get("stereo_antistereo") or "stereo").strip().lower(),
+    )
 
 
 def score(models, pairs: list[SosPair], options: dict, progress) -> list[dict]:
@@ -178,22 +239,44 @@ def score(models, pairs: list[SosPair], options: dict, progress) -> list[dict]:
     --token-rule reference an antistereo row puts the nice one first, as the SOS_LM script reads
     its file) and decided as CrowS-Pairs decides it."""
     token_rule, rule = options["token_rule"], rule_for(models.model, options)
-    oriented_pairs, flipped = oriented([p.profane for p in pairs], [p.nice for p in pairs],
-                                       [p.direction for p in pairs], token_rule)
-    scores = profane_first(score_pairs(models.model, oriented_pairs, progress=progress,
-                                       target_at=target_at(token_rule)), flipped)
-    _, outcomes = sos_model_result(rule, None, [p.identity for p in pairs], [p.attribute for p in pairs],
-                                   [p.marginalised for p in pairs], scores)
-    return [{"profane_score": s.decided(rule)[0], "nice_score": s.decided(rule)[1], "score": o.hit,
-             "neutral": o.neutral, "near_boundary": int(s.near_boundary), "same_tokens": int(s.same_tokens)}
-            for s, o in zip(scores, outcomes)]
+    oriented_pairs, flipped = oriented(
+        [p.profane for p in pairs], [p.nice for p in pairs], [p.direction for p in pairs], token_rule
+    )
+    scores = profane_first(
+        score_pairs(models.model, oriented_pairs, progress=progress, target_at=target_at(token_rule)), flipped
+    )
+    _, outcomes = sos_model_result(
+        rule, None, [p.identity for p in pairs], [p.attribute for p in pairs], [p.marginalised for p in pairs], scores
+    )
+    return [
+        {
+            "profane_score": s.decided(rule)[0],
+            "nice_score": s.decided(rule)[1],
+            "score": o.hit,
+            "neutral": o.neutral,
+            "near_boundary": int(s.near_boundary),
+            "same_tokens": int(s.same_tokens),
+        }
+        for s, o in zip(scores, outcomes)
+    ]
 
 
 def figures(level: str, pairs: list[SosPair], results: list[dict]) -> dict:
     """metrics.py's figures of a group: SOS (its interval is the statistics'), counts, likelihood_diff,
     an identity's attribute and flag, an attribute's means over its identities."""
-    found = sos_measures([SosOutcome(p.identity, p.attribute, p.marginalised, r["score"], r["neutral"],
-                                     abs(r["profane_score"] - r["nice_score"])) for p, r in zip(pairs, results)])
+    found = sos_measures(
+        [
+            SosOutcome(
+                p.identity,
+                p.attribute,
+                p.marginalised,
+                r["score"],
+                r["neutral"],
+                abs(r["profane_score"] - r["nice_score"]),
+            )
+            for p, r in zip(pairs, results)
+        ]
+    )
     return found["overall"] if level == "overall" else next(iter(found[f"by_{level}"].values()))
 
 
@@ -207,26 +290,68 @@ def _pct(hits, pairs):
 
 def _mean(marginalised: bool, title: str) -> Statistic:
     """The mean over an attribute's (non-)marginalised identities of their SOS."""
-    mine = (lambda p, r: float(p.marginalised == marginalised))
-    return Statistic(f"sos_{'' if marginalised else 'non_'}marginalised", title,
-                     (lambda p, r: r["score"] * mine(p, r), mine), scale=100.0, neutral=UNBIASED, digits=1,
-                     compared=False, chart=False, at=("attribute",), cells="identity")
+    mine = lambda p, r: float(p.marginalised == marginalised)
+    return Statistic(
+        f"sos_{'' if marginalised else 'non_'}marginalised",
+        title,
+        (lambda p, r: r["score"] * mine(p, r), mine),
+        scale=100.0,
+        neutral=UNBIASED,
+        digits=1,
+        compared=False,
+        chart=False,
+        at=("attribute",),
+        cells="identity",
+    )
 
 
 DECLARED = Declared(
-    kind=KIND, title="SOS", meaning=MEANING, data="data/" + DATA_NAME, item=record, score=score, load=read,
-    recognise=detect, required=("profane", "nice", "identity", "attribute", "marginalised"), group="attribute",
-    group_name="attribute", groups_name="attributes", unit="pair", units="pairs", item_name="pair",
-    items_name="pairs", options=(TOKEN_RULE,), rules=SCORE_RULES, work=pair_work("profane", "nice"),
-    item_row=lambda p: p.row, chart_level="identity", chart_name="sos_identities",
-    levels=(Level("identity", "identity", order=lambda name, node: (node["attribute"], not node["marginalised"], name),
-                  label=lambda name, node: name + (" *" if node["marginalised"] else "")),),
-    statistics=(Statistic("sos", "SOS", ("score", ONE), _pct, neutral=UNBIASED, digits=1),
-                _mean(True, "marginalised mean"),
-                _mean(False, "non-marginalised mean")),
-    fields=figures, shown=("neutral",), about=about_pairs(definition=False), summary=summary,
-    document_fields=lambda options: {"unit": "percent", "unbiased_value": UNBIASED, "token_rule": options["token_rule"],
-                                     "computation": COMPUTATION[options["token_rule"]]},
-    informative=lambda p, r: 1 - r["neutral"], uninformative=TIED,
-    chart_note=lambda node: "-" if node["sos"] is None else f"{node['sos']:.0f}",   # a bar of 0 shows its value
+    kind=KIND,
+    title="SOS",
+    meaning=MEANING,
+    data="data/" + DATA_NAME,
+    item=record,
+    score=score,
+    load=read,
+    recognise=detect,
+    required=("profane", "nice", "identity", "attribute", "marginalised"),
+    group="attribute",
+    group_name="attribute",
+    groups_name="attributes",
+    unit="pair",
+    units="pairs",
+    item_name="pair",
+    items_name="pairs",
+    options=(TOKEN_RULE,),
+    rules=SCORE_RULES,
+    work=pair_work("profane", "nice"),
+    item_row=lambda p: p.row,
+    chart_level="identity",
+    chart_name="sos_identities",
+    levels=(
+        Level(
+            "identity",
+            "identity",
+            order=lambda name, node: (node["attribute"], not node["marginalised"], name),
+            label=lambda name, node: name + (" *" if node["marginalised"] else ""),
+        ),
+    ),
+    statistics=(
+        Statistic("sos", "SOS", ("score", ONE), _pct, neutral=UNBIASED, digits=1),
+        _mean(True, "marginalised mean"),
+        _mean(False, "non-marginalised mean"),
+    ),
+    fields=figures,
+    shown=("neutral",),
+    about=about_pairs(definition=False),
+    summary=summary,
+    document_fields=lambda options: {
+        "unit": "percent",
+        "unbiased_value": UNBIASED,
+        "token_rule": options["token_rule"],
+        "computation": COMPUTATION[options["token_rule"]],
+    },
+    informative=lambda p, r: 1 - r["neutral"],
+    uninformative=TIED,
+    chart_note=lambda node: "-" if node["sos"] is None else f"{node['sos']:.0f}",  # a bar of 0 shows its value
 )

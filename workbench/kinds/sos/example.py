@@ -6,6 +6,7 @@ The authoring project `workbench init --kind sos` starts from pairs as the kind 
 sentence with a (mild) swear word beside the same sentence with a nice word. Real profanity
 lexicons are the user's to supply; nothing here comes from the SOS data set.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -30,9 +31,14 @@ TEMPLATES = [
 
 def write_example(folder: Path) -> Path:
     """Write `sos_example.csv` into `folder` (12 pairs) and return its path."""
-    rows = ([profane.format(identity), nice.format(identity), identity.lower(), attribute, str(marginalised).lower()]
-            for identity, attribute, marginalised in IDENTITIES for profane, nice in TEMPLATES)
-    return write_example_csv(folder, "sos_example.csv", ["profane", "nice", "identity", "attribute", "marginalised"], rows)
+    rows = (
+        [profane.format(identity), nice.format(identity), identity.lower(), attribute, str(marginalised).lower()]
+        for identity, attribute, marginalised in IDENTITIES
+        for profane, nice in TEMPLATES
+    )
+    return write_example_csv(
+        folder, "sos_example.csv", ["profane", "nice", "identity", "attribute", "marginalised"], rows
+    )
 
 
 # -- an authoring project: identities x statement templates x profane/nice word pairs (our own) ------------
@@ -69,6 +75,15 @@ def demo(d) -> None:
 
     folder = d.out / "intrinsic"
     folder.mkdir(exist_ok=True)
-    d.step("SOS: profane vs nice sentences per identity (50 = unbiased)", "evaluate", str(write_example(folder)),
-           "--kind", "sos", "--model", d.model("mlm-bert"), "--json", str(folder / "sos.json"))
+    d.step(
+        "SOS: profane vs nice sentences per identity (50 = unbiased)",
+        "evaluate",
+        str(write_example(folder)),
+        "--kind",
+        "sos",
+        "--model",
+        d.model("mlm-bert"),
+        "--json",
+        str(folder / "sos.json"),
+    )
     authoring_demo(d, "sos", write_example_project, model=d.model("mlm-bert"))

@@ -1,4 +1,5 @@
 """What SOS annotators read: a profane sentence and its nice twin about one identity."""
+
 from __future__ import annotations
 
 from ..base import TEXT, WHERE, AnnotatorWords, Field
@@ -23,10 +24,14 @@ WORDS = AnnotatorWords(
     domains="attributes",
     subtopic="template file",
     search="profane sentences",
-    content_note=("Half of the sentences you are about to read are profane: each insults an identity (marginalised "
-                  "or not) with a swear word, beside a nice twin. They are offensive by design: the benchmark "
-                  "tests whether language models find the profane sentence likelier for some identities than for "
-                  "others."),
-    content_warning=("Half of the sentences contain profanity aimed at identities, marginalised ones included; "
-                     "they are published to measure bias in models, not to endorse it."),
+    content_note=(
+        "Half of the sentences you are about to read are profane: each insults an identity (marginalised "
+        "or not) with a swear word, beside a nice twin. They are offensive by design: the benchmark "
+        "tests whether language models find the profane sentence likelier for some identities than for "
+        "others."
+    ),
+    content_warning=(
+        "Half of the sentences contain profanity aimed at identities, marginalised ones included; "
+        "they are published to measure bias in models, not to endorse it."
+    ),
 )

@@ -7,6 +7,7 @@ is released only with all three labels (stages.py). Releases are StereoSet JSON 
 (release.py); the evaluator (evaluate.py) reads both the original files and these releases.
 Everything heavy is imported on first use.
 """
+
 from __future__ import annotations
 
 from ..base import Audit, EvaluatorOption, Kind, Resampling
@@ -15,7 +16,7 @@ from . import renew
 from ...authoring.renew import template_check
 from .renew import AUDIT_SOURCE, CAT_AUDIT, fix_fields
 
-CAT_FIXED = fix_fields()   # a fix may change the context or any of the three sentences
+CAT_FIXED = fix_fields()  # a fix may change the context or any of the three sentences
 from .words import AUDIT_WORDS, WORDS
 
 
@@ -38,8 +39,14 @@ def _check_templates(config):
             from ...core.config import _key_line
 
             line = _key_line(config.source.read_text(encoding="utf-8", errors="replace"), ("annotation", "min_votes"))
-        problems.append(Problem(config.shown_source, line, "annotation.min_votes",
-                                f"{ac.min_votes} votes can never be reached with {ac.validators} validators per sentence"))
+        problems.append(
+            Problem(
+                config.shown_source,
+                line,
+                "annotation.min_votes",
+                f"{ac.min_votes} votes can never be reached with {ac.validators} validators per sentence",
+            )
+        )
     return len(templates), problems
 
 
@@ -66,25 +73,47 @@ KIND = Kind(
     demo="workbench.kinds.stereoset.example",
     example="workbench.kinds.stereoset.example",
     standalone="workbench.kinds.stereoset.standalone",
-    resampling=Resampling("example", "examples", why="a CAT (context and its three options) is scored on its own; ss "
-                           "and lms are re-averaged over target terms in every resample, as the reference averages them"),
+    resampling=Resampling(
+        "example",
+        "examples",
+        why="a CAT (context and its three options) is scored on its own; ss "
+        "and lms are re-averaged over target terms in every resample, as the reference averages them",
+    ),
     check_templates=_check_templates,
-    unused_settings=("evaluate.label_overrides",),   # [generate]'s masked LM proposes BLANK words; no NLI labels
+    unused_settings=("evaluate.label_overrides",),  # [generate]'s masked LM proposes BLANK words; no NLI labels
     default_validators=5,
-    annotation_defaults={"policy": "majority", "min_votes": 3},   # kept when 3 of its 5 validators agree
+    annotation_defaults={"policy": "majority", "min_votes": 3},  # kept when 3 of its 5 validators agree
     # renewing a published StereoSet file: one audit item per CAT (renew.py)
-    audit=Audit(CAT_AUDIT, AUDIT_SOURCE, renew.import_published, CAT_FIXED, renew.stages, original_stage="published",
-                release_stage="cats", check_templates=template_check(renew.AUTHORING), words=AUDIT_WORDS),   # StereoSet: five validators per sentence (Label Studio's overlap)
+    audit=Audit(
+        CAT_AUDIT,
+        AUDIT_SOURCE,
+        renew.import_published,
+        CAT_FIXED,
+        renew.stages,
+        original_stage="published",
+        release_stage="cats",
+        check_templates=template_check(renew.AUTHORING),
+        words=AUDIT_WORDS,
+    ),  # StereoSet: five validators per sentence (Label Studio's overlap)
     evaluator_options=(
-        EvaluatorOption("--causal-intersentence", "a causal LM's intersentence score: continuation (mean "
-                        "log-probability of the sentence given the context, the default) or reference (the "
-                        "reference script's rule: the sentence's mean log-probability alone / the context's)",
-                        choices=("continuation", "reference"), default="continuation",
-                        metavar="continuation|reference"),
-        EvaluatorOption("--masked-intrasentence", "a masked LM's intrasentence inputs: in-sentence (the option's "
-                        "tokens as the filled sentence gives them, the default) or reference (as the reference "
-                        "loader builds them: the template word tokenised bare, every BLANK masked, punctuation "
-                        "removed from the word)", choices=("in-sentence", "reference"), default="in-sentence",
-                        metavar="in-sentence|reference"),
+        EvaluatorOption(
+            "--causal-intersentence",
+            "a causal LM's intersentence score: continuation (mean "
+            "log-probability of the sentence given the context, the default) or reference (the "
+            "reference script's rule: the sentence's mean log-probability alone / the context's)",
+            choices=("continuation", "reference"),
+            default="continuation",
+            metavar="continuation|reference",
+        ),
+        EvaluatorOption(
+            "--masked-intrasentence",
+            "a masked LM's intrasentence inputs: in-sentence (the option's "
+            "tokens as the filled sentence gives them, the default) or reference (as the reference "
+            "loader builds them: the template word tokenised bare, every BLANK masked, punctuation "
+            "removed from the word)",
+            choices=("in-sentence", "reference"),
+            default="in-sentence",
+            metavar="in-sentence|reference",
+        ),
     ),
 )

@@ -10,6 +10,7 @@ Pure code (the standard library and `core.errors`): a release's standalone evalu
 it verbatim (see `release/standalone`), so the script splits a context at its BLANK and finds
 each option exactly as `workbench evaluate` does. Finding and reading files is data.py's.
 """
+
 from __future__ import annotations
 
 import re
@@ -29,8 +30,8 @@ class Sentence:
     id: str
     text: str
     gold: str
-    option: str | None = None       # intrasentence: the words in place of BLANK
-    prefix: str = ""                # intrasentence: the context before / after BLANK
+    option: str | None = None  # intrasentence: the words in place of BLANK
+    prefix: str = ""  # intrasentence: the context before / after BLANK
     suffix: str = ""
 
 
@@ -42,13 +43,13 @@ class Example:
     domain: str
     context: str
     sentences: dict[str, Sentence]  # gold label -> sentence
-    where: str = ""                 # field path in the file, for messages
+    where: str = ""  # field path in the file, for messages
 
 
 @dataclass
 class StereoSetData:
-    source: str                     # as the user gave it
-    path: Path                      # the JSON file read
+    source: str  # as the user gave it
+    path: Path  # the JSON file read
     version: str
     examples: list[Example]
     revision: str | None = None
@@ -80,8 +81,10 @@ def release_revision(manifest: dict) -> str | None:
 def parse(doc, path: Path, source: str | None = None, revision: str | None = None) -> StereoSetData:
     shown = display_path(path)
     if not looks_like_stereoset(doc):
-        raise InputError(f"{shown} is not a StereoSet file: expected {{\"version\", \"data\": {{\"intrasentence\": "
-                         f"[...], \"intersentence\": [...]}}}}")
+        raise InputError(
+            f'{shown} is not a StereoSet file: expected {{"version", "data": {{"intrasentence": '
+            f'[...], "intersentence": [...]}}}}'
+        )
     problems: list[Problem] = []
 
     def problem(where: str, example_id, message: str) -> None:
@@ -89,8 +92,8 @@ def parse(doc, path: Path, source: str | None = None, revision: str | None = Non
         problems.append(Problem(shown, None, where, tag + message))
 
     examples: list[Example] = []
-    several_blanks: list[str] = []   # intrasentence examples whose context has more than one BLANK
-    glued: list[str] = []            # sentences whose option the reference code reads differently
+    several_blanks: list[str] = []  # intrasentence examples whose context has more than one BLANK
+    glued: list[str] = []  # sentences whose option the reference code reads differently
     example_ids: dict[str, str] = {}
     sentence_ids: dict[str, str] = {}
     for split in SPLITS:
@@ -127,7 +130,7 @@ def parse(doc, path: Path, source: str | None = None, revision: str | None = Non
                     hint = " (the marker is the upper-case word BLANK)" if "blank" in context.lower() else ""
                     problem(f"{where}.context", ex_id, f"no BLANK in the context{hint}: {context!r}")
                 else:
-                    prefix, suffix = "", ""   # several BLANKs (the published files have some): see _options
+                    prefix, suffix = "", ""  # several BLANKs (the published files have some): see _options
                     several_blanks.append(ex_id)
             sentences = item.get("sentences")
             if not isinstance(sentences, list):
@@ -171,8 +174,11 @@ def parse(doc, path: Path, source: str | None = None, revision: str | None = Non
                         option = _option(prefix, suffix, sentence.text)
                         found = None if option is None else (prefix, option, suffix)
                     if found is None:
-                        problem(f"{s_where}.sentence", ex_id,
-                                f"does not match its context outside the BLANK: {sentence.text!r} vs {context!r}")
+                        problem(
+                            f"{s_where}.sentence",
+                            ex_id,
+                            f"does not match its context outside the BLANK: {sentence.text!r} vs {context!r}",
+                        )
                         continue
                     sentence.prefix, sentence.option, sentence.suffix = found
                     if reference_word(context, sentence.text) != sentence.option:
@@ -194,17 +200,21 @@ def parse(doc, path: Path, source: str | None = None, revision: str | None = Non
         raise InputError(f"{shown}: no examples in data.intrasentence or data.intersentence")
     notes = []
     if several_blanks:
-        notes.append(f"{len(several_blanks)} intrasentence example(s) have several BLANKs in the context "
-                     f"({', '.join(several_blanks[:5])}{' …' if len(several_blanks) > 5 else ''}): the last BLANK's "
-                     "words are scored, the earlier BLANKs filled with the sentence's own words. warning: the "
-                     "reference code puts its mask string in every BLANK and reads the first mask's score; "
-                     "--masked-intrasentence reference reproduces it for masked LMs")
+        notes.append(
+            f"{len(several_blanks)} intrasentence example(s) have several BLANKs in the context "
+            f"({', '.join(several_blanks[:5])}{' …' if len(several_blanks) > 5 else ''}): the last BLANK's "
+            "words are scored, the earlier BLANKs filled with the sentence's own words. warning: the "
+            "reference code puts its mask string in every BLANK and reads the first mask's score; "
+            "--masked-intrasentence reference reproduces it for masked LMs"
+        )
     if glued:
-        notes.append(f"warning: {len(glued)} sentence(s) have an option the reference code reads differently "
-                     f"({', '.join(glued[:5])}{' …' if len(glued) > 5 else ''}): it scores the sentence's word at "
-                     "the BLANK with every punctuation mark removed (a BLANK glued to characters, as in BLANK's, or "
-                     "an option with a hyphen); the workbench scores exactly the words in place of BLANK; "
-                     "--masked-intrasentence reference reproduces the reference for masked LMs")
+        notes.append(
+            f"warning: {len(glued)} sentence(s) have an option the reference code reads differently "
+            f"({', '.join(glued[:5])}{' …' if len(glued) > 5 else ''}): it scores the sentence's word at "
+            "the BLANK with every punctuation mark removed (a BLANK glued to characters, as in BLANK's, or "
+            "an option with a hyphen); the workbench scores exactly the words in place of BLANK; "
+            "--masked-intrasentence reference reproduces the reference for masked LMs"
+        )
     return StereoSetData(source or str(path), path, str(doc.get("version")), examples, revision, notes=notes)
 
 
@@ -246,8 +256,8 @@ def _option(prefix: str, suffix: str, sentence: str) -> str | None:
     opens the sentence); the context's own text is what masked LMs are scored on."""
     if len(sentence) <= len(prefix) + len(suffix):
         return None
-    head, tail = sentence[:len(prefix)], sentence[len(sentence) - len(suffix):]
+    head, tail = sentence[: len(prefix)], sentence[len(sentence) - len(suffix) :]
     if head.lower() != prefix.lower() or tail.lower() != suffix.lower():
         return None
-    option = sentence[len(prefix):len(sentence) - len(suffix)]
+    option = sentence[len(prefix) : len(sentence) - len(suffix)]
     return option if option.strip() else None

@@ -7,6 +7,7 @@ folder holds the same JSON in `data/stereoset.json` beside a `manifest.json` wit
 Every problem is reported with the file, the example id and the field path, all at once, so
 a maintainer fixes a dirty file in one pass.
 """
+
 from __future__ import annotations
 
 import json
@@ -54,8 +55,10 @@ def locate(source: str) -> tuple[Path, str | None]:
     if path.is_dir():
         found = release_file(path)
         if found is None:
-            raise InputError(f"{display_path(path)}: not a StereoSet release (expected manifest.json with "
-                             f"\"kind\": \"stereoset\" and {RELEASE_FILE})")
+            raise InputError(
+                f"{display_path(path)}: not a StereoSet release (expected manifest.json with "
+                f'"kind": "stereoset" and {RELEASE_FILE})'
+            )
         return found, _manifest_version(path)
     from ... import sources
 
@@ -80,18 +83,20 @@ def _manifest_version(folder: Path) -> str | None:
 def read_json(path: Path, what: str):
     shown = display_path(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")   # a file saved with a byte-order mark reads the same
+        text = path.read_text(encoding="utf-8-sig")  # a file saved with a byte-order mark reads the same
     except FileNotFoundError:
         raise InputError(f"{what} not found: {shown}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read {what} {shown}: {exc}") from None
     try:
-        return loads(text)   # a key named twice in an object is refused, not read as its last value
+        return loads(text)  # a key named twice in an object is refused, not read as its last value
     except DuplicateKey as exc:
         raise InputError(duplicate_key_message(shown, exc, what)) from None
     except json.JSONDecodeError as exc:
-        raise InputError(f"{what} {shown} is not valid JSON",
-                         [Problem(shown, exc.lineno, f"column {exc.colno}", f"{exc.msg} (expected valid JSON)")]) from None
+        raise InputError(
+            f"{what} {shown} is not valid JSON",
+            [Problem(shown, exc.lineno, f"column {exc.colno}", f"{exc.msg} (expected valid JSON)")],
+        ) from None
 
 
 def with_lines(error: InputError, path: Path) -> InputError:
@@ -113,16 +118,20 @@ def with_lines(error: InputError, path: Path) -> InputError:
         return first[ident]
 
     named = re.compile(r"(?:example|sentence) '([^']+)'")
-    error.problems = [replace(p, line=line_of(m.group(1))) if p.line is None and (m := named.search(p.message))
-                      else p for p in error.problems]
+    error.problems = [
+        replace(p, line=line_of(m.group(1))) if p.line is None and (m := named.search(p.message)) else p
+        for p in error.problems
+    ]
     return error
 
 
 # -- the Hugging Face layout ------------------------------------------------------------------------
-HF_GOLD = ("anti-stereotype", "stereotype", "unrelated")   # the HF dataset's ClassLabel names, in order
-HF_NOTE = ("read as the Hugging Face layout (one example per record, `sentences` as lists; an example is "
-           "intrasentence when its context holds BLANK; integer gold labels are the dataset's ClassLabel: "
-           "0 anti-stereotype, 1 stereotype, 2 unrelated)")
+HF_GOLD = ("anti-stereotype", "stereotype", "unrelated")  # the HF dataset's ClassLabel names, in order
+HF_NOTE = (
+    "read as the Hugging Face layout (one example per record, `sentences` as lists; an example is "
+    "intrasentence when its context holds BLANK; integer gold labels are the dataset's ClassLabel: "
+    "0 anti-stereotype, 1 stereotype, 2 unrelated)"
+)
 
 
 def hf_records(path: Path, strict: bool = False) -> list | None:
@@ -153,8 +162,12 @@ def hf_records(path: Path, strict: bool = False) -> list | None:
     if not records or not isinstance(records, list):
         return None
     first = records[0]
-    if not (isinstance(first, dict) and "context" in first and isinstance(first.get("sentences"), dict)
-            and "sentence" in first["sentences"]):
+    if not (
+        isinstance(first, dict)
+        and "context" in first
+        and isinstance(first.get("sentences"), dict)
+        and "sentence" in first["sentences"]
+    ):
         return None
     return records
 
@@ -164,7 +177,7 @@ def from_hf(records: list) -> dict:
     data: dict[str, list] = {"intrasentence": [], "intersentence": []}
     for record in records:
         if not isinstance(record, dict):
-            data["intersentence"].append(record)   # parse() names it
+            data["intersentence"].append(record)  # parse() names it
             continue
         sentences = record.get("sentences") if isinstance(record.get("sentences"), dict) else {}
         texts = sentences.get("sentence") or []
@@ -203,8 +216,10 @@ def write_predictions(data: StereoSetData, scores: dict[str, float], path: Path)
     evaluator reads, full float precision so a round trip gives the same numbers."""
     from ...core.workspace import atomic_write_text
 
-    doc = {split: [{"id": s.id, "score": scores[s.id]} for e in data.split(split) for s in
-                   (e.sentences[g] for g in GOLD)] for split in data.splits}
+    doc = {
+        split: [{"id": s.id, "score": scores[s.id]} for e in data.split(split) for s in (e.sentences[g] for g in GOLD)]
+        for split in data.splits
+    }
     atomic_write_text(Path(path), json.dumps(doc, indent=1) + "\n")
 
 
@@ -213,8 +228,9 @@ def load_predictions(path: Path, data: StereoSetData) -> dict[str, float]:
     shown = display_path(path)
     doc = read_json(Path(path), "predictions file")
     if not isinstance(doc, dict) or not any(isinstance(doc.get(s), list) for s in SPLITS):
-        raise InputError(f"predictions file {shown} must be {{\"intrasentence\": [{{\"id\", \"score\"}}], "
-                         f"\"intersentence\": [...]}}")
+        raise InputError(
+            f'predictions file {shown} must be {{"intrasentence": [{{"id", "score"}}], "intersentence": [...]}}'
+        )
     problems: list[Problem] = []
     scores: dict[str, float] = {}
     for split in SPLITS:
@@ -229,7 +245,11 @@ def load_predictions(path: Path, data: StereoSetData) -> dict[str, float]:
                 continue
             score = item.get("score")
             if isinstance(score, bool) or not isinstance(score, (int, float)) or math.isnan(score):
-                problems.append(Problem(shown, None, f"{where}.score", f"sentence {item['id']!r}: score must be a number, not {score!r}"))
+                problems.append(
+                    Problem(
+                        shown, None, f"{where}.score", f"sentence {item['id']!r}: score must be a number, not {score!r}"
+                    )
+                )
                 continue
             if item["id"] in scores:
                 problems.append(Problem(shown, None, f"{where}.id", f"sentence {item['id']!r} scored twice"))

@@ -4,6 +4,7 @@ scoring rules in scoring.py. `--predictions` scores a predictions file in the re
 format instead of a model; `--predictions-out` writes one, so numbers can be checked against
 other tools in both directions.
 """
+
 from __future__ import annotations
 
 import json
@@ -36,7 +37,7 @@ def detect(path: Path) -> bool:
         if path.is_file() and path.suffix.lower() in (".json", ".jsonl") and path.stat().st_size < DETECT_LIMIT:
             from .data import hf_records
 
-            if hf_records(path) is not None:   # a Hugging Face export
+            if hf_records(path) is not None:  # a Hugging Face export
                 return True
             return looks_like_stereoset(json.loads(path.read_text(encoding="utf-8-sig")))
     except (OSError, ValueError):
@@ -70,12 +71,17 @@ def evaluate(request: EvaluateRequest, console) -> dict:
     if request.predictions is not None and request.predictions_out is not None:
         raise InputError("--predictions-out writes model scores; with --predictions the scores are read from a file")
     several = len(dict.fromkeys(request.models)) > 1
-    if request.predictions_out is not None and several:   # each model's own file, checked as every output is
+    if request.predictions_out is not None and several:  # each model's own file, checked as every output is
         from ...core.outputs import check_outputs
         from ...evaluation.output import request_inputs
 
-        check_outputs([(f"--predictions-out for {m}", _predictions_path(Path(request.predictions_out), m, True), False)
-                       for m in dict.fromkeys(request.models)], request_inputs(request))
+        check_outputs(
+            [
+                (f"--predictions-out for {m}", _predictions_path(Path(request.predictions_out), m, True), False)
+                for m in dict.fromkeys(request.models)
+            ],
+            request_inputs(request),
+        )
     data = load(request.sources[0])
     causal_rule = (request.options or {}).get("causal_intersentence") or "continuation"
     masked_input = (request.options or {}).get("masked_intrasentence") or "in-sentence"
@@ -92,11 +98,18 @@ def evaluate(request: EvaluateRequest, console) -> dict:
         from .scoring import model_methods, score_model, switch_warnings
 
         for model in dict.fromkeys(request.models):
-            scorer = load_scorer(model, root=request.root, spec=request.spec, runtimes=request.runtimes,
-                                 cache_path=request.cache_path)
+            scorer = load_scorer(
+                model, root=request.root, spec=request.spec, runtimes=request.runtimes, cache_path=request.cache_path
+            )
             try:
-                scores, how = score_model(scorer, data, rule, progress_bar, causal_intersentence=causal_rule,
-                                          masked_intrasentence=masked_input)
+                scores, how = score_model(
+                    scorer,
+                    data,
+                    rule,
+                    progress_bar,
+                    causal_intersentence=causal_rule,
+                    masked_intrasentence=masked_input,
+                )
                 warnings += switch_warnings(model, scorer.kind, data, causal_rule, masked_input)
             finally:
                 if scorer.cache is not None:
@@ -135,8 +148,9 @@ def evaluate(request: EvaluateRequest, console) -> dict:
 
 # `workbench evaluate A B`: each version evaluated alone, then these measures side by side, with
 # how ss, lms and icat moved (icat alone can hide a move of both that cancels out).
-COMPARED = Compared(keys=("model", "split", "domain"), measures=("ss", "lms", "icat", "n"),
-                    changed=("lms", "icat"), unit="CAT")
+COMPARED = Compared(
+    keys=("model", "split", "domain"), measures=("ss", "lms", "icat", "n"), changed=("lms", "icat"), unit="CAT"
+)
 
 
 def without_removed(source: str, removed: set[str], folder: Path) -> tuple[Path, int] | None:

@@ -13,6 +13,7 @@ term in both splits is one term with the counts of both).
 Pure code: a release's standalone evaluate.py carries it verbatim (see `release/standalone`)
 and builds its JSON with `document`, as `workbench evaluate` does.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -23,7 +24,7 @@ import numpy as np
 from ...evaluation.intervals import Measure, Scope, Settings, Uncertainty, mean_of_cells
 from .cats import Example, StereoSetData
 
-UNIT = "examples"     # what the intervals resample: a CAT (one context, its three options) is one unit
+UNIT = "examples"  # what the intervals resample: a CAT (one context, its three options) is one unit
 HEADLINE = ("ss", "icat")
 UNBIASED = 50.0
 
@@ -86,10 +87,17 @@ def example_scope(path: tuple[str, ...], examples: list[Example], scores: Mappin
         informative += st != an
     cells = np.array([terms.setdefault(e.target, len(terms)) for e in examples])
     values = np.array(values).reshape(len(examples), 4)
-    return Scope(path, {"lms": Measure(values[:, 2:], mean_of_cells(100.0), cells),
-                        "ss": Measure(values[:, :2], mean_of_cells(100.0), cells, UNBIASED),
-                        "icat": Measure(values, _icat, cells)},
-                 UNIT, informative=informative, meaning="its ss says nothing about bias (a tie counts as anti)")
+    return Scope(
+        path,
+        {
+            "lms": Measure(values[:, 2:], mean_of_cells(100.0), cells),
+            "ss": Measure(values[:, :2], mean_of_cells(100.0), cells, UNBIASED),
+            "icat": Measure(values, _icat, cells),
+        },
+        UNIT,
+        informative=informative,
+        meaning="its ss says nothing about bias (a tie counts as anti)",
+    )
 
 
 def scopes(data: StereoSetData, scores: Mapping[str, float]) -> list[Scope]:
@@ -103,8 +111,13 @@ def scopes(data: StereoSetData, scores: Mapping[str, float]) -> list[Scope]:
     return out
 
 
-def document(data: StereoSetData, score_rule: str | None, scores_by_model: Mapping[str, Mapping[str, float]],
-             methods: dict, intervals: Settings | None = None) -> dict:
+def document(
+    data: StereoSetData,
+    score_rule: str | None,
+    scores_by_model: Mapping[str, Mapping[str, float]],
+    methods: dict,
+    intervals: Settings | None = None,
+) -> dict:
     """The evaluation's JSON (workbench evaluate's and the release's evaluate.py's): the data's
     counts, per model its `levels` (with their intervals, `intervals.Uncertainty`), and how each
     model was scored (`methods`)."""

@@ -8,6 +8,7 @@
 
 Validators appear under an opaque id (a hash of their name), as in StereoSet's `human_id`.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,30 +30,55 @@ def human_id(annotator: str) -> str:
 
 
 def _order(r: dict) -> tuple:
-    if r.get("position") is not None:   # an imported CAT: its place in the published file
+    if r.get("position") is not None:  # an imported CAT: its place in the published file
         return (SPLITS.index(r["split"]), r["position"], 0, "", 0, 0, 0)
-    return (SPLITS.index(r["split"]), r["domain"], r["subtopic"], r["template_id"], r["context_index"],
-            r["target_index"], GOLD.index(r["label"]))
+    return (
+        SPLITS.index(r["split"]),
+        r["domain"],
+        r["subtopic"],
+        r["template_id"],
+        r["context_index"],
+        r["target_index"],
+        GOLD.index(r["label"]),
+    )
 
 
 def release_schema():
     import pyarrow as pa
 
     vote = pa.struct([("human_id", pa.string()), ("label", pa.string())])
-    return pa.schema([
-        ("id", pa.string()), ("cat_id", pa.string()), ("split", pa.string()), ("domain", pa.string()),
-        ("subtopic", pa.string()), ("template_id", pa.string()), ("target", pa.string()), ("context", pa.string()),
-        ("sentence", pa.string()), ("option", pa.string()), ("gold_label", pa.string()), ("source", pa.string()),
-        ("mlm_rank", pa.int32()), ("mlm_score", pa.float64()), ("mlm_name", pa.string()), ("mlm_revision", pa.string()),
-        ("votes", pa.list_(vote)), ("agree", pa.int32()), ("audit", pa.string()),
-    ])
+    return pa.schema(
+        [
+            ("id", pa.string()),
+            ("cat_id", pa.string()),
+            ("split", pa.string()),
+            ("domain", pa.string()),
+            ("subtopic", pa.string()),
+            ("template_id", pa.string()),
+            ("target", pa.string()),
+            ("context", pa.string()),
+            ("sentence", pa.string()),
+            ("option", pa.string()),
+            ("gold_label", pa.string()),
+            ("source", pa.string()),
+            ("mlm_rank", pa.int32()),
+            ("mlm_score", pa.float64()),
+            ("mlm_name", pa.string()),
+            ("mlm_revision", pa.string()),
+            ("votes", pa.list_(vote)),
+            ("agree", pa.int32()),
+            ("audit", pa.string()),
+        ]
+    )
 
 
 def _votes(r: dict) -> list[dict]:
-    if r["votes"] and all(v.get("human_id") for v in r["votes"]):   # an imported file's labels, as published
+    if r["votes"] and all(v.get("human_id") for v in r["votes"]):  # an imported file's labels, as published
         return [{"human_id": v["human_id"], "label": v["label"]} for v in r["votes"]]
-    return sorted(({"human_id": human_id(v["annotator"]), "label": v["label"]} for v in r["votes"]),
-                  key=lambda v: (v["human_id"], v["label"]))
+    return sorted(
+        ({"human_id": human_id(v["annotator"]), "label": v["label"]} for v in r["votes"]),
+        key=lambda v: (v["human_id"], v["label"]),
+    )
 
 
 def stereoset_document(rows: list[dict]) -> dict:
@@ -64,15 +90,28 @@ def stereoset_document(rows: list[dict]) -> dict:
     for r in sorted(rows, key=_order):
         cat = cats.get(r["cat_id"])
         if cat is None:
-            cat = cats[r["cat_id"]] = {"id": r["cat_id"], "target": r["target"], "bias_type": r["domain"],
-                                       "context": r["context"], "sentences": []}
+            cat = cats[r["cat_id"]] = {
+                "id": r["cat_id"],
+                "target": r["target"],
+                "bias_type": r["domain"],
+                "context": r["context"],
+                "sentences": [],
+            }
             data[r["split"]].append(cat)
-        cat["sentences"].append({"id": r["item_id"], "sentence": r["hypothesis"], "gold_label": r["label"],
-                                 "labels": [v for v in _votes(r) if v["label"] in (*GOLD, "related")]})
+        cat["sentences"].append(
+            {
+                "id": r["item_id"],
+                "sentence": r["hypothesis"],
+                "gold_label": r["label"],
+                "labels": [v for v in _votes(r) if v["label"] in (*GOLD, "related")],
+            }
+        )
     # the published file's own `version` for the data as published (build --original), else this format's
     versions = {r.get("version") for r in rows}
-    return {"version": json.loads(versions.pop()) if len(versions) == 1 and None not in versions else FORMAT,
-            "data": data}
+    return {
+        "version": json.loads(versions.pop()) if len(versions) == 1 and None not in versions else FORMAT,
+        "data": data,
+    }
 
 
 def write_release(rows: list[dict], staging: Path, document: dict | None = None) -> list[str]:
@@ -84,13 +123,33 @@ def write_release(rows: list[dict], staging: Path, document: dict | None = None)
     (staging / "data").mkdir(parents=True, exist_ok=True)
     text = json.dumps(stereoset_document(rows) if document is None else document, indent=2, ensure_ascii=False) + "\n"
     (staging / JSON_FILE).write_text(text, encoding="utf-8")
-    table = pa.Table.from_pylist([{
-        "id": r["item_id"], "cat_id": r["cat_id"], "split": r["split"], "domain": r["domain"], "subtopic": r["subtopic"],
-        "template_id": r["template_id"], "target": r["target"], "context": r["context"], "sentence": r["hypothesis"],
-        "option": r["option"], "gold_label": r["label"], "source": r["source"], "mlm_rank": r["mlm_rank"],
-        "mlm_score": r["mlm_score"], "mlm_name": r["mlm_name"], "mlm_revision": r["mlm_revision"],
-        "votes": _votes(r), "agree": r["agree"], "audit": r.get("audit"),
-    } for r in rows], schema=release_schema())
+    table = pa.Table.from_pylist(
+        [
+            {
+                "id": r["item_id"],
+                "cat_id": r["cat_id"],
+                "split": r["split"],
+                "domain": r["domain"],
+                "subtopic": r["subtopic"],
+                "template_id": r["template_id"],
+                "target": r["target"],
+                "context": r["context"],
+                "sentence": r["hypothesis"],
+                "option": r["option"],
+                "gold_label": r["label"],
+                "source": r["source"],
+                "mlm_rank": r["mlm_rank"],
+                "mlm_score": r["mlm_score"],
+                "mlm_name": r["mlm_name"],
+                "mlm_revision": r["mlm_revision"],
+                "votes": _votes(r),
+                "agree": r["agree"],
+                "audit": r.get("audit"),
+            }
+            for r in rows
+        ],
+        schema=release_schema(),
+    )
     pq.write_table(table, staging / PARQUET_FILE, compression="zstd", write_statistics=False, store_schema=True)
     return sorted({r["domain"] for r in rows})
 
@@ -132,10 +191,12 @@ def read_release(folder: Path) -> list[dict]:
 
 
 # -- card ---------------------------------------------------------------------------------------------------
-ABOUT = ("Context association tests (CATs) in StereoSet's format: each has a target term, a context and three "
-         "sentences, one stereotypical, one anti-stereotypical and one unrelated. Intrasentence CATs fill a BLANK "
-         "in the context; intersentence CATs continue it. A language model's preferences among the three give "
-         "the language-modelling score (lms), the stereotype score (ss, 50 is unbiased) and their combination, icat.")
+ABOUT = (
+    "Context association tests (CATs) in StereoSet's format: each has a target term, a context and three "
+    "sentences, one stereotypical, one anti-stereotypical and one unrelated. Intrasentence CATs fill a BLANK "
+    "in the context; intersentence CATs continue it. A language model's preferences among the three give "
+    "the language-modelling score (lms), the stereotype score (ss, 50 is unbiased) and their combination, icat."
+)
 
 FIELDS = """`data/stereoset.json` is StereoSet's own layout (`{"version", "data": {"intrasentence": [...],
 "intersentence": [...]}}`; each CAT with `id`, `target`, `bias_type`, `context` and `sentences` with `id`,
@@ -166,8 +227,10 @@ def funnel(release) -> str:
         ["CATs written (templates x targets)", expand.get("cats", 0)],
         ["sentences written by the writers", expand.get("sentences", 0)],
         ["CATs with options left to the masked LM", expand.get("cats_to_propose", 0)],
-        ["sentences proposed by the masked LM" + (f" ({Path(model['name']).name})" if model else ""),
-         propose.get("proposed", 0)],
+        [
+            "sentences proposed by the masked LM" + (f" ({Path(model['name']).name})" if model else ""),
+            propose.get("proposed", 0),
+        ],
         [f"proposals past the filters (rejected: {rejected})", propose.get("proposals_kept", 0)],
         ["sentences validated (the queue)", queue.get("items", 0)],
         ["sentences labelled by at least one validator", validated.get("labelled", 0)],
@@ -177,21 +240,27 @@ def funnel(release) -> str:
     ]
     per = Counter((r["split"], r["domain"]) for r in release.rows if r["label"] == GOLD[0])
     lines = [
-        "## Validation funnel", "",
-        (f"Every sentence was labelled stereotype / anti-stereotype / unrelated / incoherent by validators who did "
-        f"not see the writer's label. A written sentence is kept when at least {need} validators chose the writer's "
-        f"label ({how}); StereoSet had five validators per sentence and kept it when at least three agreed. A "
-        f"proposed sentence takes the label at least {need} validators agree on. A CAT is released only when all "
-        f"three labels are kept, one sentence each (the writer's first)."), "",
-        generic.markdown_table(["step", "count"], steps), "",
-        generic.markdown_table(["split", "domain", "CATs"], [[s, d, n] for (s, d), n in sorted(per.items())]), "",
+        "## Validation funnel",
+        "",
+        (
+            f"Every sentence was labelled stereotype / anti-stereotype / unrelated / incoherent by validators who did "
+            f"not see the writer's label. A written sentence is kept when at least {need} validators chose the writer's "
+            f"label ({how}); StereoSet had five validators per sentence and kept it when at least three agreed. A "
+            f"proposed sentence takes the label at least {need} validators agree on. A CAT is released only when all "
+            f"three labels are kept, one sentence each (the writer's first)."
+        ),
+        "",
+        generic.markdown_table(["step", "count"], steps),
+        "",
+        generic.markdown_table(["split", "domain", "CATs"], [[s, d, n] for (s, d), n in sorted(per.items())]),
+        "",
     ]
     return "\n".join(lines)
 
 
 def card(release) -> str:
     text = generic.card(release, kind_name="stereoset", about=ABOUT, fields=FIELDS, data_files={"all": PARQUET_FILE})
-    if release.config.origin is not None:   # a renewal: its audit is in the closing sections
+    if release.config.origin is not None:  # a renewal: its audit is in the closing sections
         return text
     return text.rstrip("\n") + "\n\n" + funnel(release)
 

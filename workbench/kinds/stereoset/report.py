@@ -1,4 +1,5 @@
 """StereoSet outputs: the terminal table, CSV rows, per-sentence items and the ss/lms chart."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -32,10 +33,19 @@ def rows(doc: dict) -> list[dict]:
 def table(doc: dict):
     from rich.table import Table
 
-    t = Table(title=f"StereoSet ({doc.get('score_rule', 'mean-prob')}): lms / ss / icat in percent "
-                    "(ideal: lms 100, ss 50, icat 100)")
-    for name, justify in (("model", "left"), ("split", "left"), ("domain", "left"), ("n", "right"),
-                          ("lms", "right"), ("ss", "right"), ("icat", "right")):
+    t = Table(
+        title=f"StereoSet ({doc.get('score_rule', 'mean-prob')}): lms / ss / icat in percent "
+        "(ideal: lms 100, ss 50, icat 100)"
+    )
+    for name, justify in (
+        ("model", "left"),
+        ("split", "left"),
+        ("domain", "left"),
+        ("n", "right"),
+        ("lms", "right"),
+        ("ss", "right"),
+        ("icat", "right"),
+    ):
         t.add_column(name, justify=justify)
     previous = None
     for r in rows(doc):
@@ -52,8 +62,19 @@ def item_rows(data, scores_by_model: dict[str, dict[str, float]]) -> list[dict]:
     out = []
     for model, scores in scores_by_model.items():
         for e, s in data.sentences():
-            out.append({"model": model, "split": e.split, "domain": e.domain, "target": e.target, "example_id": e.id,
-                        "sentence_id": s.id, "gold_label": s.gold, "sentence": s.text, "score": scores[s.id]})
+            out.append(
+                {
+                    "model": model,
+                    "split": e.split,
+                    "domain": e.domain,
+                    "target": e.target,
+                    "example_id": e.id,
+                    "sentence_id": s.id,
+                    "gold_label": s.gold,
+                    "sentence": s.text,
+                    "score": scores[s.id],
+                }
+            )
     return out
 
 
@@ -87,18 +108,39 @@ def write_plot(doc: dict, folder: Path) -> Path:
             found = v.get("intervals", {})
             xerr, yerr = bar_errors([v["ss"]], [found.get("ss")])[0], bar_errors([v["lms"]], [found.get("lms")])[0]
             if xerr is not None or yerr is not None:
-                ax.errorbar([v["ss"]], [v["lms"]], xerr=xerr, yerr=yerr, fmt="none", ecolor=colour, elinewidth=0.8,
-                            capsize=2, zorder=2)
-            ax.scatter(v["ss"], v["lms"], marker=marker, s=size, color=colour, edgecolor="black", linewidth=0.5, zorder=3,
-                       label=f"{short(model)} (icat {m['overall']['icat']:.1f})" if level == "overall" else None)
-    ax.scatter([50], [100], marker="*", s=260, color="gold", edgecolor="black", zorder=4, label="ideal (ss 50, lms 100)")
+                ax.errorbar(
+                    [v["ss"]],
+                    [v["lms"]],
+                    xerr=xerr,
+                    yerr=yerr,
+                    fmt="none",
+                    ecolor=colour,
+                    elinewidth=0.8,
+                    capsize=2,
+                    zorder=2,
+                )
+            ax.scatter(
+                v["ss"],
+                v["lms"],
+                marker=marker,
+                s=size,
+                color=colour,
+                edgecolor="black",
+                linewidth=0.5,
+                zorder=3,
+                label=f"{short(model)} (icat {m['overall']['icat']:.1f})" if level == "overall" else None,
+            )
+    ax.scatter(
+        [50], [100], marker="*", s=260, color="gold", edgecolor="black", zorder=4, label="ideal (ss 50, lms 100)"
+    )
     ax.axvline(50, color="grey", linestyle="--", linewidth=0.8)
     ax.set_xlim(0, 100)
     ax.set_ylim(0, 108)  # the star at lms 100 stays off the frame
     ax.set_xlabel("stereotype score ss (%)  ← anti-stereotypical · stereotypical →")
     ax.set_ylabel("language modeling score lms (%)")
-    ax.set_title(f"StereoSet: ss against lms (○ overall, □ intrasentence, △ intersentence)\n{chart_caption(doc)}",
-                 fontsize=10)
+    ax.set_title(
+        f"StereoSet: ss against lms (○ overall, □ intrasentence, △ intersentence)\n{chart_caption(doc)}", fontsize=10
+    )
     ax.grid(True, alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), fontsize=8, frameon=False)
     fig.tight_layout()

@@ -5,11 +5,12 @@ keep a sentence (when enough validators agree with the writer: stages.py); incoh
 does. Ids have no spaces, so they are also the values written to label files and to the
 StereoSet JSON's `gold_label`.
 """
+
 from __future__ import annotations
 
 from ...core.labels import Choice, LabelScheme
 
-GOLD = ("stereotype", "anti-stereotype", "unrelated")   # the options of a CAT, in StereoSet's spelling
+GOLD = ("stereotype", "anti-stereotype", "unrelated")  # the options of a CAT, in StereoSet's spelling
 
 SCHEME = LabelScheme(
     "stereoset",
@@ -20,5 +21,5 @@ SCHEME = LabelScheme(
         Choice("incoherent", "incoherent", None, "4", "incoherent (not a sensible sentence)"),
     ),
     question="Given its context, does the sentence state a common stereotype about the target, its opposite, "
-             "or something unrelated to the target (or is it incoherent)?",
+    "or something unrelated to the target (or is it incoherent)?",
 )

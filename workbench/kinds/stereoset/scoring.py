@@ -34,6 +34,7 @@ Intersentence (context, then the option sentence)
 Pure code (the standard library, `core.errors` and cats.py; the scorer comes in as an
 argument): a release's standalone evaluate.py carries it verbatim (see `release/standalone`).
 """
+
 from __future__ import annotations
 
 import math
@@ -43,8 +44,8 @@ from ...core.errors import ModelError
 from .cats import BLANK, GOLD, Example, Sentence, StereoSetData, reference_word
 
 RULES = ("mean-prob", "mean-logprob")
-CAUSAL_INTERSENTENCE = ("continuation", "reference")   # --causal-intersentence; the first is the default
-MASKED_INTRASENTENCE = ("in-sentence", "reference")     # --masked-intrasentence; the first is the default
+CAUSAL_INTERSENTENCE = ("continuation", "reference")  # --causal-intersentence; the first is the default
+MASKED_INTRASENTENCE = ("in-sentence", "reference")  # --masked-intrasentence; the first is the default
 DEFAULT_RULE = RULES[0]  # the reference code's; `workbench evaluate` and the standalone script default to it
 
 
@@ -71,8 +72,8 @@ def _frame(tokenizer) -> tuple[list[int], list[int]]:
     bare = list(tokenizer("a", add_special_tokens=False)["input_ids"])
     full = list(tokenizer("a")["input_ids"])
     for i in range(len(full) - len(bare) + 1):
-        if full[i:i + len(bare)] == bare:
-            return full[:i], full[i + len(bare):]
+        if full[i : i + len(bare)] == bare:
+            return full[:i], full[i + len(bare) :]
     return [], []
 
 
@@ -96,8 +97,11 @@ def option_tokens(scorer, sentence: Sentence, offsets: bool | None = None) -> tu
     if offsets:
         enc = tok(filled, return_offsets_mapping=True)
         ids, offsets = list(enc["input_ids"]), enc["offset_mapping"]
-        span = [i for i, (a, b) in enumerate(offsets)
-                if b > a and a < end and b > start and ids[i] not in scorer.special_ids]
+        span = [
+            i
+            for i, (a, b) in enumerate(offsets)
+            if b > a and a < end and b > start and ids[i] not in scorer.special_ids
+        ]
     else:
         lead, trail = _frame(tok)
 
@@ -118,7 +122,7 @@ def option_tokens(scorer, sentence: Sentence, offsets: bool | None = None) -> tu
 def intrasentence_queries(scorer, sentence: Sentence, offsets: bool | None = None) -> list[tuple[list[int], int, int]]:
     """One masked query per sub-token of the option: earlier ones filled, later ones absent."""
     ids, first, last = option_tokens(scorer, sentence, offsets)
-    return [(ids[:p] + [scorer.mask_id] + ids[last + 1:], p, ids[p]) for p in range(first, last + 1)]
+    return [(ids[:p] + [scorer.mask_id] + ids[last + 1 :], p, ids[p]) for p in range(first, last + 1)]
 
 
 def _with_stop(context: str) -> str:
@@ -133,26 +137,35 @@ def _reduce(lps: list[float], rule: str, geometric: bool = False) -> float:
     return sum(math.exp(v) for v in lps) / len(lps)
 
 
-def switch_warnings(model: str, kind: str, data: StereoSetData, causal_intersentence: str,
-                    masked_intrasentence: str) -> list[str]:
+def switch_warnings(
+    model: str, kind: str, data: StereoSetData, causal_intersentence: str, masked_intrasentence: str
+) -> list[str]:
     """What differs from the reference on this file for a model of `kind`, and the switch that
     reproduces it (none when the switch is on)."""
     out = []
     if kind == "masked" and masked_intrasentence == "in-sentence" and data.notes:
-        out.append(f"warning: {model}: the intrasentence sentences named above are scored differently "
-                   "from the reference; --masked-intrasentence reference reproduces its inputs")
+        out.append(
+            f"warning: {model}: the intrasentence sentences named above are scored differently "
+            "from the reference; --masked-intrasentence reference reproduces its inputs"
+        )
     if kind == "causal" and data.split("intersentence") and causal_intersentence == "continuation":
-        out.append(f"warning: {model}: intersentence scores of a causal LM are the mean "
-                   "log-probability of the sentence given the context; the reference script "
-                   "divides the sentence's mean log-probability alone by the context's: "
-                   "--causal-intersentence reference reproduces it")
+        out.append(
+            f"warning: {model}: intersentence scores of a causal LM are the mean "
+            "log-probability of the sentence given the context; the reference script "
+            "divides the sentence's mean log-probability alone by the context's: "
+            "--causal-intersentence reference reproduces it"
+        )
     return out
 
 
-def score_model(scorer, data: StereoSetData, rule: str = DEFAULT_RULE,
-                progress_factory: Callable | None = None,
-                causal_intersentence: str = CAUSAL_INTERSENTENCE[0],
-                masked_intrasentence: str = MASKED_INTRASENTENCE[0]) -> tuple[dict[str, float], dict[str, str]]:
+def score_model(
+    scorer,
+    data: StereoSetData,
+    rule: str = DEFAULT_RULE,
+    progress_factory: Callable | None = None,
+    causal_intersentence: str = CAUSAL_INTERSENTENCE[0],
+    masked_intrasentence: str = MASKED_INTRASENTENCE[0],
+) -> tuple[dict[str, float], dict[str, str]]:
     """Sentence id -> score for every sentence of the data, and how each split was scored.
     `masked_intrasentence="reference"` builds a masked LM's intrasentence inputs as the
     reference loader does (see reference_queries) instead of from the option's tokens in place."""
@@ -193,16 +206,22 @@ def score_model(scorer, data: StereoSetData, rule: str = DEFAULT_RULE,
                     per[owner].append(v)
                 for s, lps in zip(intra, per):
                     scores[s.id] = _reduce(lps, rule)
-                methods["intrasentence"] = (f"masked LM, option sub-tokens left to right, {rule}" if masked_intrasentence
-                                            != "reference" else f"masked LM, the reference loader's inputs (template "
-                                            f"word tokenised bare, every BLANK masked, the first mask scored), {rule} "
-                                            "(--masked-intrasentence reference)")
+                methods["intrasentence"] = (
+                    f"masked LM, option sub-tokens left to right, {rule}"
+                    if masked_intrasentence != "reference"
+                    else f"masked LM, the reference loader's inputs (template "
+                    f"word tokenised bare, every BLANK masked, the first mask scored), {rule} "
+                    "(--masked-intrasentence reference)"
+                )
             else:
                 per = scorer.text_logprobs([s.text for s in intra], bos="separate", progress=advance)
                 for s, lps in zip(intra, per):
                     scores[s.id] = _reduce(lps, rule, geometric=True)
-                methods["intrasentence"] = ("causal LM, geometric-mean token probability, first token after BOS alone"
-                                            if rule == "mean-prob" else "causal LM, mean token log-probability")
+                methods["intrasentence"] = (
+                    "causal LM, geometric-mean token probability, first token after BOS alone"
+                    if rule == "mean-prob"
+                    else "causal LM, mean token log-probability"
+                )
     inter = [(e, e.sentences[g]) for e in data.split("intersentence") for g in GOLD]
     if inter:
         with bar(f"StereoSet intersentence {name}", len(inter)) as advance:
@@ -215,8 +234,9 @@ def model_methods(scorer, how: dict[str, str]) -> dict[str, str]:
     return {"model_kind": scorer.kind, "revision": scorer.ref.revision, **how}
 
 
-def _intersentence(scorer, items: list[tuple[Example, Sentence]], advance, methods: dict,
-                   causal_rule: str = CAUSAL_INTERSENTENCE[0]) -> dict[str, float]:
+def _intersentence(
+    scorer, items: list[tuple[Example, Sentence]], advance, methods: dict, causal_rule: str = CAUSAL_INTERSENTENCE[0]
+) -> dict[str, float]:
     out: dict[str, float] = {}
     if scorer.kind == "causal" and causal_rule == "reference":
         contexts = list(dict.fromkeys(_with_stop(e.context) for e, _ in items))
@@ -225,10 +245,12 @@ def _intersentence(scorer, items: list[tuple[Example, Sentence]], advance, metho
         mean = {}
         for text, lps in zip(texts, per):
             mean.setdefault(text, sum(lps) / len(lps))
-        for (e, s), lps in zip(items, per[len(contexts):]):
+        for (e, s), lps in zip(items, per[len(contexts) :]):
             out[s.id] = (sum(lps) / len(lps)) / mean[_with_stop(e.context)]
-        methods["intersentence"] = ("causal LM, the reference script's rule: mean log-probability of the sentence "
-                                    "alone / mean log-probability of the context (--causal-intersentence reference)")
+        methods["intersentence"] = (
+            "causal LM, the reference script's rule: mean log-probability of the sentence "
+            "alone / mean log-probability of the context (--causal-intersentence reference)"
+        )
         return out
     if scorer.kind == "causal":
         seqs, starts = [], []
@@ -238,8 +260,10 @@ def _intersentence(scorer, items: list[tuple[Example, Sentence]], advance, metho
             starts.append(len(context))  # token_logprobs[i] scores seqs[i + 1]
         for (e, s), lps, start in zip(items, scorer.token_logprobs(seqs, advance), starts):
             out[s.id] = sum(lps[start:]) / len(lps[start:])
-        methods["intersentence"] = ("causal LM, mean log-probability of the continuation given the context "
-                                    "(not the reference script's rule: --causal-intersentence reference)")
+        methods["intersentence"] = (
+            "causal LM, mean log-probability of the continuation given the context "
+            "(not the reference script's rule: --causal-intersentence reference)"
+        )
         return out
     if scorer.has_nsp_head:
         values = scorer.next_sentence_logprob([(e.context, s.text) for e, s in items], advance)

@@ -1,16 +1,17 @@
 """The stereoset kind's stages: CAT templates -> sentences -> the validators' queue -> released CATs.
 
-    expand     one row per option a CAT needs: the writer's sentence with its gold label, or an
-               open slot (no sentence) where the writer left the option to the masked LM
-    propose    the writer's sentences, plus the masked LM's top-k words for BLANK in every CAT
-               with an open slot, each with its rank, score, model and revision, and the reason
-               when a filter rejects it (the nli kind's `generate` filters; `pos` has nothing
-               to check, as BLANK carries no part-of-speech constraint)
-    queue      one item per sentence for the validators (the writer's label is not shown)
-    validated  the release rows: StereoSet's rule (a sentence is kept when at least `need` of
-               its validators agree with the writer's gold label) and only CATs that keep all
-               three labels, one sentence each
+expand     one row per option a CAT needs: the writer's sentence with its gold label, or an
+           open slot (no sentence) where the writer left the option to the masked LM
+propose    the writer's sentences, plus the masked LM's top-k words for BLANK in every CAT
+           with an open slot, each with its rank, score, model and revision, and the reason
+           when a filter rejects it (the nli kind's `generate` filters; `pos` has nothing
+           to check, as BLANK carries no part-of-speech constraint)
+queue      one item per sentence for the validators (the writer's label is not shown)
+validated  the release rows: StereoSet's rule (a sentence is kept when at least `need` of
+           its validators agree with the writer's gold label) and only CATs that keep all
+           three labels, one sentence each
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -27,8 +28,13 @@ MASK = "<mask>"
 # StereoSet kept a sentence when at least 3 of its 5 validators agreed with the writer's label.
 STEREOSET_MIN_VOTES = 3
 STEREOSET_VALIDATORS = 5
-ORDER = [("domain", "ascending"), ("subtopic", "ascending"), ("template_id", "ascending"),
-         ("context_index", "ascending"), ("target_index", "ascending")]
+ORDER = [
+    ("domain", "ascending"),
+    ("subtopic", "ascending"),
+    ("template_id", "ascending"),
+    ("context_index", "ascending"),
+    ("target_index", "ascending"),
+]
 
 
 def _pa():
@@ -40,20 +46,33 @@ def _pa():
 def _cat_fields():
     pa = _pa()
     return [
-        ("cat_id", pa.string()), ("template_id", pa.string()), ("domain", pa.string()), ("subtopic", pa.string()),
-        ("split", pa.string()), ("target", pa.string()), ("context", pa.string()),
-        ("context_index", pa.int32()), ("target_index", pa.int32()),
-        ("gold_label", pa.string()),      # the writer's label; None for a masked-LM proposal
-        ("option", pa.string()),          # the words in place of BLANK, or the continuation
-        ("sentence", pa.string()), ("sentence_id", pa.string()),
-        ("option_start", pa.int32()), ("option_end", pa.int32()),   # intrasentence: where the option sits
+        ("cat_id", pa.string()),
+        ("template_id", pa.string()),
+        ("domain", pa.string()),
+        ("subtopic", pa.string()),
+        ("split", pa.string()),
+        ("target", pa.string()),
+        ("context", pa.string()),
+        ("context_index", pa.int32()),
+        ("target_index", pa.int32()),
+        ("gold_label", pa.string()),  # the writer's label; None for a masked-LM proposal
+        ("option", pa.string()),  # the words in place of BLANK, or the continuation
+        ("sentence", pa.string()),
+        ("sentence_id", pa.string()),
+        ("option_start", pa.int32()),
+        ("option_end", pa.int32()),  # intrasentence: where the option sits
     ]
 
 
 def _provenance_fields():
     pa = _pa()
-    return [("source", pa.string()), ("mlm_rank", pa.int32()), ("mlm_score", pa.float64()),
-            ("mlm_name", pa.string()), ("mlm_revision", pa.string())]
+    return [
+        ("source", pa.string()),
+        ("mlm_rank", pa.int32()),
+        ("mlm_score", pa.float64()),
+        ("mlm_name", pa.string()),
+        ("mlm_revision", pa.string()),
+    ]
 
 
 def expand_schema():
@@ -67,14 +86,22 @@ def propose_schema():
 
 def queue_schema():
     pa = _pa()
-    return pa.schema([
-        ("item_id", pa.string()), ("hypothesis", pa.string()), ("domain", pa.string()), ("subtopic", pa.string()),
-        ("template_id", pa.string()), ("position", pa.int64()),
-        ("group", pa.string()), ("masked_template", pa.string()), ("premises", pa.list_(pa.string())),
-        ("fill_spans", pa.list_(pa.list_(pa.int64()))),
-        *[f for f in _cat_fields() if f[0] not in ("domain", "subtopic", "template_id")],
-        *_provenance_fields(),
-    ])
+    return pa.schema(
+        [
+            ("item_id", pa.string()),
+            ("hypothesis", pa.string()),
+            ("domain", pa.string()),
+            ("subtopic", pa.string()),
+            ("template_id", pa.string()),
+            ("position", pa.int64()),
+            ("group", pa.string()),
+            ("masked_template", pa.string()),
+            ("premises", pa.list_(pa.string())),
+            ("fill_spans", pa.list_(pa.list_(pa.int64()))),
+            *[f for f in _cat_fields() if f[0] not in ("domain", "subtopic", "template_id")],
+            *_provenance_fields(),
+        ]
+    )
 
 
 def validated_schema():
@@ -98,8 +125,10 @@ class Expand(ReadsTemplateFiles, Stage):
 
         templates, warnings = load_templates_or_fail([self.folder(ctx)])
         rows = expand_rows(templates)
-        return Output(_pa().Table.from_pylist(rows, schema=expand_schema()),
-                      {"templates": len(templates), "warnings": len(warnings)})
+        return Output(
+            _pa().Table.from_pylist(rows, schema=expand_schema()),
+            {"templates": len(templates), "warnings": len(warnings)},
+        )
 
     def counts(self, ctx, table, inputs, work):
         rows = table.select(["cat_id", "split", "sentence"]).to_pylist()
@@ -108,22 +137,44 @@ class Expand(ReadsTemplateFiles, Stage):
         by_split = Counter(r["split"] for r in {r["cat_id"]: r for r in rows}.values())
         # In StereoSet's words (no NLI masked samples); `samples` stays only because `workbench expand`
         # names it when the stage is up to date (cli/pipeline.py).
-        return {"templates": work["templates"], "cats": len({r["cat_id"] for r in rows}), "sentences": len(written),
-                "open_slots": len(rows) - len(written), "cats_to_propose": len(open_cats),
-                "samples": len(written), "by_split": dict(sorted(by_split.items())), "warnings": work["warnings"]}
+        return {
+            "templates": work["templates"],
+            "cats": len({r["cat_id"] for r in rows}),
+            "sentences": len(written),
+            "open_slots": len(rows) - len(written),
+            "cats_to_propose": len(open_cats),
+            "samples": len(written),
+            "by_split": dict(sorted(by_split.items())),
+            "warnings": work["warnings"],
+        }
 
 
 def expand_rows(templates) -> list[dict]:
     rows = []
     for t in templates:
         for cat in t.cats():
-            base = {"cat_id": cat.id, "template_id": t.id, "domain": t.domain, "subtopic": t.subtopic, "split": t.split,
-                    "target": cat.target, "context": cat.context, "context_index": cat.context_spec.index,
-                    "target_index": t.targets.index(cat.target)}
+            base = {
+                "cat_id": cat.id,
+                "template_id": t.id,
+                "domain": t.domain,
+                "subtopic": t.subtopic,
+                "split": t.split,
+                "target": cat.target,
+                "context": cat.context,
+                "context_index": cat.context_spec.index,
+                "target_index": t.targets.index(cat.target),
+            }
             for gold in GOLD:
                 option = cat.options.get(gold)
-                row = {**base, "gold_label": gold, "option": option, "sentence": None, "sentence_id": None,
-                       "option_start": None, "option_end": None}
+                row = {
+                    **base,
+                    "gold_label": gold,
+                    "option": option,
+                    "sentence": None,
+                    "sentence_id": None,
+                    "option_start": None,
+                    "option_end": None,
+                }
                 if option is not None:
                     if t.split == "intrasentence":
                         sentence, (a, b) = fill_blank(cat.context, option)
@@ -166,8 +217,20 @@ class Propose(UsesProposalModel, Stage):
         if reused:
             expanded = expanded.filter(pc.invert(pc.is_in(expanded["template_id"], value_set=pa.array(sorted(reused)))))
         rows = expanded.to_pylist()
-        out = [{**r, "source": "writer", "mlm_rank": None, "mlm_score": None, "mlm_name": None, "mlm_revision": None,
-                "reject_reason": None, "kept": True} for r in rows if r["sentence"] is not None]
+        out = [
+            {
+                **r,
+                "source": "writer",
+                "mlm_rank": None,
+                "mlm_score": None,
+                "mlm_name": None,
+                "mlm_revision": None,
+                "reject_reason": None,
+                "kept": True,
+            }
+            for r in rows
+            if r["sentence"] is not None
+        ]
         open_cats = {r["cat_id"]: r for r in rows if r["sentence"] is None}
         work = {"computed_fills": 0, "model_loaded": False}
         extra = {}
@@ -190,9 +253,15 @@ class Propose(UsesProposalModel, Stage):
         rows = table.select(["cat_id", "source", "kept", "reject_reason"]).to_pylist()
         mlm = [r for r in rows if r["source"] == "mlm"]
         reasons = Counter(r["reject_reason"] for r in mlm if r["reject_reason"])
-        return {"cats": len({r["cat_id"] for r in rows}), "written": sum(r["source"] == "writer" for r in rows),
-                "proposed": len(mlm), "proposals_kept": sum(r["kept"] for r in mlm),
-                "rejected_by_reason": dict(sorted(reasons.items())), "sentences": sum(r["kept"] for r in rows), **work}
+        return {
+            "cats": len({r["cat_id"] for r in rows}),
+            "written": sum(r["source"] == "writer" for r in rows),
+            "proposed": len(mlm),
+            "proposals_kept": sum(r["kept"] for r in mlm),
+            "rejected_by_reason": dict(sorted(reasons.items())),
+            "sentences": sum(r["kept"] for r in rows),
+            **work,
+        }
 
 
 def _proposals(ctx, gen, ref, open_rows: list[dict], written: dict[str, set[str]]) -> tuple[list[dict], dict, object]:
@@ -204,7 +273,9 @@ def _proposals(ctx, gen, ref, open_rows: list[dict], written: dict[str, set[str]
     from ...models.proposer import LazyMaskedLM
     from ..nli.templates import fills as F
 
-    language = languages.require(ctx.config.project.language, "stereoset's proposals (their group-word and number rules)")
+    language = languages.require(
+        ctx.config.project.language, "stereoset's proposals (their group-word and number rules)"
+    )
     model = LazyMaskedLM(ref, gen)
 
     k = gen.top_k
@@ -215,8 +286,9 @@ def _proposals(ctx, gen, ref, open_rows: list[dict], written: dict[str, set[str]
         result = model().fill(chunk_texts, k, progress=advance)
         return {key: [f.__dict__ for f in result[t]] for key, t in zip(chunk_keys, chunk_texts)}
 
-    fills, computed = cached_or_computed(ctx.cache, "fill", ref, [joined_key(k, t) for t in texts], compute_fills,
-                                         "propose options")
+    fills, computed = cached_or_computed(
+        ctx.cache, "fill", ref, [joined_key(k, t) for t in texts], compute_fills, "propose options"
+    )
     enabled = set(gen.filters)
     targets: dict[str, set[str]] = {}
     rows = []
@@ -228,16 +300,31 @@ def _proposals(ctx, gen, ref, open_rows: list[dict], written: dict[str, set[str]
             sentence, (a, b) = fill_blank(r["context"], word)
             # No article mending here: the sentence must equal its context outside the blank.
             filled = F.Filled(sentence, [(a, b)], False)
-            reason = F.first_enabled_reason(word, f["tokens"][0], f["word_start"][0], filled, 0, groups, enabled,
-                                            language)
+            reason = F.first_enabled_reason(
+                word, f["tokens"][0], f["word_start"][0], filled, 0, groups, enabled, language
+            )
             key = normalise_text(sentence).lower()
             if reason is None and "duplicate" in enabled and key in seen:
                 reason = "duplicate"
             seen.add(key)
-            rows.append({**r, "gold_label": None, "option": sentence[a:b], "sentence": sentence,
-                         "sentence_id": sentence_id(r["cat_id"], sentence), "option_start": a, "option_end": b,
-                         "source": "mlm", "mlm_rank": f["rank"], "mlm_score": _exp(f["logprob"]), "mlm_name": ref.name,
-                         "mlm_revision": ref.revision, "reject_reason": reason, "kept": reason is None})
+            rows.append(
+                {
+                    **r,
+                    "gold_label": None,
+                    "option": sentence[a:b],
+                    "sentence": sentence,
+                    "sentence_id": sentence_id(r["cat_id"], sentence),
+                    "option_start": a,
+                    "option_end": b,
+                    "source": "mlm",
+                    "mlm_rank": f["rank"],
+                    "mlm_score": _exp(f["logprob"]),
+                    "mlm_name": ref.name,
+                    "mlm_revision": ref.revision,
+                    "reject_reason": reason,
+                    "kept": reason is None,
+                }
+            )
     return rows, {"computed_fills": computed, "model_loaded": model.loaded}, ref
 
 
@@ -265,25 +352,42 @@ class Queue(Stage):
             if r["sentence_id"] not in unique or r["source"] == "writer":
                 unique[r["sentence_id"]] = r
         rows = list(unique.values())
-        rows.sort(key=lambda r: (r["domain"], r["subtopic"], r["template_id"], r["context_index"], r["target_index"],
-                                 r["sentence_id"]))
+        rows.sort(
+            key=lambda r: (
+                r["domain"],
+                r["subtopic"],
+                r["template_id"],
+                r["context_index"],
+                r["target_index"],
+                r["sentence_id"],
+            )
+        )
         items = []
         names = [k for k in queue_schema().names if k in proposed.column_names]
         for position, r in enumerate(rows):
             intra = r["split"] == "intrasentence"
-            items.append({
-                **{k: r[k] for k in names},
-                "item_id": r["sentence_id"], "hypothesis": r["sentence"], "position": position, "group": r["target"],
-                "masked_template": r["context"] if intra else "",
-                "premises": [] if intra else [r["context"]],
-                "fill_spans": [[r["option_start"], r["option_end"]]] if intra else [],
-            })
+            items.append(
+                {
+                    **{k: r[k] for k in names},
+                    "item_id": r["sentence_id"],
+                    "hypothesis": r["sentence"],
+                    "position": position,
+                    "group": r["target"],
+                    "masked_template": r["context"] if intra else "",
+                    "premises": [] if intra else [r["context"]],
+                    "fill_spans": [[r["option_start"], r["option_end"]]] if intra else [],
+                }
+            )
         return Output(_pa().Table.from_pylist(items, schema=queue_schema()))
 
     def counts(self, ctx, table, inputs, work):
         sources = Counter(table["source"].to_pylist())
-        return {"items": table.num_rows, "cats": len(set(table["cat_id"].to_pylist())),
-                "written": sources.get("writer", 0), "proposed": sources.get("mlm", 0)}
+        return {
+            "items": table.num_rows,
+            "cats": len(set(table["cat_id"].to_pylist())),
+            "written": sources.get("writer", 0),
+            "proposed": sources.get("mlm", 0),
+        }
 
 
 # -- validated: StereoSet's rule ------------------------------------------------------------------------
@@ -312,8 +416,9 @@ def required_votes(config) -> tuple[int, str]:
     return STEREOSET_MIN_VOTES, f"StereoSet's rule: {STEREOSET_MIN_VOTES} of {STEREOSET_VALIDATORS} validators"
 
 
-def decide(votes: dict[str, str], gold: str | None, need: int, rule: str, rulings: dict[str, str] | None = None
-           ) -> str | None:
+def decide(
+    votes: dict[str, str], gold: str | None, need: int, rule: str, rulings: dict[str, str] | None = None
+) -> str | None:
     """The label a sentence is kept with, or None when it is not kept.
 
     A writer's sentence keeps its gold label when at least `need` validators chose it (StereoSet).
@@ -354,8 +459,12 @@ class Validated(Stage):
 
     def settings(self, ctx):
         ac = ctx.config.annotation
-        return {"scheme": SCHEME.name, "policy": policy(ctx.config), "need": required_votes(ctx.config)[0],
-                "adjudicator": ac.adjudicator}
+        return {
+            "scheme": SCHEME.name,
+            "policy": policy(ctx.config),
+            "need": required_votes(ctx.config)[0],
+            "adjudicator": ac.adjudicator,
+        }
 
     def external_inputs(self, ctx):
         return label_file_inputs(ctx)
@@ -379,8 +488,12 @@ class Validated(Stage):
             if label is None:
                 continue
             kept += 1
-            row = {**item, "label": label, "votes": [{"annotator": a, "label": c} for a, c in votes.items()],
-                   "agree": sum(c == label for c in votes.values())}
+            row = {
+                **item,
+                "label": label,
+                "votes": [{"annotator": a, "label": c} for a, c in votes.items()],
+                "agree": sum(c == label for c in votes.values()),
+            }
             by_cat.setdefault(item["cat_id"], []).append(row)
         released = []
         for rows in by_cat.values():
@@ -389,15 +502,27 @@ class Validated(Stage):
                 candidates = [r for r in rows if r["label"] == label]
                 if candidates:
                     # The writer's sentence first, then the best agreed, then the masked LM's best rank.
-                    best[label] = min(candidates, key=lambda r: (r["source"] != "writer", -r["agree"],
-                                                                 r["mlm_rank"] or 0, r["item_id"]))
+                    best[label] = min(
+                        candidates,
+                        key=lambda r: (r["source"] != "writer", -r["agree"], r["mlm_rank"] or 0, r["item_id"]),
+                    )
             if len(best) == len(GOLD):
                 released += [best[g] for g in GOLD]
         cats = len({r["cat_id"] for r in queue})
         n_released = len(released) // len(GOLD)
         table = _pa().Table.from_pylist(released, schema=validated_schema())
-        return Output(table, {"items": len(queue), "labelled": labelled, "kept": kept, "cats": cats,
-                              "cats_released": n_released, "cats_incomplete": cats - n_released, "need": need})
+        return Output(
+            table,
+            {
+                "items": len(queue),
+                "labelled": labelled,
+                "kept": kept,
+                "cats": cats,
+                "cats_released": n_released,
+                "cats_incomplete": cats - n_released,
+                "need": need,
+            },
+        )
 
     def counts(self, ctx, table, inputs, work):
         return {**work, "rows": table.num_rows}

@@ -6,6 +6,7 @@ Its command line is the shared one plus `--score-rule` (not recorded in the rele
 of the evaluation, as in `workbench evaluate`). A release carries this module and everything
 it imports in its evaluator/ folder; its evaluate.py runs it through `release.runtime.cli.main`.
 """
+
 from __future__ import annotations
 
 import sys
@@ -30,29 +31,43 @@ from .scoring import (
 )
 
 TITLE = "StereoSet"
-MEASURES = ("the language modelling score (lms), the stereotype score (ss, 50 = unbiased) and icat, in\n"
-            "percent, overall, per split (intrasentence, intersentence) and per split and domain.")
+MEASURES = (
+    "the language modelling score (lms), the stereotype score (ss, 50 = unbiased) and icat, in\n"
+    "percent, overall, per split (intrasentence, intersentence) and per split and domain."
+)
 DATA = "data/stereoset.json"
 EXAMPLE = " --score-rule mean-logprob"
 
 
 def add_options(parser) -> None:
-    parser.add_argument("--score-rule", choices=RULES, default=DEFAULT_RULE,
-                        help="how a sentence's token probabilities become its score, as `workbench evaluate "
-                             f"--score-rule` (default: {DEFAULT_RULE}, the reference code's)")
-    parser.add_argument("--causal-intersentence", choices=CAUSAL_INTERSENTENCE, default=CAUSAL_INTERSENTENCE[0],
-                        help="a causal LM's intersentence score, as `workbench evaluate`: continuation (the sentence "
-                             "given the context, the default) or reference (the reference script's rule)")
-    parser.add_argument("--masked-intrasentence", choices=MASKED_INTRASENTENCE, default=MASKED_INTRASENTENCE[0],
-                        help="a masked LM's intrasentence inputs, as `workbench evaluate`: in-sentence (the default) "
-                             "or reference (as the reference loader builds them)")
+    parser.add_argument(
+        "--score-rule",
+        choices=RULES,
+        default=DEFAULT_RULE,
+        help="how a sentence's token probabilities become its score, as `workbench evaluate "
+        f"--score-rule` (default: {DEFAULT_RULE}, the reference code's)",
+    )
+    parser.add_argument(
+        "--causal-intersentence",
+        choices=CAUSAL_INTERSENTENCE,
+        default=CAUSAL_INTERSENTENCE[0],
+        help="a causal LM's intersentence score, as `workbench evaluate`: continuation (the sentence "
+        "given the context, the default) or reference (the reference script's rule)",
+    )
+    parser.add_argument(
+        "--masked-intrasentence",
+        choices=MASKED_INTRASENTENCE,
+        default=MASKED_INTRASENTENCE[0],
+        help="a masked LM's intrasentence inputs, as `workbench evaluate`: in-sentence (the default) "
+        "or reference (as the reference loader builds them)",
+    )
 
 
 def evaluate(args, run: Run, folder: Path, origin: dict, manifest: dict) -> tuple[dict, dict]:
     """The JSON document and each model's revision, as `workbench evaluate` computes them."""
     path = folder / "data" / "stereoset.json"
     revision = origin.get("revision") or release_revision(manifest)
-    try:   # a key named twice in an object is refused (json.loads would keep its last value)
+    try:  # a key named twice in an object is refused (json.loads would keep its last value)
         data = parse(loads(path.read_text(encoding="utf-8")), path, dataset_label(origin), revision)
     except DuplicateKey as exc:
         raise Refused(duplicate_key_message(str(path), exc, "StereoSet file") + "; nothing was scored") from None
@@ -66,9 +81,13 @@ def evaluate(args, run: Run, folder: Path, origin: dict, manifest: dict) -> tupl
         print(f"scoring {n_sentences} sentences with {name} ({args.score_rule}) ...", file=sys.stderr)
         scorer = load_lm(name, args.spec, run.runtimes)
         try:
-            scores_by_model[name], how = score_model(scorer, data, args.score_rule,
-                                                     causal_intersentence=args.causal_intersentence,
-                                                     masked_intrasentence=args.masked_intrasentence)
+            scores_by_model[name], how = score_model(
+                scorer,
+                data,
+                args.score_rule,
+                causal_intersentence=args.causal_intersentence,
+                masked_intrasentence=args.masked_intrasentence,
+            )
         except ModelError as exc:
             raise Refused(str(exc)) from None
         for note in switch_warnings(name, scorer.kind, data, args.causal_intersentence, args.masked_intrasentence):
@@ -78,8 +97,10 @@ def evaluate(args, run: Run, folder: Path, origin: dict, manifest: dict) -> tupl
     doc = document(data, args.score_rule, scores_by_model, methods, args.intervals)
     for name, levels_of_model in doc["models"].items():
         overall = levels_of_model["overall"]
-        print(f"{name}: lms {overall['lms']:.1f}, ss {overall['ss']:.1f} (50 = unbiased), icat {overall['icat']:.1f}, "
-              f"{overall['n']} CATs")
+        print(
+            f"{name}: lms {overall['lms']:.1f}, ss {overall['ss']:.1f} (50 = unbiased), icat {overall['icat']:.1f}, "
+            f"{overall['n']} CATs"
+        )
     for line in notes(doc["uncertainty"]):
         print(line)
     return doc, revisions

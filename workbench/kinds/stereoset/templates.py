@@ -21,6 +21,7 @@ continuations, all of them written. `{{TARGET}}` renders the target term (capita
 opens the text). Every problem names the file, the field path and the line, and all of them
 are reported at once.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -30,7 +31,15 @@ from typing import Any
 from ...core.errors import Problem, display_path
 from ...core.ids import file_sha256, normalise_text, short_hash
 from ...authoring import text as tt
-from ...authoring.files import RawFile, fail_on_errors, find_template_files, nonempty_string, read_file, did_you_mean, unknown_fields
+from ...authoring.files import (
+    RawFile,
+    fail_on_errors,
+    find_template_files,
+    nonempty_string,
+    read_file,
+    did_you_mean,
+    unknown_fields,
+)
 from .scheme import GOLD
 
 FORMAT = "workbench-stereoset/1"
@@ -45,9 +54,9 @@ CONTEXT_KEYS = {"text", "target", "options"}
 @dataclass
 class Context:
     index: int
-    text: str                       # as written: BLANK and {{TARGET}} kept
-    target: str | None              # the one target it is for (None: every target)
-    options: dict[str, str]         # gold label -> option as written (may be partial for intrasentence)
+    text: str  # as written: BLANK and {{TARGET}} kept
+    target: str | None  # the one target it is for (None: every target)
+    options: dict[str, str]  # gold label -> option as written (may be partial for intrasentence)
 
 
 @dataclass
@@ -65,9 +74,10 @@ class CatTemplate:
         """Every CAT this template writes: each context once per target it applies to."""
         out = []
         for c in self.contexts:
-            for target in ([c.target] if c.target else self.targets):
-                out.append(Cat(self, c, target, render(c.text, target),
-                               {g: render(o, target) for g, o in c.options.items()}))
+            for target in [c.target] if c.target else self.targets:
+                out.append(
+                    Cat(self, c, target, render(c.text, target), {g: render(o, target) for g, o in c.options.items()})
+                )
         return out
 
 
@@ -76,7 +86,7 @@ class Cat:
     template: CatTemplate
     context_spec: Context
     target: str
-    context: str                      # rendered; BLANK kept (intrasentence)
+    context: str  # rendered; BLANK kept (intrasentence)
     options: dict[str, str] = field(default_factory=dict)  # gold label -> rendered option
 
     @property
@@ -126,9 +136,13 @@ def _check_text(value: str, raw: RawFile, path: tuple, problems: list[Problem]) 
             problems.append(raw.problem(path, message))
     for name in tt.placeholders(value):
         if name != TARGET:
-            problems.append(raw.problem(path, f"unknown placeholder {{{{{name}}}}}: CAT templates know only {{{{TARGET}}}}"))
+            problems.append(
+                raw.problem(path, f"unknown placeholder {{{{{name}}}}}: CAT templates know only {{{{TARGET}}}}")
+            )
     if tt.MASK_LIKE.search(value):
-        problems.append(raw.problem(path, f"write {BLANK} where the option goes, not {tt.MASK_LIKE.search(value).group(0)}"))
+        problems.append(
+            raw.problem(path, f"write {BLANK} where the option goes, not {tt.MASK_LIKE.search(value).group(0)}")
+        )
 
 
 def _blanks(text: str, split: str, raw: RawFile, path: tuple, problems: list[Problem]) -> None:
@@ -140,8 +154,13 @@ def _blanks(text: str, split: str, raw: RawFile, path: tuple, problems: list[Pro
         elif count > 1:
             problems.append(raw.problem(path, f"{count} BLANKs in the context, expected exactly one: {text!r}"))
     elif count:
-        problems.append(raw.problem(path, f"{BLANK} belongs in intrasentence contexts; an intersentence context is a "
-                                          "whole sentence and its options are the continuations"))
+        problems.append(
+            raw.problem(
+                path,
+                f"{BLANK} belongs in intrasentence contexts; an intersentence context is a "
+                "whole sentence and its options are the continuations",
+            )
+        )
 
 
 def check_template(raw: RawFile) -> tuple[CatTemplate | None, list[Problem]]:
@@ -151,8 +170,11 @@ def check_template(raw: RawFile) -> tuple[CatTemplate | None, list[Problem]]:
         return None, [raw.problem((), f"a CAT template is a mapping of fields, not a {type(data).__name__}")]
     fmt = data.get("format", FORMAT)
     if fmt == NLI_FORMAT:
-        return None, [raw.problem(("format",), f"an NLI template ({NLI_FORMAT}) in a stereoset project; "
-                                               f"CAT templates are {FORMAT}")]
+        return None, [
+            raw.problem(
+                ("format",), f"an NLI template ({NLI_FORMAT}) in a stereoset project; CAT templates are {FORMAT}"
+            )
+        ]
     if fmt != FORMAT:
         problems.append(raw.problem(("format",), f"unsupported format {fmt!r}; expected {FORMAT!r}"))
     unknown_fields(raw, (), data, TOP_LEVEL, problems)
@@ -161,7 +183,9 @@ def check_template(raw: RawFile) -> tuple[CatTemplate | None, list[Problem]]:
     tid = _string(tid, raw, ("id",), problems, "id") or raw.path.stem
     domain = None
     if "domain" not in data:
-        problems.append(raw.problem(("domain",), "missing field: every template names its domain (StereoSet's bias_type)"))
+        problems.append(
+            raw.problem(("domain",), "missing field: every template names its domain (StereoSet's bias_type)")
+        )
     else:
         domain = _string(data["domain"], raw, ("domain",), problems, "domain")
     subtopic = _string(data.get("subtopic", tid), raw, ("subtopic",), problems, "subtopic") or tid
@@ -185,7 +209,9 @@ def check_template(raw: RawFile) -> tuple[CatTemplate | None, list[Problem]]:
             if value is None:
                 continue
             if value.lower() in seen:
-                problems.append(raw.problem(("targets", i), f"duplicate target {value!r} (same as targets[{seen[value.lower()]}])"))
+                problems.append(
+                    raw.problem(("targets", i), f"duplicate target {value!r} (same as targets[{seen[value.lower()]}])")
+                )
                 continue
             seen[value.lower()] = i
             targets.append(value)
@@ -209,16 +235,21 @@ def check_template(raw: RawFile) -> tuple[CatTemplate | None, list[Problem]]:
     for cat in template.cats():
         i = cat.context_spec.index
         if cat.id in seen_cats:
-            problems.append(raw.problem(("contexts", i, "text"), f"the same CAT as contexts[{seen_cats[cat.id]}] "
-                                                                 f"(target {cat.target!r}: {cat.context!r})"))
+            problems.append(
+                raw.problem(
+                    ("contexts", i, "text"),
+                    f"the same CAT as contexts[{seen_cats[cat.id]}] (target {cat.target!r}: {cat.context!r})",
+                )
+            )
         seen_cats.setdefault(cat.id, i)
     if any(p.severity == "error" for p in problems):
         return None, problems
     return template, problems
 
 
-def _check_context(item: Any, i: int, split: str | None, targets: list[str], raw: RawFile,
-                   problems: list[Problem]) -> Context | None:
+def _check_context(
+    item: Any, i: int, split: str | None, targets: list[str], raw: RawFile, problems: list[Problem]
+) -> Context | None:
     path = ("contexts", i)
     if isinstance(item, str):
         item = {"text": item}
@@ -236,10 +267,17 @@ def _check_context(item: Any, i: int, split: str | None, targets: list[str], raw
     if target is not None:
         target = _string(target, raw, path + ("target",), problems, "target")
         if target is not None and targets and target not in targets:
-            problems.append(raw.problem(path + ("target",), f"{target!r} is not one of the template's targets {targets}"))
+            problems.append(
+                raw.problem(path + ("target",), f"{target!r} is not one of the template's targets {targets}")
+            )
     elif text is not None and len(targets) > 1 and TARGET not in tt.placeholders(text):
-        problems.append(raw.problem(path + ("text",), "mentions no {{TARGET}}, so every target would get the same "
-                                                      f"context: use {{{{TARGET}}}} or name its target (one of {targets})"))
+        problems.append(
+            raw.problem(
+                path + ("text",),
+                "mentions no {{TARGET}}, so every target would get the same "
+                f"context: use {{{{TARGET}}}} or name its target (one of {targets})",
+            )
+        )
     options: dict[str, str] = {}
     raw_options = item.get("options")
     if raw_options is not None and not isinstance(raw_options, dict):
@@ -249,21 +287,32 @@ def _check_context(item: Any, i: int, split: str | None, targets: list[str], raw
         for key, value in raw_options.items():
             opath = path + ("options", key)
             if key not in GOLD:
-                problems.append(raw.problem(opath, f"unknown gold label {key!r}: {did_you_mean(key, GOLD)}(one of {', '.join(GOLD)})"))
+                problems.append(
+                    raw.problem(
+                        opath, f"unknown gold label {key!r}: {did_you_mean(key, GOLD)}(one of {', '.join(GOLD)})"
+                    )
+                )
                 continue
             option = _string(value, raw, opath, problems, f"{key} option")
             if option is None:
                 continue
             _check_text(option, raw, opath, problems)
             if BLANK in option:
-                problems.append(raw.problem(opath, f"an option holds no {BLANK} (an intrasentence option is what goes "
-                                                   f"in its place)"))
+                problems.append(
+                    raw.problem(
+                        opath, f"an option holds no {BLANK} (an intrasentence option is what goes in its place)"
+                    )
+                )
             if split == "intrasentence" and "\n" in option:
                 problems.append(raw.problem(opath, "an intrasentence option is a word or a few, on one line"))
             same = option.lower()
             if same in seen:
-                problems.append(raw.problem(opath, f"the same option as options.{seen[same]}: the three labels need "
-                                                   "three different sentences"))
+                problems.append(
+                    raw.problem(
+                        opath,
+                        f"the same option as options.{seen[same]}: the three labels need three different sentences",
+                    )
+                )
             seen.setdefault(same, key)
             options[key] = option
     if split == "intersentence":
@@ -271,9 +320,13 @@ def _check_context(item: Any, i: int, split: str | None, targets: list[str], raw
         option_field = raw.problem(path + ("options",), "").field
         told = any(p.field.startswith(option_field + ".") for p in problems[before:])
         if missing and not told:
-            problems.append(raw.problem(path + (("options",) if raw_options is not None else ()),
-                                        f"an intersentence context needs all three options (missing: "
-                                        f"{', '.join(missing)}); the masked LM proposes words for BLANK only"))
+            problems.append(
+                raw.problem(
+                    path + (("options",) if raw_options is not None else ()),
+                    f"an intersentence context needs all three options (missing: "
+                    f"{', '.join(missing)}); the masked LM proposes words for BLANK only",
+                )
+            )
     if len(problems) > before or text is None:
         return None
     return Context(i, text, target, options)
@@ -300,16 +353,23 @@ def load_templates(paths: list[Path]) -> tuple[list[CatTemplate], list[Problem]]
         if template is None:
             continue
         if template.id in by_id:
-            problems.append(raw.problem(("id",), f"template id {template.id!r} is also used by "
-                                                 f"{display_path(by_id[template.id].path)}"))
+            problems.append(
+                raw.problem(
+                    ("id",), f"template id {template.id!r} is also used by {display_path(by_id[template.id].path)}"
+                )
+            )
             continue
         clashes = []
         for cat in template.cats():
             if cat.id in by_cat:
                 other, index = by_cat[cat.id]
-                clashes.append(raw.problem(("contexts", cat.context_spec.index, "text"),
-                                           f"the same CAT (target {cat.target!r}, {template.split}) as "
-                                           f"contexts[{index}] of {display_path(other.path)}"))
+                clashes.append(
+                    raw.problem(
+                        ("contexts", cat.context_spec.index, "text"),
+                        f"the same CAT (target {cat.target!r}, {template.split}) as "
+                        f"contexts[{index}] of {display_path(other.path)}",
+                    )
+                )
         if clashes:
             problems += clashes
             continue

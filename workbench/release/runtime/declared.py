@@ -2,6 +2,7 @@
 standalone module `release/runtime/cli.py` runs, made from the declaration, so the script and
 `workbench evaluate` compute the same document with the same code and no copy of it.
 """
+
 from __future__ import annotations
 
 import sys
@@ -34,8 +35,12 @@ class DeclaredStandalone:
     def __init__(self, declared: Declared):
         self.declared = d = declared
         self.TITLE = d.title
-        self.MEASURES = (", ".join(s.title for s in d.statistics) + f", overall and per {d.group_name}"
-                         + (f"; {', '.join(g.title for g in d.gaps)}" if d.gaps else "") + ".")
+        self.MEASURES = (
+            ", ".join(s.title for s in d.statistics)
+            + f", overall and per {d.group_name}"
+            + (f"; {', '.join(g.title for g in d.gaps)}" if d.gaps else "")
+            + "."
+        )
         self.DATA = d.data
         self.MODEL_HELP = next((r.help for r in d.roles if r.name == UNDER_TEST.name), UNDER_TEST.help)
         others = [r for r in d.roles if r.name != UNDER_TEST.name]
@@ -48,15 +53,29 @@ class DeclaredStandalone:
             if role.name != UNDER_TEST.name:
                 parser.add_argument(role.flag, dest=role.dest, metavar=role.metavar, help=role.help)
         for option in d.options:
-            parser.add_argument(option.flag, dest=option.dest, type=option.type, default=option.default,
-                                choices=option.choices or None, metavar=option.metavar or None, help=option.help)
+            parser.add_argument(
+                option.flag,
+                dest=option.dest,
+                type=option.type,
+                default=option.default,
+                choices=option.choices or None,
+                metavar=option.metavar or None,
+                help=option.help,
+            )
         if d.rules:
-            parser.add_argument("--score-rule", choices=list(d.rules), default=next(iter(d.rules)),
-                                help="; ".join(f"{r}: {what}" for r, what in d.rules.items()))
+            parser.add_argument(
+                "--score-rule",
+                choices=list(d.rules),
+                default=next(iter(d.rules)),
+                help="; ".join(f"{r}: {what}" for r, what in d.rules.items()),
+            )
 
     def check_options(self, args) -> str | None:
-        missing = [r for r in self.declared.roles if r.name != UNDER_TEST.name and r.required
-                   and not getattr(args, r.dest, None)]
+        missing = [
+            r
+            for r in self.declared.roles
+            if r.name != UNDER_TEST.name and r.required and not getattr(args, r.dest, None)
+        ]
         return f"{missing[0].flag} {missing[0].metavar} is required: {missing[0].help}" if missing else None
 
     def evaluate(self, args, run, folder, origin, manifest):
@@ -79,15 +98,26 @@ class DeclaredStandalone:
             print(f"scoring {len(items)} {d.items_name} with {name} ...", file=sys.stderr)
             yield lambda n: None
 
-        doc, _ = d.evaluate_items(items, dataset_label(origin), options, args.intervals,
-                                  lambda role, name: _load(role, name, args.spec, run.runtimes), args.model, roles,
-                                  progress_for, print)
+        doc, _ = d.evaluate_items(
+            items,
+            dataset_label(origin),
+            options,
+            args.intervals,
+            lambda role, name: _load(role, name, args.spec, run.runtimes),
+            args.model,
+            roles,
+            progress_for,
+            print,
+        )
         for line in d.summary(doc) if d.summary else []:
             print(line, file=sys.stderr)
         for name, entry in doc["models"].items():
-            shown = ", ".join(f"{s.title} {entry['overall'][s.key]:.{s.digits}f}"
-                              + (f" ({s.neutral:g} = unbiased)" if s.neutral is not None else "")
-                              for s in d.statistics if entry["overall"].get(s.key) is not None)
+            shown = ", ".join(
+                f"{s.title} {entry['overall'][s.key]:.{s.digits}f}"
+                + (f" ({s.neutral:g} = unbiased)" if s.neutral is not None else "")
+                for s in d.statistics
+                if entry["overall"].get(s.key) is not None
+            )
             print(f"{name}: {shown} ({entry['overall']['n']} {d.items_name})")
         revisions = {name: entry["revision"] for name, entry in doc["models"].items()}
         return doc, revisions

@@ -2,6 +2,7 @@
 layer's `open_scorer` (the one `workbench evaluate` loads with), without workbench's score cache
 (no file is written beside a release) and with the model named as `models.model_ref` does.
 """
+
 from __future__ import annotations
 
 from ...core.errors import ModelError

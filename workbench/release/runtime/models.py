@@ -3,6 +3,7 @@ its files (workbench's `local_revision`), or a Hub name, its revision the commit
 cache resolved it to. Unlike workbench's `models.loading.resolve`, a Hub name is never looked
 up online just to name its revision: the script must run offline on a cached model.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -39,7 +40,9 @@ def model_ref(name: str) -> ModelRef:
     if folder.is_file():
         raise Refused(a_file_not_a_folder(name))
     if is_path_like(name) or folder.is_dir():
-        raise Refused(f"model {name!r}: {'a folder without config.json' if folder.is_dir() else 'no such folder'}; "
-                      "give a checkpoint folder (one with config.json) or a Hub model name")
+        raise Refused(
+            f"model {name!r}: {'a folder without config.json' if folder.is_dir() else 'no such folder'}; "
+            "give a checkpoint folder (one with config.json) or a Hub model name"
+        )
     revision = model_revision(name, name)
     return ModelRef(name, name, "main" if revision == "unknown" else revision)

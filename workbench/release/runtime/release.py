@@ -5,6 +5,7 @@ Copied into every release's evaluator/ (see `release/standalone`), so it imports
 standard library and workbench's pure readers (huggingface_hub inside the download; pyarrow,
 when importable, to check the data files as `workbench evaluate` does: sources/copies).
 """
+
 from __future__ import annotations
 
 import csv
@@ -38,24 +39,38 @@ def locate_release(here: Path, dataset: str | None, from_hub: bool, unverified: 
     loose = not from_hub and (here / "data").is_dir()
     if loose and unverified:
         return here, {"source": str(here), "dataset_folder": str(here), "dataset_commit": None, "unverified": True}
-    hint = (f"; {here} has data/ but no manifest.json, so its files cannot be checked: download the release again, "
-            "or pass --unverified to score them as they are") if loose else ""
+    hint = (
+        (
+            f"; {here} has data/ but no manifest.json, so its files cannot be checked: download the release again, "
+            "or pass --unverified to score them as they are"
+        )
+        if loose
+        else ""
+    )
     if not dataset:
-        raise Refused("no manifest.json beside this script, and this release was never published to the Hub: "
-                      "run the script inside the release folder" + hint)
+        raise Refused(
+            "no manifest.json beside this script, and this release was never published to the Hub: "
+            "run the script inside the release folder" + hint
+        )
     repo, revision = dataset.split("@", 1)
     try:
         from huggingface_hub import snapshot_download
     except ImportError:
         raise Refused("downloading the release needs huggingface_hub (pip install huggingface_hub)" + hint) from None
     try:
-        folder = Path(snapshot_download(repo, repo_type="dataset", revision=revision,
-                                        allow_patterns=["manifest.json", "data/*"]))
+        folder = Path(
+            snapshot_download(repo, repo_type="dataset", revision=revision, allow_patterns=["manifest.json", "data/*"])
+        )
     except Exception as exc:  # offline, missing repository or tag: all leave nothing to score
         raise Refused(f"cannot download {dataset} from the Hub ({type(exc).__name__}: {exc}){hint}") from None
     # The Hub cache keeps each revision in snapshots/<commit hash>.
-    return folder, {"source": dataset, "repo": repo, "revision": revision, "dataset_folder": None,
-                    "dataset_commit": folder.name}
+    return folder, {
+        "source": dataset,
+        "repo": repo,
+        "revision": revision,
+        "dataset_folder": None,
+        "dataset_commit": folder.name,
+    }
 
 
 def verified_manifest(folder: Path, kind: str, origin: dict | None = None) -> dict:
@@ -74,8 +89,9 @@ def verified_manifest(folder: Path, kind: str, origin: dict | None = None) -> di
         manifest = read_json(folder / MANIFEST, "release manifest")
         files = dict(manifest["files"])
     except (OSError, ValueError, KeyError, TypeError):
-        raise Refused(f"{folder / 'manifest.json'} is missing or not a release manifest (a JSON object with `files`)"
-                      ) from None
+        raise Refused(
+            f"{folder / 'manifest.json'} is missing or not a release manifest (a JSON object with `files`)"
+        ) from None
     # Every name, not only the data files hashed below: a manifest naming anything outside the
     # folder is not this release's (as `workbench evaluate` refuses it, core/release_files).
     outside = unsafe_names(folder, files)
@@ -88,8 +104,10 @@ def verified_manifest(folder: Path, kind: str, origin: dict | None = None) -> di
         raise Refused(f"{folder / 'manifest.json'} lists no data files")
     bad = [name for name in data if not (folder / name).is_file() or file_sha256(folder / name) != files[name]]
     if bad:
-        raise Refused(f"{folder}: {', '.join(map(shown, bad))} do(es) not match manifest.json (changed, cut short or missing); "
-                      "nothing was scored: download the release again")
+        raise Refused(
+            f"{folder}: {', '.join(map(shown, bad))} do(es) not match manifest.json (changed, cut short or missing); "
+            "nothing was scored: download the release again"
+        )
     # As `workbench evaluate` (sources/verify_release): each Parquet reads, and a CSV and the
     # Parquet of the same table agree. Only where pyarrow is importable: the card of most kinds
     # installs torch, transformers and numpy, and this script scores the CSV, hashed above.
@@ -120,7 +138,7 @@ def read_csv_rows(path: Path) -> list[dict]:
     file that is not UTF-8 or not a CSV is named, with its line."""
     reader = csv.DictReader(io.StringIO(read_text(path, "data file"), newline=""))
     try:
-        check_header(reader.fieldnames or [], display_path(path))   # DictReader keeps a repeated column's last cell
+        check_header(reader.fieldnames or [], display_path(path))  # DictReader keeps a repeated column's last cell
         return [row for row in reader if any((v or "").strip() for v in row.values())]
     except csv.Error as exc:
         raise Refused(f"{path}:{reader.line_num}: not a valid CSV ({exc})") from None

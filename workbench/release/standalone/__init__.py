@@ -19,6 +19,7 @@ package the kind's card tells users to install (torch, transformers, numpy; pyar
 kind reads Parquet), one transformers brings with it (safetensors, huggingface_hub), or
 another copied module.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -34,8 +35,9 @@ ALLOWED = ("numpy", "torch", "transformers", "pyarrow")
 BROUGHT = ("safetensors", "huggingface_hub")
 REQUIREMENTS = "torch transformers numpy"
 COMMAND = "python evaluate.py --model MODEL --json scores.json"
-MODEL_NOTE = ("MODEL is a masked LM (BERT, RoBERTa, ...) or a causal LM (GPT-2, ...): a Hub name or a local\n"
-              "checkpoint folder.")
+MODEL_NOTE = (
+    "MODEL is a masked LM (BERT, RoBERTa, ...) or a causal LM (GPT-2, ...): a Hub name or a local\ncheckpoint folder."
+)
 FOLDER = "evaluator"
 CONTRACT = ("TITLE", "MEASURES", "DATA", "evaluate")  # what every standalone module defines (runtime/cli.py)
 
@@ -61,7 +63,7 @@ def _load(kind: str):
 
     try:
         owner = kinds.get(kind)
-    except WorkbenchError:   # not a registered kind (its module named another way): named by its name alone
+    except WorkbenchError:  # not a registered kind (its module named another way): named by its name alone
         owner = kind
     return standalone_of(kinds.import_module(owner, _module_of(kind), "standalone"))
 
@@ -97,8 +99,10 @@ def allowed_imports(module) -> set[str]:
     wanted = requirements(module).split()
     unknown = [w for w in wanted if w not in ALLOWED]
     if unknown:
-        raise EvaluatorError(f"{module.__name__}: REQUIREMENTS names {', '.join(unknown)}; a release's evaluate.py "
-                             f"may ask for {', '.join(ALLOWED)} only")
+        raise EvaluatorError(
+            f"{module.__name__}: REQUIREMENTS names {', '.join(unknown)}; a release's evaluate.py "
+            f"may ask for {', '.join(ALLOWED)} only"
+        )
     return set(wanted) | set(BROUGHT)
 
 
@@ -110,8 +114,10 @@ def card_lines(kind: str) -> list[str]:
         return []
     module = _load(kind)
     command = getattr(module, "COMMAND", COMMAND)
-    return [f"# or, without workbench, from a download of this repository (pip install {requirements(module)}):",
-            command]
+    return [
+        f"# or, without workbench, from a download of this repository (pip install {requirements(module)}):",
+        command,
+    ]
 
 
 def card_options(kind: str) -> str:
@@ -135,10 +141,12 @@ def evaluator_files(kind: str) -> tuple[dict[str, Module], list[str]]:
     module = _load(kind)
     missing = [n for n in CONTRACT if not hasattr(module, n)]
     if missing:
-        raise EvaluatorError(f"{name}, the standalone evaluator of kind {kind!r}, lacks {', '.join(missing)} "
-                             "(see workbench/release/runtime/cli.py)")
+        raise EvaluatorError(
+            f"{name}, the standalone evaluator of kind {kind!r}, lacks {', '.join(missing)} "
+            "(see workbench/release/runtime/cli.py)"
+        )
     found = closure(name, allowed_imports(module))
-    if _declared(module):   # the launcher runs it through these, which the kind's module never imports
+    if _declared(module):  # the launcher runs it through these, which the kind's module never imports
         for runner in (DECLARED_RUNNER, "workbench.release.runtime.cli"):
             found.update(closure(runner, allowed_imports(module)))
     return found, packages(found)
@@ -177,9 +185,14 @@ def launcher(kind: str, dataset: str | None, version: str) -> str:
     name = _module_of(kind)
     module = _load(kind)
     package, _, leaf = name.rpartition(".")
-    pinned = f"{dataset} (the Hub tag of this release)" if dataset else \
-        "nothing on the Hub (the release had no repository when it was built)"
-    doc = headline(kind, module.TITLE, dataset) + f'''
+    pinned = (
+        f"{dataset} (the Hub tag of this release)"
+        if dataset
+        else "nothing on the Hub (the release had no repository when it was built)"
+    )
+    doc = (
+        headline(kind, module.TITLE, dataset)
+        + f"""
 
 It scores {getattr(module, "SCORES", SCORES)} on this release with exactly the measures of `workbench evaluate`:
 {module.MEASURES}
@@ -202,7 +215,8 @@ How to run:
 {getattr(module, "MODEL_NOTE", MODEL_NOTE)} The JSON is the one `workbench evaluate RELEASE --model MODEL
 --json OUT` writes, plus `provenance`: the dataset's commit (or folder), each model's revision
 and this evaluator's version. Exit codes: 0 scored, 2 refused (data not matching the manifest,
-a model that cannot be used, a bad option).'''
+a model that cannot be used, a bad option)."""
+    )
     tops = sorted({"workbench", name.split(".")[0]})
     declared = _declared(module)
     declared_import = f"\n        from {DECLARED_RUNNER} import standalone_of" if declared else ""

@@ -9,6 +9,7 @@ when there is one, else the package's `__init__.py` (whose names are then used, 
 copied too). Anything else must be the standard library or one of `allowed`; otherwise the
 build stops with an error naming the module and the line of the import.
 """
+
 from __future__ import annotations
 
 import ast
@@ -26,9 +27,9 @@ class EvaluatorError(WorkbenchError):
 
 @dataclass(frozen=True)
 class Module:
-    name: str          # dotted, e.g. workbench.core.errors
-    path: Path         # its source file
-    package: bool      # the file is a package's __init__.py
+    name: str  # dotted, e.g. workbench.core.errors
+    path: Path  # its source file
+    package: bool  # the file is a package's __init__.py
 
     @property
     def relative(self) -> str:
@@ -58,7 +59,8 @@ def locate(name: str) -> Module | None:
 
 def _type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def optional_import(node: ast.Try) -> bool:
@@ -99,7 +101,7 @@ def targets(node: ast.Import | ast.ImportFrom, module: Module, local: set[str]) 
         package = module.name.split(".") if module.package else module.name.split(".")[:-1]
         if node.level - 1 >= len(package):
             return [".." * node.level + (node.module or "")]
-        base = ".".join(package[:len(package) - node.level + 1] + ([node.module] if node.module else []))
+        base = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
     else:
         base = node.module or ""
     if base.split(".")[0] not in local:
@@ -125,15 +127,20 @@ def closure(start: str, allowed: set[str]) -> dict[str, Module]:
             continue
         module = locate(name)
         if module is None:
-            problems.append(f"{where}: imports {name}, which has no Python source file" if where
-                            else f"{name} has no Python source file")
+            problems.append(
+                f"{where}: imports {name}, which has no Python source file"
+                if where
+                else f"{name} has no Python source file"
+            )
             continue
         found[name] = module
         try:
             tree = ast.parse(module.path.read_bytes(), str(module.path))
-        except SyntaxError as exc:   # a module imported lazily, never run at build time: one line, not a traceback
-            raise EvaluatorError(f"the standalone evaluator of {start} cannot be built: {module.path}:{exc.lineno}: "
-                                 f"{exc.msg} (SyntaxError in {name})") from None
+        except SyntaxError as exc:  # a module imported lazily, never run at build time: one line, not a traceback
+            raise EvaluatorError(
+                f"the standalone evaluator of {start} cannot be built: {module.path}:{exc.lineno}: "
+                f"{exc.msg} (SyntaxError in {name})"
+            ) from None
         for node in import_nodes(tree):
             at = f"{module.relative}:{node.lineno}"
             for target in targets(node, module, local):
@@ -145,9 +152,11 @@ def closure(start: str, allowed: set[str]) -> dict[str, Module]:
                 elif top != "__future__" and top not in sys.stdlib_module_names and top not in allowed:
                     problems.append(f"{at}: imports {target}")
     if problems:
-        raise EvaluatorError(f"the standalone evaluator of {start} cannot be built: a release's evaluate.py may "
-                             f"import only the standard library, {', '.join(sorted(allowed))} and the modules copied "
-                             "with it; " + "; ".join(sorted(problems)))
+        raise EvaluatorError(
+            f"the standalone evaluator of {start} cannot be built: a release's evaluate.py may "
+            f"import only the standard library, {', '.join(sorted(allowed))} and the modules copied "
+            "with it; " + "; ".join(sorted(problems))
+        )
     return dict(sorted(found.items()))
 
 

@@ -1,6 +1,7 @@
 """What the evaluator scores: a release (Hub or local export), BBNLI-format templates, or a
 file of precomputed predictions. Everything ends as one table with premise/hypothesis (when
 models must run), stance, domain, subtopic, pair_id and, for predictions, the prediction."""
+
 from __future__ import annotations
 
 import json
@@ -31,9 +32,17 @@ def _from_templates(path: Path, source: str) -> EvalSet:
         # BBNLI's own CSV) is paired with the second of its twins
         n = nth[(place, r["stance"])] = nth.get((place, r["stance"]), -1) + 1
         pair = f"{place}:{n}"
-        rows.append({"premise": r["premise"], "hypothesis": r["hypothesis"], "stance": r["stance"],
-                     "domain": r["domain"], "subtopic": r["subtopic"], "pair_id": pair,
-                     "cluster": f"{r['template_id']}:{r['hypothesis_index']}"})   # its fills vary only the words
+        rows.append(
+            {
+                "premise": r["premise"],
+                "hypothesis": r["hypothesis"],
+                "stance": r["stance"],
+                "domain": r["domain"],
+                "subtopic": r["subtopic"],
+                "pair_id": pair,
+                "cluster": f"{r['template_id']}:{r['hypothesis_index']}",
+            }
+        )  # its fills vary only the words
     counts: dict[str, int] = {}
     for r in rows:
         counts[r["pair_id"]] = counts.get(r["pair_id"], 0) + 1
@@ -52,8 +61,10 @@ def load_eval_set(spec: str) -> EvalSet:
         from ....authoring.files import find_template_files
 
         if path.is_dir() and not find_template_files([path])[0]:
-            raise InputError(f"{display_path(path)} is neither a release (manifest.json and data/) nor a folder of "
-                             "templates (*.yaml, *.yml, *.json)")
+            raise InputError(
+                f"{display_path(path)} is neither a release (manifest.json and data/) nor a folder of "
+                "templates (*.yaml, *.yml, *.json)"
+            )
         return _from_templates(path, spec)
     from .... import sources
 
@@ -94,13 +105,21 @@ def load_predictions(path: Path) -> dict[str, list[dict]]:
             continue
         pred = str(obj["prediction"]).lower()
         if pred not in ("entailment", "neutral", "contradiction"):
-            problems.append(f"{shown}:{number}: prediction must be entailment, neutral or contradiction, not {obj['prediction']!r}")
+            problems.append(
+                f"{shown}:{number}: prediction must be entailment, neutral or contradiction, not {obj['prediction']!r}"
+            )
             continue
         pair = obj.get("pair_id")
-        by_model.setdefault(str(obj.get("model") or "predictions"), []).append({
-            "stance": obj["stance"], "domain": str(obj["domain"]), "subtopic": str(obj["subtopic"]),
-            "pair_id": None if pair is None else str(pair), "prediction": pred, "line": number,
-        })
+        by_model.setdefault(str(obj.get("model") or "predictions"), []).append(
+            {
+                "stance": obj["stance"],
+                "domain": str(obj["domain"]),
+                "subtopic": str(obj["subtopic"]),
+                "pair_id": None if pair is None else str(pair),
+                "prediction": pred,
+                "line": number,
+            }
+        )
         if len(problems) > 50:
             break
     if problems:

@@ -1,5 +1,6 @@
 """The `nli` kind's evaluator behind `workbench evaluate`: releases, BBNLI templates, or a
 file of precomputed predictions -> accuracy, aggregate bias and counterfactual measures."""
+
 from __future__ import annotations
 
 from ..settings import evaluate_models
@@ -36,7 +37,7 @@ def _nli_columns(path: Path) -> bool:
     return {"premise", "hypothesis"} <= names
 
 
-MANY_SOURCES = True   # releases side by side: its tables compare the versions themselves
+MANY_SOURCES = True  # releases side by side: its tables compare the versions themselves
 
 
 def evaluate(request, console) -> list[dict]:
@@ -44,9 +45,11 @@ def evaluate(request, console) -> list[dict]:
     from .runner import evaluate_datasets, evaluate_predictions
 
     config = request.config
-    if request.items_out is not None or request.predictions_out is not None:   # refused, not silently dropped
-        raise InputError("nli writes no per-item file: --items and --predictions-out do not apply to it "
-                         "(--json, --csv and --plots do)")
+    if request.items_out is not None or request.predictions_out is not None:  # refused, not silently dropped
+        raise InputError(
+            "nli writes no per-item file: --items and --predictions-out do not apply to it "
+            "(--json, --csv and --plots do)"
+        )
     if request.predictions is not None:
         if request.sources:
             raise InputError("give either datasets (with --model) or --predictions, not both")
@@ -60,11 +63,12 @@ def evaluate(request, console) -> list[dict]:
         with tempfile.TemporaryDirectory(prefix="workbench-versions-") as folder:
             specs, names = list(request.sources), {}
             middle = _without_dropped(specs, Path(folder))
-            if middle is not None:   # a renewal and its original: the original without the dropped samples too
+            if middle is not None:  # a renewal and its original: the original without the dropped samples too
                 names = {str(middle[0]): f"{specs[0]} without the {middle[1]} dropped samples"}
                 specs = [specs[0], str(middle[0]), specs[1]]
-            results = evaluate_datasets(specs, models, config, request.cache_path, request.spec,
-                                        request.runtimes, request.intervals, names)
+            results = evaluate_datasets(
+                specs, models, config, request.cache_path, request.spec, request.runtimes, request.intervals, names
+            )
         if middle is not None:
             results[-1]["decomposition"] = decomposition(results, middle[1])
     for entry in results:
@@ -138,13 +142,27 @@ def decomposition(results: list[dict], dropped: int) -> dict:
             for measure in SPLIT:
                 a, b, c = (v.get(measure) if v else None for v in values)
                 known = None not in (a, b, c)
-                rows.append({"model": model, "group": group, "measure": measure, "original": a, "without dropped": b,
-                             "renewed": c, "moved by dropping": round(b - a, 4) if known else None,
-                             "moved by editing": round(c - b, 4) if known else None})
-    return {"dropped": dropped, "rows": rows,
-            "how": (f"{first['dataset']} without the {dropped} samples {last['dataset']}'s changes.csv lists as "
-                    "removed, evaluated apart: dropping moved each figure from the original to it, editing from "
-                    "it to the renewed release")}
+                rows.append(
+                    {
+                        "model": model,
+                        "group": group,
+                        "measure": measure,
+                        "original": a,
+                        "without dropped": b,
+                        "renewed": c,
+                        "moved by dropping": round(b - a, 4) if known else None,
+                        "moved by editing": round(c - b, 4) if known else None,
+                    }
+                )
+    return {
+        "dropped": dropped,
+        "rows": rows,
+        "how": (
+            f"{first['dataset']} without the {dropped} samples {last['dataset']}'s changes.csv lists as "
+            "removed, evaluated apart: dropping moved each figure from the original to it, editing from "
+            "it to the renewed release"
+        ),
+    }
 
 
 def decomposition_table(found: dict):
@@ -153,11 +171,25 @@ def decomposition_table(found: dict):
     from .report import short
 
     t = Table(title=f"How the move splits: {found['dropped']} samples dropped, the rest as edited (percent points)")
-    for c in ("model", "group", "measure", "original", "without dropped", "renewed", "moved by dropping",
-              "moved by editing"):
+    for c in (
+        "model",
+        "group",
+        "measure",
+        "original",
+        "without dropped",
+        "renewed",
+        "moved by dropping",
+        "moved by editing",
+    ):
         t.add_column(c, justify="left" if c in ("model", "group", "measure") else "right")
     for r in found["rows"]:
-        t.add_row(short(r["model"]), r["group"], r["measure"],
-                  *("—" if r[c] is None else f"{r[c]:+.2f}" if c.startswith("moved") else f"{r[c]:.2f}"
-                    for c in ("original", "without dropped", "renewed", "moved by dropping", "moved by editing")))
+        t.add_row(
+            short(r["model"]),
+            r["group"],
+            r["measure"],
+            *(
+                "—" if r[c] is None else f"{r[c]:+.2f}" if c.startswith("moved") else f"{r[c]:.2f}"
+                for c in ("original", "without dropped", "renewed", "moved by dropping", "moved by editing")
+            ),
+        )
     return t

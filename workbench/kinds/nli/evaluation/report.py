@@ -1,4 +1,5 @@
 """Evaluator outputs: terminal tables (the paper's Tables 5 and 7 shape), JSON, CSV, PNG plots."""
+
 from __future__ import annotations
 
 import csv
@@ -46,8 +47,10 @@ def tables(results: list[dict]) -> list[Table]:
                     cells7.append("-")
                     continue
                 found = v.get("intervals", {})
-                cells5.append(f"{with_interval(v['accuracy'], found.get('accuracy'))} / "
-                              f"{with_interval(v['bias_aggregate'], found.get('bias_aggregate'))}")
+                cells5.append(
+                    f"{with_interval(v['accuracy'], found.get('accuracy'))} / "
+                    f"{with_interval(v['bias_aggregate'], found.get('bias_aggregate'))}"
+                )
                 cells7.append(f"{v['mispredicted']:.1f} / {v['cf_pro']:.1f} / {v['cf_anti']:.1f} / {v['cf_error']:.1f}")
             lead = ([entry["dataset"]] if several else []) + [short(model)]
             t5.add_row(*lead, *cells5)
@@ -70,16 +73,43 @@ def write_csv(results: list[dict], path: Path) -> None:
 
     f = io.StringIO(newline="")
     w = csv.writer(f)
-    w.writerow(["dataset", "revision", "model", "level", "group", *MEASURES,
-                *(f"{k}_{end}" for k in SHARES for end in ("lower", "upper"))])
+    w.writerow(
+        [
+            "dataset",
+            "revision",
+            "model",
+            "level",
+            "group",
+            *MEASURES,
+            *(f"{k}_{end}" for k in SHARES for end in ("lower", "upper")),
+        ]
+    )
     for entry in results:
         for model, m in entry["models"].items():
-            w.writerow([entry["dataset"], entry["revision"] or "", model, "overall", "all", *(m["overall"][k] for k in MEASURES),
-                        *_bounds(m["overall"])])
+            w.writerow(
+                [
+                    entry["dataset"],
+                    entry["revision"] or "",
+                    model,
+                    "overall",
+                    "all",
+                    *(m["overall"][k] for k in MEASURES),
+                    *_bounds(m["overall"]),
+                ]
+            )
             for level in ("by_domain", "by_subtopic"):
                 for group, v in m[level].items():
-                    w.writerow([entry["dataset"], entry["revision"] or "", model, level.removeprefix("by_"), group, *(v[k] for k in MEASURES),
-                                *_bounds(v)])
+                    w.writerow(
+                        [
+                            entry["dataset"],
+                            entry["revision"] or "",
+                            model,
+                            level.removeprefix("by_"),
+                            group,
+                            *(v[k] for k in MEASURES),
+                            *_bounds(v),
+                        ]
+                    )
     atomic_write_text(Path(path), f.getvalue())
 
 
@@ -89,11 +119,15 @@ def _bounds(node: dict) -> list:
     return [found.get(k, {}).get(end) for k in SHARES for end in ("lower", "upper")]
 
 
-BAR_PX = 18          # at least this many pixels per bar, so a vertical value label fits inside its bar
+BAR_PX = 18  # at least this many pixels per bar, so a vertical value label fits inside its bar
 DPI = 120
 CF_COLOURS = {"cf_pro": "#d62728", "cf_anti": "#1f77b4", "cf_error": "#7f7f7f", "unpaired_mispredicted": "#c7c7c7"}
-CF_NAMES = {"cf_pro": "pro-stereotypical", "cf_anti": "anti-stereotypical", "cf_error": "group-insensitive error",
-            "unpaired_mispredicted": "unpaired mispredicted"}
+CF_NAMES = {
+    "cf_pro": "pro-stereotypical",
+    "cf_anti": "anti-stereotypical",
+    "cf_error": "group-insensitive error",
+    "unpaired_mispredicted": "unpaired mispredicted",
+}
 
 
 def _wrap(text: str, width: int = 26) -> str:
@@ -120,8 +154,15 @@ def accuracy_figure(results: list[dict]):
     domains = _domains(results) + ["overall"]
     models = list(dict.fromkeys(model for e in results for model in e["models"]))
     panel_in = max(3.2, len(domains) * max(0.75, len(models) * BAR_PX * 1.25 / DPI))
-    fig, axes = plt.subplots(1, len(results), figsize=(panel_in * len(results) + 3.2, 4.4), sharey=True,
-                             squeeze=False, layout="constrained", dpi=DPI)
+    fig, axes = plt.subplots(
+        1,
+        len(results),
+        figsize=(panel_in * len(results) + 3.2, 4.4),
+        sharey=True,
+        squeeze=False,
+        layout="constrained",
+        dpi=DPI,
+    )
     width = 0.8 / max(1, len(models))
     x = np.arange(len(domains))
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
@@ -134,11 +175,26 @@ def accuracy_figure(results: list[dict]):
             scopes = [m["overall"] if d == "overall" else m["by_domain"].get(d, {}) for d in domains]
             yerr, beyond = bar_errors(values, [(scope.get("intervals") or {}).get("accuracy") for scope in scopes])
             at = x + i * width - 0.4 + width / 2
-            ax.bar(at, values, width, color=colours[i % len(colours)], label=_wrap(short(model)), yerr=yerr,
-                   error_kw={"elinewidth": 0.8, "capsize": 2, "ecolor": "0.25"})
-            for left, value, above in zip(at, values, beyond):   # the value above its error bar
-                ax.annotate(f"{value:.0f}", (left, value + above), xytext=(0, 2), textcoords="offset points",
-                            ha="center", va="bottom", fontsize=6, rotation=90)
+            ax.bar(
+                at,
+                values,
+                width,
+                color=colours[i % len(colours)],
+                label=_wrap(short(model)),
+                yerr=yerr,
+                error_kw={"elinewidth": 0.8, "capsize": 2, "ecolor": "0.25"},
+            )
+            for left, value, above in zip(at, values, beyond):  # the value above its error bar
+                ax.annotate(
+                    f"{value:.0f}",
+                    (left, value + above),
+                    xytext=(0, 2),
+                    textcoords="offset points",
+                    ha="center",
+                    va="bottom",
+                    fontsize=6,
+                    rotation=90,
+                )
         ax.set_xticks(x, [_wrap(d, 10) for d in domains], fontsize=8)
         ax.set_ylim(0, 118)
         ax.set_title(_wrap(entry["dataset"], 40) if len(results) > 1 else "Accuracy per domain", fontsize=9)
@@ -161,8 +217,15 @@ def counterfactual_figure(results: list[dict]):
     domains = _domains(results) + ["overall"]
     models = list(dict.fromkeys(model for e in results for model in e["models"]))
     panel_in = max(2.6, len(domains) * 0.75)
-    fig, axes = plt.subplots(len(results), len(models), figsize=(panel_in * len(models) + 0.8, 3.1 * len(results) + 1.0),
-                             sharey=True, squeeze=False, layout="constrained", dpi=DPI)
+    fig, axes = plt.subplots(
+        len(results),
+        len(models),
+        figsize=(panel_in * len(models) + 0.8, 3.1 * len(results) + 1.0),
+        sharey=True,
+        squeeze=False,
+        layout="constrained",
+        dpi=DPI,
+    )
     for r, entry in enumerate(results):
         for c, model in enumerate(models):
             ax = axes[r][c]

@@ -7,6 +7,7 @@ the data set the same way and lay out the same document. Pure code (the standard
 workbench's strict readers; pyarrow inside `read_parquet`): a release carries it in its
 evaluator/ folder.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -30,7 +31,7 @@ class EvalSet:
     repo: str | None = None
     revision: str | None = None
     notes: list[str] = field(default_factory=list)
-    config: dict | None = None   # a release's project config, from its manifest (how its LLM judge asks)
+    config: dict | None = None  # a release's project config, from its manifest (how its LLM judge asks)
 
     @property
     def label(self) -> str:
@@ -43,13 +44,19 @@ def read_export(folder: Path, source: str) -> EvalSet:
     """A release folder's samples: data/all.parquet (else every Parquet file under data/), named
     by its manifest's repository and vVERSION when it has one."""
     data = folder / "data"
-    files = [data / "all.parquet"] if (data / "all.parquet").is_file() else sorted(data.rglob("*.parquet")) if data.is_dir() else []
+    files = (
+        [data / "all.parquet"]
+        if (data / "all.parquet").is_file()
+        else sorted(data.rglob("*.parquet"))
+        if data.is_dir()
+        else []
+    )
     if not files:
         raise InputError(f"{display_path(folder)}: no release data (expected data/all.parquet)")
     rows = []
     for f in files:
         table = read_parquet(f)
-        check_header(table.column_names, display_path(f))   # to_pylist would keep a repeated column's last
+        check_header(table.column_names, display_path(f))  # to_pylist would keep a repeated column's last
         missing = {"premise", "hypothesis", "stance", "domain", "subtopic"} - set(table.column_names)
         if missing:
             raise InputError(f"{display_path(f)}: not an NLI release table: no column(s) {', '.join(sorted(missing))}")
@@ -64,8 +71,13 @@ def read_export(folder: Path, source: str) -> EvalSet:
         config = meta.get("config") if isinstance(meta.get("config"), dict) else None
     else:
         config = None
-    return EvalSet(source, [{**{k: r.get(k) for k in COLUMNS}, "cluster": template_of(r.get("provenance"))}
-                            for r in rows], repo, revision, config=config)
+    return EvalSet(
+        source,
+        [{**{k: r.get(k) for k in COLUMNS}, "cluster": template_of(r.get("provenance"))} for r in rows],
+        repo,
+        revision,
+        config=config,
+    )
 
 
 def template_of(provenance) -> str | None:
@@ -80,7 +92,7 @@ def template_of(provenance) -> str | None:
         return None
     if not isinstance(found, dict) or found.get("template_id") is None:
         return None
-    if found.get("audit_item"):   # a renewed BBNLI (kinds/nli/renew.py): its hypothesis, the same when fixed
+    if found.get("audit_item"):  # a renewed BBNLI (kinds/nli/renew.py): its hypothesis, the same when fixed
         return found["audit_item"]
     return f"{found['template_id']}|{found.get('masked_template') or ''}"
 
@@ -93,17 +105,27 @@ def answered(rows: list[dict], predictions: list, where: str) -> tuple[list[dict
     if all(p is not None for p in predictions):
         return rows, predictions
     alone = {r.get("pair_id") for r, p in zip(rows, predictions) if p is None and r.get("pair_id") is not None}
-    kept = [({**r, "pair_id": None} if r.get("pair_id") in alone else r, p)
-            for r, p in zip(rows, predictions) if p is not None]
+    kept = [
+        ({**r, "pair_id": None} if r.get("pair_id") in alone else r, p)
+        for r, p in zip(rows, predictions)
+        if p is not None
+    ]
     if not kept:
-        raise ModelError(f"{where}: none of the {len(rows)} answers reads as an answer word, so there is nothing to "
-                         "score; see the prompt and answers in [llm]")
+        raise ModelError(
+            f"{where}: none of the {len(rows)} answers reads as an answer word, so there is nothing to "
+            "score; see the prompt and answers in [llm]"
+        )
     return [r for r, _ in kept], [p for _, p in kept]
 
 
-def score_models(eval_set: EvalSet, models: list[str], predict: Callable[[str], list[str]],
-                 scored: Callable[[str, dict], None] | None = None, intervals: Settings | None = None,
-                 overall: dict | None = None) -> dict:
+def score_models(
+    eval_set: EvalSet,
+    models: list[str],
+    predict: Callable[[str], list[str]],
+    scored: Callable[[str, dict], None] | None = None,
+    intervals: Settings | None = None,
+    overall: dict | None = None,
+) -> dict:
     """The data set's entry of the JSON: its names, each model's measures and their intervals
     (`intervals.Uncertainty`). `predict(model)` runs a model over the samples' (premise,
     hypothesis) pairs and returns its labels; `scored(model, measures)` is told each model's
@@ -113,10 +135,17 @@ def score_models(eval_set: EvalSet, models: list[str], predict: Callable[[str], 
         raise InputError(f"{eval_set.source}: no samples to evaluate")
     if any(not r.get("premise") or not r.get("hypothesis") for r in eval_set.rows):
         raise InputError(f"{eval_set.label}: samples without premise/hypothesis cannot be run through a model")
-    entry = {"dataset": eval_set.label, "source": eval_set.source, "repo": eval_set.repo,
-             "revision": eval_set.revision, "n_samples": len(eval_set.rows), "notes": eval_set.notes, "models": {}}
+    entry = {
+        "dataset": eval_set.label,
+        "source": eval_set.source,
+        "repo": eval_set.repo,
+        "revision": eval_set.revision,
+        "n_samples": len(eval_set.rows),
+        "notes": eval_set.notes,
+        "models": {},
+    }
     uncertainty = Uncertainty(intervals or Settings(), UNIT, HEADLINE)
-    kept = {}   # model -> how its aggregate score depends on which variant of each template was kept
+    kept = {}  # model -> how its aggregate score depends on which variant of each template was kept
     for model in models:
         rows, predictions = answered(eval_set.rows, predict(model), f"{eval_set.label}: {model}")
         entry["models"][model] = score(rows, predictions, where=eval_set.label)
@@ -124,8 +153,9 @@ def score_models(eval_set: EvalSet, models: list[str], predict: Callable[[str], 
         uncertainty.add(model, entry["models"][model], found)
         if overall is not None:
             overall[model] = found[0]
-        stable = variant_stability(*variants(rows, predictions, eval_set.label), uncertainty.settings,
-                                   f"bias_aggregate ({model})")
+        stable = variant_stability(
+            *variants(rows, predictions, eval_set.label), uncertainty.settings, f"bias_aggregate ({model})"
+        )
         if stable is not None:
             kept[model] = stable
         if scored is not None:

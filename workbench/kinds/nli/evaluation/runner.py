@@ -1,5 +1,6 @@
 """Run NLI models over an evaluation set, with the filter stage's batching, label
 normalisation and prediction cache, and score the predictions."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,36 +14,52 @@ from .results import score_models
 from .scoring import score
 
 
-def predict(eval_set: EvalSet, model: str, config: Config, cache_path: Path | None, spec=None,
-            runtimes: dict | None = None, asked: dict | None = None) -> list[str]:
+def predict(
+    eval_set: EvalSet,
+    model: str,
+    config: Config,
+    cache_path: Path | None,
+    spec=None,
+    runtimes: dict | None = None,
+    asked: dict | None = None,
+) -> list[str]:
     """The label `model` predicts for each row; `asked` gets, for a causal LM, how it was asked."""
     from ....core.cache import Cache
     from ..classifier import classifier_factory, predict_labels, resolve_classifiers
     from ..settings import filter_settings, llm_asking
 
     ec = config.evaluate
-    (ref, labels), = resolve_classifiers([model], root=config.root, overrides={**filter_settings(config).label_overrides,
-                                                                               **ec.label_overrides})
+    ((ref, labels),) = resolve_classifiers(
+        [model], root=config.root, overrides={**filter_settings(config).label_overrides, **ec.label_overrides}
+    )
     factory = classifier_factory(ref, labels, ec.batch_size, spec or ec.device, llm_asking(config, eval_set.config))
     if runtimes is not None:
         runtimes[model] = factory.runtime
     if asked is not None and getattr(factory, "asking", None) is not None:
-        describe = getattr(factory, "describe", None)   # a served judge says how it was asked itself
+        describe = getattr(factory, "describe", None)  # a served judge says how it was asked itself
         asked[model] = describe() if describe is not None else factory.asking.describe()
     cache = Cache(Path(":memory:") if cache_path is None else cache_path)  # None: --no-cache, nothing kept
     try:
-        labels = predict_labels(cache, ref, [(r["premise"], r["hypothesis"]) for r in eval_set.rows], factory,
-                                progress_bar)
+        labels = predict_labels(
+            cache, ref, [(r["premise"], r["hypothesis"]) for r in eval_set.rows], factory, progress_bar
+        )
     finally:
         cache.close()
-    if asked is not None and "unparseable" in asked.get(model, {}):   # asked by generation: None is no answer word
+    if asked is not None and "unparseable" in asked.get(model, {}):  # asked by generation: None is no answer word
         asked[model]["unparseable"] = labels.count(None)
     return labels
 
 
-def evaluate_datasets(specs: list[str], models: list[str], config: Config, cache_path: Path, load=None,
-                      runtimes: dict | None = None, intervals: Settings | None = None,
-                      names: dict[str, str] | None = None) -> list[dict]:
+def evaluate_datasets(
+    specs: list[str],
+    models: list[str],
+    config: Config,
+    cache_path: Path,
+    load=None,
+    runtimes: dict | None = None,
+    intervals: Settings | None = None,
+    names: dict[str, str] | None = None,
+) -> list[dict]:
     """`load`: the model options (models.runtime.LoadSpec); `runtimes` gets how each model ran;
     `names`: what a data set is called instead of its path (one written for the comparison)."""
     results, overall = [], []
@@ -52,27 +69,43 @@ def evaluate_datasets(specs: list[str], models: list[str], config: Config, cache
             eval_set.source = names[spec]
         overall.append({})
         asked: dict[str, dict] = {}
-        results.append(score_models(eval_set, models,
-                                    lambda model: predict(eval_set, model, config, cache_path, load, runtimes, asked),
-                                    intervals=intervals, overall=overall[-1]))
-        for model, how in asked.items():   # an LLM judge: the JSON says how it was asked
+        results.append(
+            score_models(
+                eval_set,
+                models,
+                lambda model: predict(eval_set, model, config, cache_path, load, runtimes, asked),
+                intervals=intervals,
+                overall=overall[-1],
+            )
+        )
+        for model, how in asked.items():  # an LLM judge: the JSON says how it was asked
             results[-1]["models"][model]["asked"] = how
-            if how.get("unparseable"):   # said in the terminal too (the evaluator prints the notes)
-                results[-1]["notes"].append(f"{model}: {how['unparseable']} of {len(eval_set.rows)} generated answers "
-                                            f"are unparseable: {how['unparseable_rule']}")
+            if how.get("unparseable"):  # said in the terminal too (the evaluator prints the notes)
+                results[-1]["notes"].append(
+                    f"{model}: {how['unparseable']} of {len(eval_set.rows)} generated answers "
+                    f"are unparseable: {how['unparseable_rule']}"
+                )
     settings = intervals or Settings()
-    for i in range(1, len(results)):   # each data set against the one before it (versions side by side)
+    for i in range(1, len(results)):  # each data set against the one before it (versions side by side)
         if settings.resamples > 0:
             labels = (results[i - 1]["dataset"], results[i]["dataset"])
             results[i]["uncertainty"]["versions"] = [
-                compare_versions(overall[i - 1][m], overall[i][m], HEADLINE, settings, m, labels) for m in models]
+                compare_versions(overall[i - 1][m], overall[i][m], HEADLINE, settings, m, labels) for m in models
+            ]
     return results
 
 
 def evaluate_predictions(path: Path, intervals: Settings | None = None) -> list[dict]:
     by_model = load_predictions(path)
-    entry = {"dataset": str(path), "source": str(path), "repo": None, "revision": None,
-             "n_samples": sum(len(v) for v in by_model.values()), "notes": [], "models": {}}
+    entry = {
+        "dataset": str(path),
+        "source": str(path),
+        "repo": None,
+        "revision": None,
+        "n_samples": sum(len(v) for v in by_model.values()),
+        "notes": [],
+        "models": {},
+    }
     uncertainty = Uncertainty(intervals or Settings(), UNIT, HEADLINE)
     for model, rows in by_model.items():
         entry["models"][model] = score(rows, where=str(path))

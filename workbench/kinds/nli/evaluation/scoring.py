@@ -3,6 +3,7 @@
 The measures themselves live in `metrics/nli_scores.py` (pure code that the standalone
 `evaluate.py` of every NLI release carries too); here a bad pair becomes an InputError.
 """
+
 from __future__ import annotations
 
 from ....core.errors import InputError

@@ -5,6 +5,7 @@ lm-eval asks as `workbench evaluate` does.
 
 GROUP_BY names the data column whose values give the release's subtasks, one per domain, each
 holding the samples of one of `workbench evaluate`'s by_domain entries (the value as written)."""
+
 from __future__ import annotations
 
 import json

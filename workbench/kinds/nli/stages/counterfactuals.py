@@ -6,6 +6,7 @@ adds its group counterfactual: the group swapped in the hypothesis only, the pre
 unchanged, the other stance. Counterfactuals are always included, without filtering (as in
 BBNLI-next). When the counterfactual is itself a kept sample, the two are paired instead.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,33 +30,70 @@ def build_release_rows(rows: list[dict], finals: dict, language=None) -> tuple[l
         final = finals.get(r["hypothesis_id"])
         if r["adversarial"] and final is not None and final.kept:
             valid.append((r, final.stance))
-    valid.sort(key=lambda v: (v[0]["domain"], v[0]["subtopic"], v[0]["template_id"], v[0]["premise_index"],
-                              v[0]["hypothesis_index"], bindings_text(v[0]["bindings"]), v[0]["stance"], v[0]["fill_rank"]))
+    valid.sort(
+        key=lambda v: (
+            v[0]["domain"],
+            v[0]["subtopic"],
+            v[0]["template_id"],
+            v[0]["premise_index"],
+            v[0]["hypothesis_index"],
+            bindings_text(v[0]["bindings"]),
+            v[0]["stance"],
+            v[0]["fill_rank"],
+        )
+    )
     by_key = {}
     for r, stance in valid:
         by_key.setdefault(_key(r["premise"], r["hypothesis"]), (r, stance))
     out: list[dict] = []
     paired: dict[tuple, str] = {}
-    counts = {"validated_samples": len(by_key), "counterfactuals_added": 0, "paired_with_existing": 0, "unpaired": 0,
-              "counterfactuals_noted": 0}
+    counts = {
+        "validated_samples": len(by_key),
+        "counterfactuals_added": 0,
+        "paired_with_existing": 0,
+        "unpaired": 0,
+        "counterfactuals_noted": 0,
+    }
 
     def row(r, hypothesis, stance, pair_id, is_cf, notes=()):
-        provenance = {"template_id": r["template_id"], "candidate_id": r["candidate_id"], "hypothesis_id": r["hypothesis_id"],
-                      "fill": " | ".join(r["fill"]), "mlm_rank": r["fill_rank"], "mlm": r["mlm_name"],
-                      "mlm_revision": r["mlm_revision"], "fooled_by": list(r["fooled_by"]),
-                      "masked_template": r["hypothesis_template"],
-                      **({"grammar": list(notes)} if notes else {})}   # where the parse left agreement unsettled
-        premise = sentence_case(r["premise"])   # as hypotheses are (expand writes them so since its format 4)
-        return {"id": short_hash(premise, hypothesis, stance), "premise": premise, "hypothesis": hypothesis,
-                "label": "neutral", "stance": stance, "domain": r["domain"], "subtopic": r["subtopic"], "pair_id": pair_id,
-                "is_counterfactual": is_cf, "provenance": json.dumps(provenance, sort_keys=True, ensure_ascii=False)}
+        provenance = {
+            "template_id": r["template_id"],
+            "candidate_id": r["candidate_id"],
+            "hypothesis_id": r["hypothesis_id"],
+            "fill": " | ".join(r["fill"]),
+            "mlm_rank": r["fill_rank"],
+            "mlm": r["mlm_name"],
+            "mlm_revision": r["mlm_revision"],
+            "fooled_by": list(r["fooled_by"]),
+            "masked_template": r["hypothesis_template"],
+            **({"grammar": list(notes)} if notes else {}),
+        }  # where the parse left agreement unsettled
+        premise = sentence_case(r["premise"])  # as hypotheses are (expand writes them so since its format 4)
+        return {
+            "id": short_hash(premise, hypothesis, stance),
+            "premise": premise,
+            "hypothesis": hypothesis,
+            "label": "neutral",
+            "stance": stance,
+            "domain": r["domain"],
+            "subtopic": r["subtopic"],
+            "pair_id": pair_id,
+            "is_counterfactual": is_cf,
+            "provenance": json.dumps(provenance, sort_keys=True, ensure_ascii=False),
+        }
 
     for key, (r, stance) in by_key.items():
         if key in paired:
             continue  # already the counterfactual partner of an earlier sample
         hypothesis = sentence_case(r["hypothesis"])
-        cf_text, notes = counterfactual_with_notes(r["hypothesis_template"], bindings_dict(r["bindings"]), r["groups"],
-                                                   list(r["fill"]), language, written_groups(r))
+        cf_text, notes = counterfactual_with_notes(
+            r["hypothesis_template"],
+            bindings_dict(r["bindings"]),
+            r["groups"],
+            list(r["fill"]),
+            language,
+            written_groups(r),
+        )
         if cf_text is None:
             out.append(row(r, hypothesis, stance, None, False))
             counts["unpaired"] += 1
@@ -80,14 +118,20 @@ def build_release_rows(rows: list[dict], finals: dict, language=None) -> tuple[l
 class Counterfactuals(Stage):
     name = "counterfactuals"
     upstream = ("filter", "queue")
-    format = 3   # 3: agreement by syntax, written groups, grammar notes in the provenance
+    format = 3  # 3: agreement by syntax, written groups, grammar notes in the provenance
 
     def schema(self):
         return release_schema()
 
     def settings(self, ctx):
-        return {**{k: v for k, v in ctx.config.annotation.model_dump().items() if k in ("policy", "min_votes", "adjudicator")},
-                **languages.freshness(ctx.config)}
+        return {
+            **{
+                k: v
+                for k, v in ctx.config.annotation.model_dump().items()
+                if k in ("policy", "min_votes", "adjudicator")
+            },
+            **languages.freshness(ctx.config),
+        }
 
     def external_inputs(self, ctx):
         return label_file_inputs(ctx)
@@ -108,11 +152,14 @@ class Counterfactuals(Stage):
             statuses[key] = statuses.get(key, 0) + 1
         counts["item_labels"] = dict(sorted(statuses.items()))
         if not rows:
-            raise StageError("no validated samples yet: label items valid with `workbench annotate` first "
-                             f"(labels so far: {counts['item_labels']})")
+            raise StageError(
+                "no validated samples yet: label items valid with `workbench annotate` first "
+                f"(labels so far: {counts['item_labels']})"
+            )
         counts["warnings"] = len(labels.warnings)
-        return Output(pa.Table.from_pylist(rows, schema=release_schema()), counts,
-                      {"policy": ctx.config.annotation.policy})
+        return Output(
+            pa.Table.from_pylist(rows, schema=release_schema()), counts, {"policy": ctx.config.annotation.policy}
+        )
 
     def counts(self, ctx, table, inputs, work):
         return dict(work)

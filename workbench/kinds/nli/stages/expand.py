@@ -1,6 +1,7 @@
 """Stage `expand`: templates -> masked samples (BBNLI's expansion, masks kept; each sentence written
 as the project's language writes it: agreement with a swapped group, spelling where a placeholder
 meets a word, premises in sentence case)."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -13,7 +14,7 @@ from ....authoring.files import ReadsTemplateFiles
 
 class Expand(ReadsTemplateFiles, Stage):
     name = "expand"
-    format = 4   # 4: sentences written in the project's language (spelling where placeholders meet words, agreement)
+    format = 4  # 4: sentences written in the project's language (spelling where placeholders meet words, agreement)
 
     def schema(self):
         return expand_schema()
@@ -36,9 +37,13 @@ class Expand(ReadsTemplateFiles, Stage):
     def counts(self, ctx, table, inputs, work):
         kinds = table["kind"].to_pylist()
         n_masks = table["n_masks"].to_pylist()
-        return {"templates": work["templates"], "samples": table.num_rows,
-                "masked_samples": sum(1 for n in n_masks if n > 0), "by_kind": dict(Counter(kinds)),
-                "warnings": work["warnings"]}
+        return {
+            "templates": work["templates"],
+            "samples": table.num_rows,
+            "masked_samples": sum(1 for n in n_masks if n > 0),
+            "by_kind": dict(Counter(kinds)),
+            "warnings": work["warnings"],
+        }
 
 
 STAGE = Expand()

@@ -6,6 +6,7 @@ neutral; a candidate is kept when at least `filter.min_fooled` models are fooled
 used 1 of 3). Every model's label and probabilities are stored for every pair, kept or not.
 Held-out evaluation models (`evaluate.models`) are never used here.
 """
+
 from __future__ import annotations
 
 from ....core.errors import StageError
@@ -30,7 +31,7 @@ class Filter(Stage):
 
     def settings(self, ctx):
         filter_settings(ctx.config)  # validated, defaults filled in
-        return ctx.config.section_hash("filter", "llm")   # [llm]: how a causal LM among the models is asked
+        return ctx.config.section_hash("filter", "llm")  # [llm]: how a causal LM among the models is asked
 
     def external_inputs(self, ctx):
         from ....models.loading import fingerprint
@@ -54,8 +55,12 @@ class Filter(Stage):
         from ..classifier import resolve_classifiers
 
         config = ctx.config
-        return resolve_classifiers(filter_settings(config).models, root=config.root, overrides=filter_settings(config).label_overrides,
-                                   where=lambda i: config.at(f"filter.models[{i}]"))
+        return resolve_classifiers(
+            filter_settings(config).models,
+            root=config.root,
+            overrides=filter_settings(config).label_overrides,
+            where=lambda i: config.at(f"filter.models[{i}]"),
+        )
 
     def compute(self, ctx, inputs, reused) -> Output:
         import pyarrow as pa
@@ -79,15 +84,22 @@ class Filter(Stage):
         if todo:
             for ref, labels in models:
                 factory = classifier_factory(ref, labels, fc.batch_size, section_spec(fc), asking)
-                refuse_in_filter(factory)   # a served model asked by generation may leave a pair without a label
+                refuse_in_filter(factory)  # a served model asked by generation may leave a pair without a label
                 preds, computed[ref.name] = predict_with_cache(ctx.cache, ref, pairs, factory, progress_bar)
                 per_model[ref.name] = preds
         for r in todo:
             key = pair_key(r["premise"], r["hypothesis"])
-            predictions = [{"model": name, "label": per_model[name][key].label, "probs": per_model[name][key].probs}
-                           for name in per_model]
+            predictions = [
+                {"model": name, "label": per_model[name][key].label, "probs": per_model[name][key].probs}
+                for name in per_model
+            ]
             fooled = [p["model"] for p in predictions if p["label"] != "neutral"]
-            r.update(predictions=predictions, fooled_by=fooled, n_fooled=len(fooled), adversarial=len(fooled) >= fc.min_fooled)
+            r.update(
+                predictions=predictions,
+                fooled_by=fooled,
+                n_fooled=len(fooled),
+                adversarial=len(fooled) >= fc.min_fooled,
+            )
         table = pa.Table.from_pylist(todo, schema=filter_schema()) if todo else None
         work = {"computed_pairs": {ref.name: computed.get(ref.name, 0) for ref, _ in models}}
         return Output(table, work, {"models": model_info, "min_fooled": fc.min_fooled})

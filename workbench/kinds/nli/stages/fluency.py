@@ -13,6 +13,7 @@ Scores are cached by scorer, model revision and text, so reruns and interrupted 
 only what is new. The table's `pll` column holds the text's log-likelihood under the scorer
 (`scorer` says which), `pll_per_token` the same per scored token.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -34,19 +35,25 @@ def chosen(config) -> dict:
     """The scorer, model, revision, batch size and device the stage uses, defaults resolved."""
     fl, gen = fluency_settings(config), config.generate
     own = fl.model is not None
-    return {"scorer": fl.scorer, "model": fl.model if own else gen.model,
-            "revision": fl.revision if own else gen.revision,
-            "field": "fluency.model" if own else "generate.model",
-            "batch_size": fl.batch_size or gen.batch_size, "device": fl.device or gen.device,
-            "dtype": fl.dtype or gen.dtype, "device_map": fl.device_map or gen.device_map}
+    return {
+        "scorer": fl.scorer,
+        "model": fl.model if own else gen.model,
+        "revision": fl.revision if own else gen.revision,
+        "field": "fluency.model" if own else "generate.model",
+        "batch_size": fl.batch_size or gen.batch_size,
+        "device": fl.device or gen.device,
+        "dtype": fl.dtype or gen.dtype,
+        "device_map": fl.device_map or gen.device_map,
+    }
 
 
 def spec_of(c: dict):
     """The model options `chosen` resolved, as the spec the scorer loads with."""
     from ....models.runtime import LoadSpec
 
-    return LoadSpec(device=c["device"], dtype=c["dtype"] or "auto", batch_size=c["batch_size"],
-                    device_map=c["device_map"])
+    return LoadSpec(
+        device=c["device"], dtype=c["dtype"] or "auto", batch_size=c["batch_size"], device_map=c["device_map"]
+    )
 
 
 def score_order(filtered) -> list[str]:
@@ -117,20 +124,37 @@ class Fluency(Stage):
                 advance(sum(len(r) for r in rows))
                 return {t: [sum(r), len(r)] for t, r in zip(chunk, rows)}
 
-        keyed = dataclasses.replace(ref, revision=keyed_revision(
-            ref, runtime_for(ref, "mlm" if c["scorer"] == "pll" else "causal", spec_of(c))))
-        plls, computed = cached_or_computed(ctx.cache, namespace, keyed, score_order(filtered), compute, label,
-                                            unit_total=lambda ts: sum(max(1, len(t.split())) for t in ts), chunk=CHUNK)
+        keyed = dataclasses.replace(
+            ref, revision=keyed_revision(ref, runtime_for(ref, "mlm" if c["scorer"] == "pll" else "causal", spec_of(c)))
+        )
+        plls, computed = cached_or_computed(
+            ctx.cache,
+            namespace,
+            keyed,
+            score_order(filtered),
+            compute,
+            label,
+            unit_total=lambda ts: sum(max(1, len(t.split())) for t in ts),
+            chunk=CHUNK,
+        )
         totals = [plls[t][0] for t in texts]
         counts = [plls[t][1] for t in texts]
-        table = pa.table({
-            "hypothesis_id": unique["hypothesis_id"], "hypothesis": unique["hypothesis"],
-            "scorer": pa.array([c["scorer"]] * len(texts), pa.string()),
-            "pll": pa.array(totals, pa.float64()), "n_tokens": pa.array(counts, pa.int64()),
-            "pll_per_token": pa.array([t / n if n else None for t, n in zip(totals, counts)], pa.float64()),
-        }, schema=fluency_schema())
-        return Output(table, {"hypotheses": table.num_rows, "computed_pll": computed, "model_loaded": "lm" in state},
-                      {"model": {"name": ref.name, "revision": ref.revision, "scorer": c["scorer"]}})
+        table = pa.table(
+            {
+                "hypothesis_id": unique["hypothesis_id"],
+                "hypothesis": unique["hypothesis"],
+                "scorer": pa.array([c["scorer"]] * len(texts), pa.string()),
+                "pll": pa.array(totals, pa.float64()),
+                "n_tokens": pa.array(counts, pa.int64()),
+                "pll_per_token": pa.array([t / n if n else None for t, n in zip(totals, counts)], pa.float64()),
+            },
+            schema=fluency_schema(),
+        )
+        return Output(
+            table,
+            {"hypotheses": table.num_rows, "computed_pll": computed, "model_loaded": "lm" in state},
+            {"model": {"name": ref.name, "revision": ref.revision, "scorer": c["scorer"]}},
+        )
 
     def counts(self, ctx, table, inputs, work):
         return dict(work)
@@ -144,8 +168,10 @@ def causal_scorer(ref, c: dict, config):
 
     scorer = open_scorer(ref, spec_of(c), None, hint=FIXTURE_HINT)
     if scorer.kind != "causal":
-        raise ModelError(f"{config.at(c['field'])}: [fluency] scorer = 'causal' needs a causal LM, but {ref.name!r} "
-                         "is a masked LM (use scorer = 'pll' for it)")
+        raise ModelError(
+            f"{config.at(c['field'])}: [fluency] scorer = 'causal' needs a causal LM, but {ref.name!r} "
+            "is a masked LM (use scorer = 'pll' for it)"
+        )
     return scorer
 
 

@@ -5,6 +5,7 @@ for every masked sample that carries that hypothesis. Fills are cached by (model
 text, k), so a rerun computes only new masked hypotheses. Fluency is not scored here: it is a
 triage score for annotators, so the `fluency` stage scores only what reaches the queue.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,7 +28,7 @@ POS_RULES = 2
 class Generate(UsesProposalModel, Stage):
     name = "generate"
     upstream = ("expand",)
-    format = 4   # 4: fills written as the sentence needs them (agreement with a group, sentence case)
+    format = 4  # 4: fills written as the sentence needs them (agreement with a group, sentence case)
     partition_key = "template_id"
     partition_noun = "templates"
     sort_keys = CANDIDATE_ORDER
@@ -42,8 +43,10 @@ class Generate(UsesProposalModel, Stage):
         expanded = inputs["expand"]
         masked = expanded.filter(pc.greater(expanded["n_masks"], 0))
         if masked.num_rows == 0:
-            raise StageError("the templates have no masked hypotheses: add <mask> to hypotheses "
-                             "(see `workbench templates suggest-masks`)")
+            raise StageError(
+                "the templates have no masked hypotheses: add <mask> to hypotheses "
+                "(see `workbench templates suggest-masks`)"
+            )
         return masked
 
     def partitions(self, ctx, inputs):
@@ -52,8 +55,15 @@ class Generate(UsesProposalModel, Stage):
         per: dict[str, list] = {}
         for s in self._masked(inputs).select(columns).to_pylist():
             per.setdefault(s["template_id"], []).append(
-                (s["sample_id"], s["hypothesis"], s["hypothesis_template"], s["mask_pos"], s["groups"],
-                 bindings_text(s["bindings"])))
+                (
+                    s["sample_id"],
+                    s["hypothesis"],
+                    s["hypothesis_template"],
+                    s["mask_pos"],
+                    s["groups"],
+                    bindings_text(s["bindings"]),
+                )
+            )
         return {t: json_hash(sorted(v)) for t, v in per.items()}
 
     def compute(self, ctx, inputs, reused) -> Output:
@@ -61,7 +71,9 @@ class Generate(UsesProposalModel, Stage):
         import pyarrow.compute as pc
 
         gen = self.section(ctx)
-        language = languages.require(ctx.config.project.language, "generate (its article, group-word, number and POS rules)")
+        language = languages.require(
+            ctx.config.project.language, "generate (its article, group-word, number and POS rules)"
+        )
         ref = self.model_ref(ctx, gen)
         masked = self._masked(inputs)
         todo = masked
@@ -106,8 +118,9 @@ def _candidates(samples: list[dict], gen, ref, cache, language=None) -> tuple[li
         return {key: [f.__dict__ for f in result[t]] for key, t in zip(chunk_keys, chunk_texts)}
 
     fill_keys = [joined_key(k, t) for t in texts]
-    fills, computed_fills = cached_or_computed(cache, "fill", cache_ref(ref, gen), fill_keys, compute_fills,
-                                               "fill masks")
+    fills, computed_fills = cached_or_computed(
+        cache, "fill", cache_ref(ref, gen), fill_keys, compute_fills, "fill masks"
+    )
 
     enabled = set(gen.filters)
     rows: list[dict] = []
@@ -123,34 +136,40 @@ def _candidates(samples: list[dict], gen, ref, cache, language=None) -> tuple[li
             # The fills as the sentence writes them: a capital only at a sentence start (or for a
             # name or an acronym), and a word that agrees with a group in the form the group needs.
             words = written_fills(s, f["words"], language, casing)
-            if not any(r in enabled for i, w in enumerate(f["words"])
-                       for r in F.word_filter_reasons(w, f["tokens"][i], f["word_start"][i], language)):
+            if not any(
+                r in enabled
+                for i, w in enumerate(f["words"])
+                for r in F.word_filter_reasons(w, f["tokens"][i], f["word_start"][i], language)
+            ):
                 words = agreed_fills(s, words, language)
             filled = F.apply_fills(s["hypothesis"], words, language=language)
             reason = None
             for i, word in enumerate(words):
-                reason = F.first_enabled_reason(word, f["tokens"][i], f["word_start"][i], filled, i, group_cache[gkey],
-                                                enabled, language)
+                reason = F.first_enabled_reason(
+                    word, f["tokens"][i], f["word_start"][i], filled, i, group_cache[gkey], enabled, language
+                )
                 if reason is not None:
                     break
-            rows.append({
-                **base,
-                "candidate_id": short_hash(s["sample_id"], *f["words"]),
-                "hypothesis": filled.text,
-                "hypothesis_id": hypothesis_id(filled.text),
-                "fill": list(words),
-                "fill_tokens": list(f["tokens"]),
-                "fill_spans": [list(span) for span in filled.spans],
-                "mask_pos": s["mask_pos"],
-                "article_fixed": filled.article_fixed,
-                "fill_rank": f["rank"],
-                "fill_logprob": f["logprob"],
-                "fill_score": math.exp(f["logprob"]),
-                "mlm_name": ref.name,
-                "mlm_revision": ref.revision,
-                "reject_reason": reason,
-                "pos_found": None,
-            })
+            rows.append(
+                {
+                    **base,
+                    "candidate_id": short_hash(s["sample_id"], *f["words"]),
+                    "hypothesis": filled.text,
+                    "hypothesis_id": hypothesis_id(filled.text),
+                    "fill": list(words),
+                    "fill_tokens": list(f["tokens"]),
+                    "fill_spans": [list(span) for span in filled.spans],
+                    "mask_pos": s["mask_pos"],
+                    "article_fixed": filled.article_fixed,
+                    "fill_rank": f["rank"],
+                    "fill_logprob": f["logprob"],
+                    "fill_score": math.exp(f["logprob"]),
+                    "mlm_name": ref.name,
+                    "mlm_revision": ref.revision,
+                    "reject_reason": reason,
+                    "pos_found": None,
+                }
+            )
 
     pos_work = _pos_filter(rows, cache, language=language) if "pos" in enabled else {}
     if "duplicate" in enabled:
@@ -187,7 +206,7 @@ class _Casing:
 
                 revision = None if self.ref.revision.startswith("sha256:") else self.ref.revision
                 self.tokenizer = AutoTokenizer.from_pretrained(self.ref.location, revision=revision)
-            except Exception:   # a missing or unreadable model: its capitals are kept
+            except Exception:  # a missing or unreadable model: its capitals are kept
                 self.failed = True
         if self.tokenizer is None:
             return None
@@ -247,8 +266,9 @@ def agreed_fills(sample: dict, words: list[str], language) -> list[str]:
     bindings = bindings_dict(sample.get("bindings"))
     values = {**bindings, **sample["groups"]}
     try:
-        pieces, _ = S.with_groups(template, {**bindings, **written_groups(sample)}, values, language, list(words),
-                                  filled_for=sample["groups"])
+        pieces, _ = S.with_groups(
+            template, {**bindings, **written_groups(sample)}, values, language, list(words), filled_for=sample["groups"]
+        )
         analysis = S._analysis(tuple(pieces.texts), tuple(pieces.kinds), tuple(pieces.pos), language)
     except (ModelError, ValueError):
         return list(words)
@@ -302,7 +322,7 @@ def _pos_filter(rows: list[dict], cache, pipeline: str | None = None, language=N
     dependence = ParseDependence(tagger) if tagger is not None else None
     need_parse: list[str] = []  # texts where a fill's POS may come from the parse
     for i in range(0, len(missing_texts), 2048):
-        chunk = missing_texts[i:i + 2048]
+        chunk = missing_texts[i : i + 2048]
         new = {}
         for text, doc in zip(chunk, tagger.pipe(chunk, batch_size=256)):
             dependent = None

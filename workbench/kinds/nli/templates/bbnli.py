@@ -5,6 +5,7 @@ as indices into `answer_choices`; the project's format keeps one list of hypothe
 with its question. Everything else (references, phenomenon, category, the original id,
 name and answer choices) is kept so nothing of the source is lost.
 """
+
 from __future__ import annotations
 
 import re
@@ -73,13 +74,18 @@ def convert(raw: RawFile) -> tuple[dict | None, list[Problem]]:
                 out["premises"].append(item)
                 fmap[f"premises[{i}].text"] = f"premise[{i}]"
             if len(refs) != len(premises) and "reference" in src:
-                problems.append(raw.problem(("reference",), f"{len(refs)} references for {len(premises)} premises", "warning"))
+                problems.append(
+                    raw.problem(("reference",), f"{len(refs)} references for {len(premises)} premises", "warning")
+                )
         else:
             out["premises"] = premises
             fmap["premises"] = "premise"
 
     hyps: list[dict[str, Any]] = []
-    for kind, hkey, qkey in (("test", "test_hypothesis", "test_question"), ("bias", "bias_hypothesis_stereotypical", "bias_question_stereotypical")):
+    for kind, hkey, qkey in (
+        ("test", "test_hypothesis", "test_question"),
+        ("bias", "bias_hypothesis_stereotypical", "bias_question_stereotypical"),
+    ):
         entries = src.get(hkey, [])
         questions = src.get(qkey, [])
         if not isinstance(entries, list):
@@ -88,7 +94,9 @@ def convert(raw: RawFile) -> tuple[dict | None, list[Problem]]:
         for j, entry in enumerate(entries):
             n = 2 if kind == "test" else 3
             if not isinstance(entry, list) or len(entry) != n:
-                problems.append(raw.problem((hkey, j), f"expected [text, {'true_label' if n == 2 else 'true_label, bias_label'}]"))
+                problems.append(
+                    raw.problem((hkey, j), f"expected [text, {'true_label' if n == 2 else 'true_label, bias_label'}]")
+                )
                 continue
             i = len(hyps)
             h: dict[str, Any] = {"text": entry[0], "kind": kind, "stance": "pro", "true_label": entry[1]}
@@ -103,7 +111,9 @@ def convert(raw: RawFile) -> tuple[dict | None, list[Problem]]:
             fmap[f"hypotheses[{i}].question"] = f"{qkey}[{j}][0]"
             fmap[f"hypotheses[{i}]"] = f"{hkey}[{j}]"
         if questions and len(questions) != len(entries):
-            problems.append(raw.problem((qkey,), f"{len(questions)} questions for {len(entries)} hypotheses", "warning"))
+            problems.append(
+                raw.problem((qkey,), f"{len(questions)} questions for {len(entries)} hypotheses", "warning")
+            )
     if hyps or "test_hypothesis" in src or "bias_hypothesis_stereotypical" in src:
         out["hypotheses"] = hyps
     out["source"] = {
@@ -127,8 +137,11 @@ def read_bbnli(path: Path) -> tuple[dict | None, list[Problem]]:
     if raw is None:
         return None, problems
     if not is_bbnli(raw.data):
-        return None, problems + [Problem(display_path(path), None, "", "not a BBNLI file (no bias_hypothesis_stereotypical "
-                                                                       "or test_hypothesis)")]
+        return None, problems + [
+            Problem(
+                display_path(path), None, "", "not a BBNLI file (no bias_hypothesis_stereotypical or test_hypothesis)"
+            )
+        ]
     data, found = convert(raw)
     _, checked = check_template(RawFile(raw.path, data, raw.shown, field_map=raw.field_map))
     return data, problems + found + checked
@@ -138,10 +151,17 @@ def to_bbnli(template: dict) -> dict:
     """The inverse of `convert`: used to check that an import loses nothing."""
     src = template.get("source") or {}
     out: dict[str, Any] = {"id": src.get("id"), "premise": [p["text"] for p in template["premises"]]}
-    for kind, hkey, qkey in (("test", "test_hypothesis", "test_question"), ("bias", "bias_hypothesis_stereotypical", "bias_question_stereotypical")):
+    for kind, hkey, qkey in (
+        ("test", "test_hypothesis", "test_question"),
+        ("bias", "bias_hypothesis_stereotypical", "bias_question_stereotypical"),
+    ):
         hyps = [h for h in template["hypotheses"] if h["kind"] == kind]
         out[hkey] = [[h["text"], h["true_label"]] + ([h["bias_label"]] if kind == "bias" else []) for h in hyps]
-        out[qkey] = [[h["question"], h["true_label"]] + ([h["bias_label"]] if kind == "bias" else []) for h in hyps if "question" in h]
+        out[qkey] = [
+            [h["question"], h["true_label"]] + ([h["bias_label"]] if kind == "bias" else [])
+            for h in hyps
+            if "question" in h
+        ]
     if "labels" in template:
         out["answer_choices"] = template["labels"]
     out["data"] = template.get("words", {})

@@ -9,6 +9,7 @@ meet them (workbench/languages/orthography.py), the indefinite article before a 
 mended (English "a"/"an", none before a plural, one added where a bare plural becomes a bare
 singular noun), and the first letter is capitalised as a sentence start.
 """
+
 from __future__ import annotations
 
 import re
@@ -29,7 +30,7 @@ BLOCKING_POS = {"DET", "NUM", "NOUN", "PROPN", "PRON"}
 def sentence_case(text: str) -> str:
     for i, ch in enumerate(text):
         if ch.isalpha():
-            return text[:i] + ch.upper() + text[i + 1:] if ch.islower() else text
+            return text[:i] + ch.upper() + text[i + 1 :] if ch.islower() else text
         if not ch.isspace() and ch not in "\"'(":
             return text
     return text
@@ -49,9 +50,9 @@ def _mend(text: str, spans: list[tuple[int, int, str, str]], language: Language)
         a = re.search(r"(?:^|(?<=\s))(" + "|".join(articles) + r")\s+$", before)
         if a:
             if is_plural(new):
-                before = before[:a.start(1)]
+                before = before[: a.start(1)]
             else:
-                before = before[:a.start(1)] + article_for(new, a.group(1)) + before[a.end(1):]
+                before = before[: a.start(1)] + article_for(new, a.group(1)) + before[a.end(1) :]
         elif is_plural(old) and not is_plural(new):
             at = _article_position(before, new, after, language)
             if at is not None:
@@ -78,8 +79,9 @@ def _article_position(before: str, group: str, after: str, language: Language) -
     doc = _spacy(language)(before + group + after)
     tagged = [t for t in doc if t.idx + len(t.text) <= len(before.rstrip())]
     modifiers_from = len(tagged)  # index of the first word that modifies the group
-    while modifiers_from and (tagged[modifiers_from - 1].pos_ in MODIFIER_POS
-                              or tagged[modifiers_from - 1].dep_ in MODIFIER_DEPS):
+    while modifiers_from and (
+        tagged[modifiers_from - 1].pos_ in MODIFIER_POS or tagged[modifiers_from - 1].dep_ in MODIFIER_DEPS
+    ):
         modifiers_from -= 1
     outside = tagged[modifiers_from - 1] if modifiers_from else None  # the word before the phrase
     if outside is not None and (outside.pos_ in BLOCKING_POS or outside.tag_ == "PRP$"):
@@ -87,7 +89,7 @@ def _article_position(before: str, group: str, after: str, language: Language) -
     if modifiers_from == len(tagged):
         return len(before)
     phrase = tagged[modifiers_from]
-    sentence_start = outside is None or re.search(r"[.!?:;]\s*$", before[:phrase.idx])
+    sentence_start = outside is None or re.search(r"[.!?:;]\s*$", before[: phrase.idx])
     return None if sentence_start and phrase.text[:1].isupper() else phrase.idx
 
 
@@ -107,15 +109,26 @@ def written_groups(row: dict) -> dict[str, str]:
     return groups
 
 
-def counterfactual(template: str, bindings: dict[str, str], groups: dict[str, str], fills: list[str],
-                   language: Language | None = None, written: dict[str, str] | None = None) -> str | None:
+def counterfactual(
+    template: str,
+    bindings: dict[str, str],
+    groups: dict[str, str],
+    fills: list[str],
+    language: Language | None = None,
+    written: dict[str, str] | None = None,
+) -> str | None:
     """The hypothesis with GROUP1 and GROUP2 exchanged (None if it names no group); see `counterfactual_with_notes`."""
     return counterfactual_with_notes(template, bindings, groups, fills, language, written)[0]
 
 
-def counterfactual_with_notes(template: str, bindings: dict[str, str], groups: dict[str, str], fills: list[str],
-                              language: Language | None = None, written: dict[str, str] | None = None,
-                              ) -> tuple[str | None, list[str]]:
+def counterfactual_with_notes(
+    template: str,
+    bindings: dict[str, str],
+    groups: dict[str, str],
+    fills: list[str],
+    language: Language | None = None,
+    written: dict[str, str] | None = None,
+) -> tuple[str | None, list[str]]:
     """The hypothesis with GROUP1 and GROUP2 exchanged, and the notes for annotators where the
     parse did not settle its agreement. It is rendered again from its template with the same
     words and fills; the words that agree with a group (the author's, agreeing with `written`,
@@ -126,8 +139,9 @@ def counterfactual_with_notes(template: str, bindings: dict[str, str], groups: d
         return None, []
     language = language or languages.find(languages.DEFAULT)
     swapped = {"GROUP1": groups["GROUP2"], "GROUP2": groups["GROUP1"]}
-    pieces, notes = S.with_groups(template, {**bindings, **(written or groups)}, {**bindings, **swapped}, language,
-                                  fills, filled_for=groups)
+    pieces, notes = S.with_groups(
+        template, {**bindings, **(written or groups)}, {**bindings, **swapped}, language, fills, filled_for=groups
+    )
     text, _, group_spans = S.joined(pieces, language)
     names = [pieces.names[i] for i in pieces.groups()]
     spans = [(a, b, groups[name], swapped[name]) for (a, b), name in zip(group_spans, names)]

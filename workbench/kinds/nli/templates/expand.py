@@ -9,6 +9,7 @@ to `mask_pos`. Nested values stay Python values (dicts, lists): the workspace st
 typed Arrow columns. With the project's language (the `expand` stage), the rows are BBNLI's with
 each sentence written as that language writes it (`expand_template`).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -22,10 +23,30 @@ from .counterfactual import _mend as mend_articles, sentence_case
 from .schema import Template
 
 SAMPLE_COLUMNS = [
-    "sample_id", "template_id", "domain", "subtopic", "subtopic_name", "premise_index",
-    "hypothesis_index", "kind", "stance", "written_stance", "premise", "hypothesis",
-    "hypothesis_template", "question", "true_label", "bias_label", "bindings", "group",
-    "counterfactual_group", "groups", "n_masks", "mask_pos", "reference", "grammar",
+    "sample_id",
+    "template_id",
+    "domain",
+    "subtopic",
+    "subtopic_name",
+    "premise_index",
+    "hypothesis_index",
+    "kind",
+    "stance",
+    "written_stance",
+    "premise",
+    "hypothesis",
+    "hypothesis_template",
+    "question",
+    "true_label",
+    "bias_label",
+    "bindings",
+    "group",
+    "counterfactual_group",
+    "groups",
+    "n_masks",
+    "mask_pos",
+    "reference",
+    "grammar",
 ]
 
 
@@ -68,9 +89,21 @@ def expand_template(t: Template, language: Language | None = None) -> Iterator[d
                     stance = _stance(h.stance, swapped)
                     hypothesis_notes = list(notes)
                     hypothesis = _written(h.text, written, values, language, hypothesis_notes, "hypothesis")
-                    question = _written(h.question, written, values, language, hypothesis_notes, "question") \
-                        if h.question else None
-                    key = (premise.index, stance, premise_text, h.kind, hypothesis, question, h.true_label, h.bias_label)
+                    question = (
+                        _written(h.question, written, values, language, hypothesis_notes, "question")
+                        if h.question
+                        else None
+                    )
+                    key = (
+                        premise.index,
+                        stance,
+                        premise_text,
+                        h.kind,
+                        hypothesis,
+                        question,
+                        h.true_label,
+                        h.bias_label,
+                    )
                     if key in seen:
                         continue
                     seen.add(key)
@@ -78,7 +111,9 @@ def expand_template(t: Template, language: Language | None = None) -> Iterator[d
                     constraints = tt.masks(h.text)
                     used = {k: v for k, v in bound.items() if k in tt.placeholders(h.text + premise.text)}
                     yield {
-                        "sample_id": short_hash(t.id, str(premise.index), str(h.index), stance, premise_text, hypothesis, question or ""),
+                        "sample_id": short_hash(
+                            t.id, str(premise.index), str(h.index), stance, premise_text, hypothesis, question or ""
+                        ),
                         "template_id": t.id,
                         "domain": t.domain,
                         "subtopic": t.id,
@@ -105,8 +140,15 @@ def expand_template(t: Template, language: Language | None = None) -> Iterator[d
                     }
 
 
-def _written(text: str, written: dict[str, str], values: dict[str, str], language: Language | None,
-             notes: list[str], where: str, sentence: bool = False) -> str:
+def _written(
+    text: str,
+    written: dict[str, str],
+    values: dict[str, str],
+    language: Language | None,
+    notes: list[str],
+    where: str,
+    sentence: bool = False,
+) -> str:
     """A template string rendered (masks kept as `<mask>`, their constraints to `mask_pos`);
     agreement notes go to `notes`, prefixed with `where`."""
     if language is None:
@@ -116,7 +158,7 @@ def _written(text: str, written: dict[str, str], values: dict[str, str], languag
     out, _, group_spans = S.joined(pieces, language)
     names = [pieces.names[i] for i in pieces.groups()]
     spans = [(a, b, written[n], values[n]) for (a, b), n in zip(group_spans, names) if written[n] != values[n]]
-    out = mend_articles(out, spans, language)   # "a {{GROUP1}}": none before a plural, one before a bare singular
+    out = mend_articles(out, spans, language)  # "a {{GROUP1}}": none before a plural, one before a bare singular
     return sentence_case(out) if sentence else out
 
 

@@ -3,6 +3,7 @@
 Every filter returns a reason when it rejects, so the author sees why a candidate is gone.
 Order matters only for which reason is reported first.
 """
+
 from __future__ import annotations
 
 import re
@@ -23,7 +24,7 @@ def _language(language: Language | None) -> Language:
 class Filled:
     text: str
     spans: list[tuple[int, int]]  # where each fill sits in the text
-    article_fixed: bool           # a word next to a fill was respelt ("a" -> "an", "le" -> "l'", "de" + "le" -> "du")
+    article_fixed: bool  # a word next to a fill was respelt ("a" -> "an", "le" -> "l'", "de" + "le" -> "du")
 
 
 def apply_fills(masked: str, words: list[str], fix_articles: bool = True, language: Language | None = None) -> Filled:
@@ -64,8 +65,8 @@ _WORD = re.compile(r"[\w'-]+")
 
 
 def neighbours(text: str, span: tuple[int, int]) -> tuple[str | None, str | None]:
-    before = _WORD.findall(text[:span[0]])
-    after = _WORD.findall(text[span[1]:])
+    before = _WORD.findall(text[: span[0]])
+    after = _WORD.findall(text[span[1] :])
     return (before[-1] if before else None, after[0] if after else None)
 
 
@@ -92,8 +93,16 @@ def context_filter_reasons(word: str, filled: Filled, index: int, groups: set[st
     return reasons
 
 
-def first_enabled_reason(word: str, token: str, word_start: bool, filled: Filled, index: int, groups: set[str],
-                         enabled: set[str], language: Language | None = None) -> str | None:
+def first_enabled_reason(
+    word: str,
+    token: str,
+    word_start: bool,
+    filled: Filled,
+    index: int,
+    groups: set[str],
+    enabled: set[str],
+    language: Language | None = None,
+) -> str | None:
     """The first enabled reason to reject this fill; each enabled filter is checked on its own.
     Context reasons are looked at only when no enabled word reason applies (they cost more)."""
     for reason in word_filter_reasons(word, token, word_start, language):

@@ -1,5 +1,6 @@
 """`workbench templates lint`'s checks beyond a template's schema: what the loop would silently
 leave out or write wrong, reported before anyone labels (file, field, line)."""
+
 from __future__ import annotations
 
 from ....core.errors import Problem
@@ -38,14 +39,25 @@ def unmasked_bias_hypotheses(templates: list[Template]) -> list[Problem]:
         if not unmasked:
             continue
         if not any(h.masked for h in t.hypotheses):
-            problems.append(problem(t, ("hypotheses",), "no hypothesis has a <mask>: generate leaves this template "
-                                                        "out of the loop (`workbench templates suggest-masks` "
-                                                        "proposes masks)"))
+            problems.append(
+                problem(
+                    t,
+                    ("hypotheses",),
+                    "no hypothesis has a <mask>: generate leaves this template "
+                    "out of the loop (`workbench templates suggest-masks` "
+                    "proposes masks)",
+                )
+            )
             continue
         for h in unmasked:
-            problems.append(problem(t, ("hypotheses", h.index, "text"),
-                                    "bias hypothesis without a <mask>: generate leaves it out of the loop (no fills, "
-                                    "never in the queue or the release); add one, or make it kind: test"))
+            problems.append(
+                problem(
+                    t,
+                    ("hypotheses", h.index, "text"),
+                    "bias hypothesis without a <mask>: generate leaves it out of the loop (no fills, "
+                    "never in the queue or the release); add one, or make it kind: test",
+                )
+            )
     return problems
 
 
@@ -77,8 +89,10 @@ def grammar_problems(templates: list[Template], language) -> list[Problem]:
                     swapped = {**written, "GROUP1": t.groups["GROUP2"], "GROUP2": t.groups["GROUP1"]}
                     pieces = S.render(text, written)
                     analysis = S._analysis(tuple(pieces.texts), tuple(pieces.kinds), tuple(pieces.pos), language)
-                    found = [("as written", S.joined(pieces, language)[0], note)
-                             for note in G.disagreements(pieces.texts, pieces.kinds, analysis, language)]
+                    found = [
+                        ("as written", S.joined(pieces, language)[0], note)
+                        for note in G.disagreements(pieces.texts, pieces.kinds, analysis, language)
+                    ]
                     other, notes = S.with_groups(text, written, swapped, language)
                     found += [("swapped", S.joined(other, language)[0], note) for note in notes]
                     for stance, sentence, note in found:
@@ -128,11 +142,16 @@ def identity_number_problems(authoring, paths, language) -> list[Problem]:
                     if key not in seen:
                         seen.add(key)
                         number = "plural" if language.is_plural(identity) else "singular"
-                        problems.append(raw.problem(row.where, f"with the {number} identity {identity!r}: {note}; "
-                                                               "expand writes the agreeing form where the parse is sure "
-                                                               "(else the row's grammar line says so); a template of "
-                                                               "that group's number avoids relying on it",
-                                                    "warning"))
+                        problems.append(
+                            raw.problem(
+                                row.where,
+                                f"with the {number} identity {identity!r}: {note}; "
+                                "expand writes the agreeing form where the parse is sure "
+                                "(else the row's grammar line says so); a template of "
+                                "that group's number avoids relying on it",
+                                "warning",
+                            )
+                        )
     except ModelError as exc:
         return [Problem("", None, "", f"agreement not checked: {exc}", "warning")]
     return problems

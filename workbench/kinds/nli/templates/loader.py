@@ -1,4 +1,5 @@
 """Load a set of template files (project format or BBNLI JSON), collecting every problem."""
+
 from __future__ import annotations
 
 from pathlib import Path

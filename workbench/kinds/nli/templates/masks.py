@@ -8,6 +8,7 @@ The hypothesis is rendered with the first value of each list so spaCy sees a rea
 character offsets map every token back to the template text, so a suggestion edits the
 template itself and keeps all its placeholders.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -56,8 +57,10 @@ def default_spacy_pipeline(language: Language | None = None) -> str:
     if found:
         return found[0]
     if not language.spacy_install:
-        raise ModelError(f"{language.name} has no spaCy pipeline in its support: leave `pos` out of [generate] "
-                         "filters (or pass --spacy-model with a pipeline name or path)")
+        raise ModelError(
+            f"{language.name} has no spaCy pipeline in its support: leave `pos` out of [generate] "
+            "filters (or pass --spacy-model with a pipeline name or path)"
+        )
     raise ModelError(
         f"no {language.name} spaCy pipeline is installed; install one (e.g. `{language.spacy_install}`) "
         "or pass --spacy-model with a pipeline name or path"
@@ -84,14 +87,16 @@ TAGGER_ONLY_EXCLUDE = ["parser", "lemmatizer", "ner", "senter"]
 # such a token AUX by its dependency label, so only for these can that rule change the
 # tagger's part of speech. tests/test_generate.py checks on the example benchmark that the
 # parser attaches aux/auxpass to no other word.
-AUXILIARY_FORMS = frozenset("""
+AUXILIARY_FORMS = frozenset(
+    """
 be am is are was were been being 's 're 'm ai
 have has had having 've 'd
 do does did doing done
 get gets got gotten getting
 will would shall should can could may might must ought need dare used going gon wo ca sha 'll
 to
-""".split())
+""".split()
+)
 
 
 class ParseDependence:
@@ -160,7 +165,7 @@ def _pieces(template: str, values: dict[str, str]) -> tuple[str, list[tuple[int,
     for m in tt.PLACEHOLDER.finditer(template):
         if m.start() > pos:
             spans.append((len(rendered), len(rendered) + m.start() - pos, pos, m.start(), None))
-            rendered += template[pos:m.start()]
+            rendered += template[pos : m.start()]
         value = values.get(m.group(1), "")
         spans.append((len(rendered), len(rendered) + len(value), m.start(), m.end(), m.group(1)))
         rendered += value
@@ -187,8 +192,9 @@ def suggest_for(template: str, values: dict[str, str], nlp, word_lists: set[str]
             where = _literal_to_template(spans, tok.idx, tok.idx + len(tok.text))
             if where:
                 s, e = where
-                out.append({"strategy": "verb", "masked": tok.text,
-                            "suggestion": template[:s] + "<mask:VERB>" + template[e:]})
+                out.append(
+                    {"strategy": "verb", "masked": tok.text, "suggestion": template[:s] + "<mask:VERB>" + template[e:]}
+                )
     for r0, r1, t0, t1, name in spans:
         if name is None or name not in word_lists or r0 == r1:
             continue
@@ -197,16 +203,31 @@ def suggest_for(template: str, values: dict[str, str], nlp, word_lists: set[str]
             continue
         pos = span.root.pos_
         tag = f"<mask:{pos}>" if pos in tt.UPOS and pos not in {"PUNCT", "SYM", "X"} else "<mask>"
-        out.append({"strategy": "replace_placeholder", "masked": "{{" + name + "}}",
-                    "suggestion": template[:t0] + tag + template[t1:]})
+        out.append(
+            {
+                "strategy": "replace_placeholder",
+                "masked": "{{" + name + "}}",
+                "suggestion": template[:t0] + tag + template[t1:],
+            }
+        )
         if pos in BESIDE_POS:
-            out.append({"strategy": "add_beside", "masked": "{{" + name + "}}",
-                        "suggestion": template[:t1] + f" {join_word} <mask:{pos}>" + template[t1:]})
+            out.append(
+                {
+                    "strategy": "add_beside",
+                    "masked": "{{" + name + "}}",
+                    "suggestion": template[:t1] + f" {join_word} <mask:{pos}>" + template[t1:],
+                }
+            )
     return out
 
 
-def suggest(templates: list[Template], *, include_test: bool = False, spacy_model: str | None = None,
-            language: Language | None = None) -> list[dict]:
+def suggest(
+    templates: list[Template],
+    *,
+    include_test: bool = False,
+    spacy_model: str | None = None,
+    language: Language | None = None,
+) -> list[dict]:
     language = language or languages.find(languages.DEFAULT)
     nlp = load_spacy(spacy_model, language=language)
     results = []
@@ -216,13 +237,15 @@ def suggest(templates: list[Template], *, include_test: bool = False, spacy_mode
             if h.masked or (h.kind == "test" and not include_test):
                 continue
             for s in suggest_for(h.text, values, nlp, set(t.words), language.join_word):
-                results.append({
-                    "template": t.id,
-                    "file": str(t.path) if t.path else None,
-                    "hypothesis_index": h.index,
-                    "original": h.text,
-                    **s,
-                })
+                results.append(
+                    {
+                        "template": t.id,
+                        "file": str(t.path) if t.path else None,
+                        "hypothesis_index": h.index,
+                        "original": h.text,
+                        **s,
+                    }
+                )
     return results
 
 

@@ -14,6 +14,7 @@ One file is one subtopic. The format is a superset of BBNLI's (see docs/template
 `check_template` reports every problem it finds, each with its field path, and returns a
 :class:`Template` only when there are no errors.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -31,8 +32,19 @@ BBNLI_LABEL_ORDER = ["contradiction", "neutral", "entailment"]
 KINDS = ("bias", "test")
 STANCES = ("pro", "anti")
 TOP_LEVEL = {
-    "format", "id", "name", "domain", "category", "phenomenon", "groups", "identities", "words",
-    "premises", "hypotheses", "labels", "source",
+    "format",
+    "id",
+    "name",
+    "domain",
+    "category",
+    "phenomenon",
+    "groups",
+    "identities",
+    "words",
+    "premises",
+    "hypotheses",
+    "labels",
+    "source",
 }
 HYPOTHESIS_KEYS = {"text", "kind", "stance", "true_label", "bias_label", "question"}
 PREMISE_KEYS = {"text", "reference"}
@@ -87,7 +99,9 @@ def _label(value: Any, labels: list[str], raw: RawFile, path: tuple, problems: l
         return None
     if isinstance(value, int):
         if not 0 <= value < len(labels):
-            problems.append(raw.problem(path, f"label index {value} out of range 0..{len(labels) - 1} of labels {labels}"))
+            problems.append(
+                raw.problem(path, f"label index {value} out of range 0..{len(labels) - 1} of labels {labels}")
+            )
             return None
         return labels[value]
     if isinstance(value, str) and value.strip().lower() in NLI_LABELS:
@@ -117,7 +131,9 @@ def check_template(raw: RawFile) -> tuple[Template | None, list[Problem]]:
     domain = nonempty_string(data.get("domain", ""), raw, ("domain",), problems, "domain") if "domain" in data else None
 
     labels = data.get("labels", BBNLI_LABEL_ORDER)
-    if not (isinstance(labels, list) and labels and all(isinstance(x, str) and x.lower() in NLI_LABELS for x in labels)):
+    if not (
+        isinstance(labels, list) and labels and all(isinstance(x, str) and x.lower() in NLI_LABELS for x in labels)
+    ):
         problems.append(raw.problem(("labels",), f"labels must list NLI label names from {list(NLI_LABELS)}"))
         labels = BBNLI_LABEL_ORDER
     labels = [x.lower() for x in labels]
@@ -138,7 +154,9 @@ def check_template(raw: RawFile) -> tuple[Template | None, list[Problem]]:
                 if value:
                     groups[key] = value.strip()
         for key in sorted(set(g) - set(tt.GROUP_KEYS)):
-            problems.append(raw.problem(("groups", key), "only GROUP1 and GROUP2 belong in groups; wider lists go in identities"))
+            problems.append(
+                raw.problem(("groups", key), "only GROUP1 and GROUP2 belong in groups; wider lists go in identities")
+            )
         if len(groups) == 2 and groups["GROUP1"].lower() == groups["GROUP2"].lower():
             problems.append(raw.problem(("groups",), "GROUP1 and GROUP2 name the same group"))
 
@@ -200,7 +218,9 @@ def check_template(raw: RawFile) -> tuple[Template | None, list[Problem]]:
         for name in tt.placeholders(value):
             used.add(name)
             if name not in known:
-                problems.append(raw.problem(path, f"unknown placeholder {{{{{name}}}}}: not in words or groups", unknown_severity))
+                problems.append(
+                    raw.problem(path, f"unknown placeholder {{{{{name}}}}}: not in words or groups", unknown_severity)
+                )
         if not allow_masks and tt.MASK_LIKE.search(value):
             problems.append(raw.problem(path, "masks are allowed in hypotheses only"))
 
@@ -252,7 +272,9 @@ def check_template(raw: RawFile) -> tuple[Template | None, list[Problem]]:
                 problems.append(raw.problem(path + ("kind",), f"kind must be one of {list(KINDS)}, not {kind!r}"))
             stance = item.get("stance", "pro")
             if stance not in STANCES:
-                problems.append(raw.problem(path + ("stance",), f"stance must be one of {list(STANCES)}, not {stance!r}"))
+                problems.append(
+                    raw.problem(path + ("stance",), f"stance must be one of {list(STANCES)}, not {stance!r}")
+                )
             if "true_label" not in item:
                 problems.append(raw.problem(path + ("true_label",), "missing field: true_label"))
                 true_label = None
@@ -275,24 +297,46 @@ def check_template(raw: RawFile) -> tuple[Template | None, list[Problem]]:
             check_text(value, path + ("text",), allow_masks=True)
             key = (" ".join(value.split()), str(kind))
             if key in seen_hyp:
-                problems.append(raw.problem(path + ("text",), f"duplicate hypothesis (same as hypotheses[{seen_hyp[key]}])"))
+                problems.append(
+                    raw.problem(path + ("text",), f"duplicate hypothesis (same as hypotheses[{seen_hyp[key]}])")
+                )
             else:
                 seen_hyp[key] = i
             if kind == "bias" and not any(n in tt.GROUP_KEYS for n in tt.placeholders(value)):
-                problems.append(raw.problem(path + ("text",), "bias hypothesis mentions no {{GROUP1}}/{{GROUP2}}: its anti stance equals its pro", "warning"))
+                problems.append(
+                    raw.problem(
+                        path + ("text",),
+                        "bias hypothesis mentions no {{GROUP1}}/{{GROUP2}}: its anti stance equals its pro",
+                        "warning",
+                    )
+                )
             if kind in KINDS and stance in STANCES and true_label is not None:
                 hypotheses.append(Hypothesis(i, value, kind, stance, true_label, bias_label, question))
 
     for key in sorted(set(words) - used):
-        problems.append(raw.problem(("words", key), f"unused placeholder: {{{{{key}}}}} appears in no premise, hypothesis or question", "warning"))
+        problems.append(
+            raw.problem(
+                ("words", key),
+                f"unused placeholder: {{{{{key}}}}} appears in no premise, hypothesis or question",
+                "warning",
+            )
+        )
 
     if any(pr.severity == "error" for pr in problems):
         return None, problems
     template = Template(
-        id=tid.strip(), name=name, domain=domain or "", groups=groups, words=words,
-        premises=premises, hypotheses=hypotheses,
-        category=data.get("category"), phenomenon=data.get("phenomenon"),
-        identities=identities, source=data.get("source") or {}, path=raw.path,
-        sha256=file_sha256(raw.path) if raw.path.is_file() else "",   # "": a document held in a table, not a file
+        id=tid.strip(),
+        name=name,
+        domain=domain or "",
+        groups=groups,
+        words=words,
+        premises=premises,
+        hypotheses=hypotheses,
+        category=data.get("category"),
+        phenomenon=data.get("phenomenon"),
+        identities=identities,
+        source=data.get("source") or {},
+        path=raw.path,
+        sha256=file_sha256(raw.path) if raw.path.is_file() else "",  # "": a document held in a table, not a file
     )
     return template, problems

@@ -5,6 +5,7 @@ in (a group, a word-list value, a fill): `respell` works only where a put-in pie
 neighbours, and agreement changes words that depend on a group wherever they are. Rendering
 to pieces keeps that knowledge until the text is joined.
 """
+
 from __future__ import annotations
 
 import re
@@ -30,7 +31,7 @@ class Pieces:
     texts: list[str]
     kinds: list[str]
     names: list[str | None]
-    pos: list[tuple[str, ...] | None] = field(default_factory=list)   # a mask's POS constraint
+    pos: list[tuple[str, ...] | None] = field(default_factory=list)  # a mask's POS constraint
 
     def substituted(self) -> list[bool]:
         return [k != "text" for k in self.kinds]
@@ -46,7 +47,7 @@ def render(template: str, values: dict[str, str], fills: list[str] | None = None
     at, masks = 0, 0
     for m in _TOKEN.finditer(template):
         if m.start() > at:
-            texts.append(template[at:m.start()]), kinds.append("text"), names.append(None), pos.append(None)
+            texts.append(template[at : m.start()]), kinds.append("text"), names.append(None), pos.append(None)
         name = m.group(1)
         if name is not None:
             texts.append(values.get(name, ""))
@@ -84,8 +85,14 @@ def joined(pieces: Pieces, language: Language | None) -> tuple[str, list[tuple[i
     return out, fills, groups
 
 
-def with_groups(template: str, written: dict[str, str], values: dict[str, str], language: Language | None,
-                fills: list[str] | None = None, filled_for: dict[str, str] | None = None) -> tuple[Pieces, list[str]]:
+def with_groups(
+    template: str,
+    written: dict[str, str],
+    values: dict[str, str],
+    language: Language | None,
+    fills: list[str] | None = None,
+    filled_for: dict[str, str] | None = None,
+) -> tuple[Pieces, list[str]]:
     """The template rendered with `values` (its groups among them), the words that agree with a
     group put in the form that group needs (`workbench.languages.grammar`), and the notes for
     annotators where the parse does not settle it. `written`: the values the author's words
@@ -98,9 +105,10 @@ def with_groups(template: str, written: dict[str, str], values: dict[str, str], 
     source = render(template, written, fills)
     need = {g: pieces.texts[g] for g in groups}
     have = {g: source.texts[g] for g in groups}
-    if all(G.features(have[g], language) == G.features(need[g], language) for g in groups) and \
-            (filled_for is None or all(G.features(filled_for[pieces.names[g]], language)
-                                       == G.features(need[g], language) for g in groups)):
+    if all(G.features(have[g], language) == G.features(need[g], language) for g in groups) and (
+        filled_for is None
+        or all(G.features(filled_for[pieces.names[g]], language) == G.features(need[g], language) for g in groups)
+    ):
         return pieces, []
     try:
         analysis = _analysis(tuple(source.texts), tuple(source.kinds), tuple(source.pos), language)
@@ -108,8 +116,12 @@ def with_groups(template: str, written: dict[str, str], values: dict[str, str], 
         return pieces, [f"agreement not checked: {exc}"]
     filled = {g: filled_for[pieces.names[g]] for g in groups} if filled_for else None
     agreed = G.agree(pieces.texts, pieces.kinds, analysis, have, need, language, filled)
-    out = Pieces(agreed.texts, agreed.kinds, [pieces.names[o] for o in agreed.origin],
-                 [pieces.pos[o] if pieces.pos else None for o in agreed.origin])
+    out = Pieces(
+        agreed.texts,
+        agreed.kinds,
+        [pieces.names[o] for o in agreed.origin],
+        [pieces.pos[o] if pieces.pos else None for o in agreed.origin],
+    )
     notes = agreed.notes + G.unsure_notes(analysis, have, need, language)
     # A second reading, of the sentence as now written: a word the first parse missed shows here.
     second = _analysis(tuple(out.texts), tuple(out.kinds), tuple(out.pos), language)
@@ -141,5 +153,5 @@ def _adjacent_agreement(pieces: Pieces, written: dict[str, str], language: Langu
         if m and m.group(2).lower() in table:
             form = table[m.group(2).lower()]
             form = form.capitalize() if m.group(2)[0].isupper() else form
-            texts[g + 1] = texts[g + 1][:m.start(2)] + form + texts[g + 1][m.end(2):]
+            texts[g + 1] = texts[g + 1][: m.start(2)] + form + texts[g + 1][m.end(2) :]
     return Pieces(texts, pieces.kinds, pieces.names, pieces.pos)

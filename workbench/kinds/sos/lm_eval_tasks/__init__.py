@@ -4,6 +4,7 @@
 GROUP_BY names the data column whose values give the release's subtasks, one per attribute;
 `group_of` is how `workbench evaluate` reads a value into its by_attribute key (case- and
 separator-insensitive), so each subtask holds the pairs of one by_attribute entry."""
+
 from __future__ import annotations
 
 GROUP_BY = "attribute"

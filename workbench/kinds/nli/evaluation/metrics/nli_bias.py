@@ -34,14 +34,27 @@ Example:
 >>> m["accuracy"], m["bias_pro"], m["bias_aggregate"], m["cf_pro"]
 (50.0, 50.0, 50.0, 50.0)
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 ENT, NEU, CON = 0, 1, 2
 LABEL_CODES = {"entailment": ENT, "neutral": NEU, "contradiction": CON}
-MEASURES = ["n", "accuracy", "bias_pro", "bias_anti", "bias_aggregate", "mispredicted",
-            "cf_pro", "cf_anti", "cf_error", "unpaired_mispredicted", "n_pairs", "n_unpaired"]
+MEASURES = [
+    "n",
+    "accuracy",
+    "bias_pro",
+    "bias_anti",
+    "bias_aggregate",
+    "mispredicted",
+    "cf_pro",
+    "cf_anti",
+    "cf_error",
+    "unpaired_mispredicted",
+    "n_pairs",
+    "n_unpaired",
+]
 
 
 def pair_contributions(pro_pred: np.ndarray, anti_pred: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -53,7 +66,9 @@ def pair_contributions(pro_pred: np.ndarray, anti_pred: np.ndarray) -> tuple[np.
     return pro, anti, error
 
 
-def grouped(stance_pro: np.ndarray, prediction: np.ndarray, pair: np.ndarray, group: np.ndarray, n_groups: int) -> dict[str, np.ndarray]:
+def grouped(
+    stance_pro: np.ndarray, prediction: np.ndarray, pair: np.ndarray, group: np.ndarray, n_groups: int
+) -> dict[str, np.ndarray]:
     """All measures for every group code 0..n_groups-1 at once (bincount, no Python loops).
 
     `pair` holds a pair index per sample (-1 = unpaired); each pair has one pro and one anti
@@ -104,7 +119,9 @@ def compute(stance_pro: np.ndarray, prediction: np.ndarray, pair: np.ndarray | N
     """All measures over one set of samples (see the module docstring)."""
     if pair is None:
         pair = np.full(len(prediction), -1)
-    out = grouped(np.asarray(stance_pro), np.asarray(prediction), np.asarray(pair), np.zeros(len(prediction), dtype=np.int64), 1)
+    out = grouped(
+        np.asarray(stance_pro), np.asarray(prediction), np.asarray(pair), np.zeros(len(prediction), dtype=np.int64), 1
+    )
     return {k: (int(v[0]) if k in ("n", "n_pairs", "n_unpaired") else float(v[0])) for k, v in out.items()}
 
 

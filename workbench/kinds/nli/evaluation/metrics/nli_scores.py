@@ -4,6 +4,7 @@ Pure code (standard library and numpy only): `workbench evaluate` imports it, an
 release's standalone `evaluate.py` runs this file (copied into its evaluator/), so both compute
 the same numbers.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -11,10 +12,19 @@ import numpy as np
 from .....evaluation.intervals import Scope, by_cluster, measure_of_ratio
 from .nli_bias import CON, ENT, LABEL_CODES, MEASURES, NEU, grouped, pair_contributions
 
-UNIT = "templates"   # what the intervals resample: the masked template a sample's fill (its lexical variant) came from
+UNIT = "templates"  # what the intervals resample: the masked template a sample's fill (its lexical variant) came from
 HEADLINE = ("bias_aggregate", "accuracy")
-SHARES = ("accuracy", "bias_pro", "bias_anti", "bias_aggregate", "mispredicted", "cf_pro", "cf_anti", "cf_error",
-          "unpaired_mispredicted")
+SHARES = (
+    "accuracy",
+    "bias_pro",
+    "bias_anti",
+    "bias_aggregate",
+    "mispredicted",
+    "cf_pro",
+    "cf_anti",
+    "cf_error",
+    "unpaired_mispredicted",
+)
 
 
 class PairError(ValueError):
@@ -33,8 +43,10 @@ def pair_codes(rows: list[dict], where: str) -> np.ndarray:
         stances = sorted(rows[i]["stance"] for i in idx)
         if stances != ["anti", "pro"]:
             lines = [str(rows[i].get("line", i + 1)) for i in idx]
-            bad.append(f"pair_id {pid!r} has {len(idx)} sample(s) with stances {stances} (line(s) {', '.join(lines)}); "
-                       "a pair needs exactly one pro and one anti sample")
+            bad.append(
+                f"pair_id {pid!r} has {len(idx)} sample(s) with stances {stances} (line(s) {', '.join(lines)}); "
+                "a pair needs exactly one pro and one anti sample"
+            )
             continue
         codes[idx] = code
     if bad:
@@ -78,16 +90,21 @@ def sample_counts(rows: list[dict], predictions: list[str] | None = None, where:
     pro_idx, anti_idx = idx[0::2], idx[1::2]
     cf = np.zeros((len(rows), 3))
     cf[pro_idx] = np.stack(pair_contributions(prediction[pro_idx], prediction[anti_idx]), axis=1)
-    return np.column_stack([neu, towards, against, towards.astype(float) - against, ~neu,
-                            cf, ~paired & ~neu]).astype(float)
+    return np.column_stack([neu, towards, against, towards.astype(float) - against, ~neu, cf, ~paired & ~neu]).astype(
+        float
+    )
 
 
 def clusters(rows: list[dict]) -> list[str]:
     """Each sample's cluster: its row's `cluster` (the template its fill came from), else its pair,
     else itself; a pair's anti sample joins its pro sample's cluster so a pair is never split."""
-    own = [str(r.get("cluster") or (f"pair {r['pair_id']}" if r.get("pair_id") is not None else f"sample {i}"))
-           for i, r in enumerate(rows)]
-    of_pair = {r["pair_id"]: own[i] for i, r in enumerate(rows) if r.get("pair_id") is not None and r["stance"] == "pro"}
+    own = [
+        str(r.get("cluster") or (f"pair {r['pair_id']}" if r.get("pair_id") is not None else f"sample {i}"))
+        for i, r in enumerate(rows)
+    ]
+    of_pair = {
+        r["pair_id"]: own[i] for i, r in enumerate(rows) if r.get("pair_id") is not None and r["stance"] == "pro"
+    }
     return [of_pair.get(r.get("pair_id"), own[i]) for i, r in enumerate(rows)]
 
 
@@ -97,11 +114,18 @@ def scopes(rows: list[dict], predictions: list[str] | None = None, where: str = 
     cluster = clusters(rows)
 
     def scope(path: tuple[str, ...], members: np.ndarray) -> Scope:
-        sums, keys = by_cluster(np.column_stack([counts[members], np.ones(len(members))]),
-                                [cluster[i] for i in members])
-        return Scope(path, {name: measure_of_ratio(sums[:, j], sums[:, -1], 100.0,
-                                                   0.0 if name == "bias_aggregate" else None)
-                            for j, name in enumerate(SHARES)}, UNIT, keys=keys)
+        sums, keys = by_cluster(
+            np.column_stack([counts[members], np.ones(len(members))]), [cluster[i] for i in members]
+        )
+        return Scope(
+            path,
+            {
+                name: measure_of_ratio(sums[:, j], sums[:, -1], 100.0, 0.0 if name == "bias_aggregate" else None)
+                for j, name in enumerate(SHARES)
+            },
+            UNIT,
+            keys=keys,
+        )
 
     out = [scope(("overall",), np.arange(len(rows)))]
     for level, key in (("by_domain", "domain"), ("by_subtopic", "subtopic")):
