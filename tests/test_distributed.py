@@ -19,7 +19,10 @@ from conftest import ROOT
 pytestmark = pytest.mark.timeout(900)
 
 # Makes rank 1 die in its second round of batches, as a crashed or killed process would
-# (batching imports all_gather by name: the name is replaced there and in distributed).
+# (batching imports all_gather by name: the name is replaced there and in distributed). It dies
+# just after the round's exchange: rank 0 has committed the first round by then (it commits a
+# round before computing the next), so what a rerun finds cached does not hang on timing; dying
+# before the exchange let a slow rank 0 be killed before its first commit on a loaded machine.
 CRASH = """
 import os, sys
 from workbench.core import distributed
@@ -30,9 +33,10 @@ rounds = {"n": 0}
 
 def gather(obj):
     rounds["n"] += 1
+    found = real_gather(obj)
     if distributed.rank() == 1 and rounds["n"] == 2 and ONLY_FIRST_ATTEMPT:
         os._exit(13)
-    return real_gather(obj)
+    return found
 
 distributed.all_gather = batching.all_gather = gather
 from workbench.cli.main import main
