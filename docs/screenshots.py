@@ -373,7 +373,11 @@ def _type_fix(browser: Browser) -> None:
     (Label Studio names the choice's checkbox after the choice, the area `fix_<column>`)."""
     choice, area = "input[name=\"fix\"]", f"[name=\"fix_{FIXED_COLUMN}\"]"
     browser.evaluate(f"document.querySelector({json.dumps(choice)}).closest('label').click()")
-    browser.wait_for(f"document.querySelector({json.dumps(choice)}).checked")
+    try:
+        browser.wait_for(f"document.querySelector({json.dumps(choice)}).checked")
+    except RuntimeError:
+        browser.screenshot(RENEWING_OUT / "labelstudio-audit-FAILED.png")
+        raise
     browser.evaluate(f"document.querySelector({json.dumps(area)}).focus()")
     browser.page("Input.insertText", text=FIXED_TEXT)
     browser.wait_for(f"document.querySelector({json.dumps(area)}).value === {json.dumps(FIXED_TEXT)}")
