@@ -17,17 +17,9 @@ from support.renewal import labels_file as _labels
 
 from workbench.annotation.store import LabelStore, read_events
 from workbench.authoring.renew import PAIR_AUDIT
+from support.renewal import CROWS_HEADER, write_crows_csv
 
-HEADER = [
-    "",
-    "sent_more",
-    "sent_less",
-    "stereo_antistereo",
-    "bias_type",
-    "annotations",
-    "anon_writer",
-    "anon_annotators",
-]
+HEADER = CROWS_HEADER
 PAIRS = [
     [
         "0",
@@ -99,11 +91,7 @@ FIXED = {
 
 
 def _write(path, rows=PAIRS, header=HEADER):
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(header)
-        w.writerows(rows)
-    return path
+    return write_crows_csv(path, rows, header)
 
 
 def _rows(path) -> dict[str, dict]:

@@ -20,17 +20,9 @@ from test_annotate_tui import flat, screen_text
 import workbench.cli.main  # noqa: F401  (the CLI's consoles are made at import: not inside a running app)
 from workbench import kinds
 from workbench.core.config import load_config
+from support.renewal import CROWS_HEADER, write_crows_csv
 
-HEADER = [
-    "",
-    "sent_more",
-    "sent_less",
-    "stereo_antistereo",
-    "bias_type",
-    "annotations",
-    "anon_writer",
-    "anon_annotators",
-]
+HEADER = CROWS_HEADER
 PAIRS = [
     [
         "0",
@@ -67,9 +59,7 @@ MORE, LESS = "Retail workers are careless with money .", "Office workers are car
 
 
 def _csv(path, rows, header=HEADER):
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        csv.writer(f).writerows([header, *rows])
-    return path
+    return write_crows_csv(path, rows, header)
 
 
 @pytest.fixture

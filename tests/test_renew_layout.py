@@ -13,18 +13,9 @@ import json
 
 import pyarrow.parquet as pq
 from conftest import invoke
-from support.renewal import label_as
+from support.renewal import CROWS_HEADER, label_as
 
-HEADER = [
-    "",
-    "sent_more",
-    "sent_less",
-    "stereo_antistereo",
-    "bias_type",
-    "annotations",
-    "anon_writer",
-    "anon_annotators",
-]
+HEADER = CROWS_HEADER
 # not in id order, bias types mixed, a double space, a trailing space, an empty cell, a direction written " Stereo"
 ROWS = [
     [

@@ -17,6 +17,7 @@ import pytest
 from conftest import invoke
 
 from workbench import kinds
+from support.renewal import CROWS_HEADER
 
 BOM = "\ufeff"
 
@@ -68,16 +69,7 @@ def stereoset(tmp_path: Path):
     return path, same
 
 
-CP_HEADER = [
-    "",
-    "sent_more",
-    "sent_less",
-    "stereo_antistereo",
-    "bias_type",
-    "annotations",
-    "anon_writer",
-    "anon_annotators",
-]
+CP_HEADER = CROWS_HEADER
 CP_ROWS = [
     [
         "0",

@@ -22,17 +22,9 @@ from textual.widgets import Input
 import workbench.cli.main  # noqa: F401  (the CLI's consoles are made at import: not inside a running app)
 from workbench import kinds
 from workbench.core.config import load_config
+from support.renewal import CROWS_HEADER
 
-HEADER = [
-    "",
-    "sent_more",
-    "sent_less",
-    "stereo_antistereo",
-    "bias_type",
-    "annotations",
-    "anon_writer",
-    "anon_annotators",
-]
+HEADER = CROWS_HEADER
 PAIRS = [
     [
         "0",

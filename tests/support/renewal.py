@@ -34,3 +34,25 @@ def label_as(runner, folder, rows: list[dict], *annotators: str) -> None:
             runner, "annotate", "--annotator", name, "--labels-from", labels_file(folder / f"{name}.jsonl", rows)
         )
         assert r.exit_code == 0, r.output + str(r.exception)
+
+
+# CrowS-Pairs' published header: the unnamed index column first, the annotation columns last.
+CROWS_HEADER = [
+    "",
+    "sent_more",
+    "sent_less",
+    "stereo_antistereo",
+    "bias_type",
+    "annotations",
+    "anon_writer",
+    "anon_annotators",
+]
+
+
+def write_crows_csv(path, rows, header=CROWS_HEADER):
+    """A CrowS-Pairs CSV of our own rows, written as the published file is (csv module, comma)."""
+    import csv
+
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        csv.writer(f).writerows([header, *rows])
+    return path
