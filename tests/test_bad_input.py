@@ -138,7 +138,8 @@ def test_config_problem_names_file_key_and_line(name):
 def test_config_reference_problems(name):
     field, fragment = CONFIG_REFERENCE_CASES[name]
     config = load_config(BAD_CONFIG / name)
-    problems = check_model_references(config) + kinds.of_config(config).check_settings(config)
+    kind = kinds.of_config(config)
+    problems = check_model_references(config, kind) + kind.check_settings(config)
     assert any(p.field == field and fragment in p.message and p.file.endswith(name) for p in problems), [
         str(p) for p in problems
     ]
@@ -169,6 +170,7 @@ def test_bare_model_name_that_is_a_folder_of_checkpoints_is_a_warning(tmp_path):
     (tmp_path / "zoo" / "nli-a").mkdir(parents=True)
     (tmp_path / "zoo" / "nli-a" / "config.json").write_text("{}")
     (tmp_path / "workbench.toml").write_text('[generate]\nmodel = "zoo"\n')
-    problems = check_model_references(load_config(tmp_path / "workbench.toml"))
+    config = load_config(tmp_path / "workbench.toml")
+    problems = check_model_references(config, kinds.of_config(config))
     [p] = [p for p in problems if p.field == "generate.model"]
     assert p.severity == "warning" and "folders in it that are: zoo/nli-a" in p.message

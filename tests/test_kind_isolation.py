@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, invoke
 from support.plugins import plugins_for
+from workbench import kinds
 
 
 @pytest.fixture
@@ -194,7 +195,7 @@ def test_a_syntax_error_in_a_module_the_standalone_evaluator_imports_lazily_is_o
     )
     folder = plugins.install("broken-lazy", standalone=standalone, helper="def f(:\n")
     with pytest.raises(EvaluatorError) as found:
-        evaluator_files("broken-lazy")
+        evaluator_files(kinds.get("broken-lazy"))
     assert str(found.value) == (
         "the standalone evaluator of broken_lazy_plugin.standalone cannot be built: "
         f"{folder / 'helper.py'}:1: invalid syntax (SyntaxError in broken_lazy_plugin.helper)"

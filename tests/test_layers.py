@@ -2,18 +2,19 @@
 breaks them fails here.
 
 From the top down: the command line (`workbench/cli/`, `workbench/demo.py`, `__main__.py`) may
-import anything; the kinds' packages (`workbench/kinds/<kind>/`: crows_pairs, honest, nli, sofa,
-sos, stereoset) use the shared packages; the shared packages (release, evaluation, sources,
-annotation, labelstudio, core, models, languages, authoring, tui, and validation.py) know no kind;
-at the bottom the kind contract and the registry (`kinds/base.py`, `kinds/__init__.py`,
-`kinds/loader.py`, `kinds/layout.py`, `kinds/code.py`) are the layer below shared code, although
-they live under `workbench/kinds/`: a shared package is handed a kind as the contract's `Kind`.
+import anything; the kinds (`workbench/kinds/`: each kind's package, and the package itself, which
+re-exports the registry and detects a file's kind) use the shared packages; the shared packages
+(release, evaluation, sources, annotation, labelstudio, core, models, languages, authoring, tui,
+and validation.py) know no kind; below them `workbench/contract/` holds the kind contract
+(`kind.py`), the registry (`registry.py`), the guarded loader and the code identity; `core/` is at
+the bottom.
 
 - no import cycles between workbench's modules (imports inside functions count too);
 - `core/` imports nothing of workbench outside itself;
-- the hard rule: no shared package imports a kind's package (nor names its module in a string,
-  as `importlib.import_module` would); into `workbench/kinds/` they import the contract and the
-  registry modules alone;
+- `contract/` imports only `core/` and itself at run time (type-only imports aside);
+- the hard rule: no shared package imports anything under `workbench/kinds/` (nor names a kind's
+  module in a string, as `importlib.import_module` would): every import runs downward;
+- shared code is handed the kind: it never imports the registry (so never looks one up by name);
 - at most the listed files outside `workbench/kinds/` name a kind, and they say why.
 """
 
@@ -31,15 +32,18 @@ KIND_WORDS = re.compile(r"(?i)(?<![a-z])(nli|bbnli|stereo_?set|crows|honest|sofa
 # Files outside kinds/ allowed to name a kind, and why.
 NAMING_A_KIND = {
     "workbench/models/fixtures.py": "builds the tiny offline models of every kind's tests and demo (NLI classifiers among them)",
+    "workbench/contract/registry.py": "lists the built-in kinds' entry points (for a checkout never installed) and the "
+    "default kind of a project that names none",
 }
-# The layer below shared code, though it lives under workbench/kinds/: the contract and the registry.
+# The layer below shared code: the contract, the registry, the loader and the code identity.
 CONTRACT = {
-    "workbench.kinds",
-    "workbench.kinds.base",
-    "workbench.kinds.loader",
-    "workbench.kinds.layout",
-    "workbench.kinds.code",
+    "workbench.contract",
+    "workbench.contract.kind",
+    "workbench.contract.registry",
+    "workbench.contract.loader",
+    "workbench.contract.code",
 }
+REGISTRY = "workbench.contract.registry"
 # Shared code: it knows no kind (packages, and modules at workbench's top).
 SHARED = (
     "release",
@@ -189,9 +193,9 @@ def named_modules(path: Path) -> set[str]:
 
 
 def upward(package_dir: Path = PACKAGE) -> dict[str, list[str]]:
-    """Shared module -> what it takes from workbench/kinds/ beyond the contract and the registry:
-    a kind's package or module, imported or named in a string (the hard rule), or any other
-    module of kinds/ that is neither contract nor registry."""
+    """Shared module -> what it takes from workbench/kinds/: a kind's package or module, imported or
+    named in a string, or the kinds' package itself (the hard rule), and the registry (shared code
+    is handed its kind, never looks one up)."""
     graph, kinds = import_graph(package_dir), kind_packages(package_dir)
     paths = {_module(p, package_dir.parent): p for p in package_dir.rglob("*.py")}
     bad = {}
@@ -199,7 +203,7 @@ def upward(package_dir: Path = PACKAGE) -> dict[str, list[str]]:
         if layer(module) != "shared":
             continue
         named = {n for n in named_modules(paths[module]) if any(n == k or n.startswith(k + ".") for k in kinds)}
-        wrong = {d for d in deps if d.startswith("workbench.kinds") and d not in CONTRACT} | named
+        wrong = {d for d in deps if d.startswith("workbench.kinds") or d == REGISTRY} | named
         if wrong:
             bad[module] = sorted(wrong)
     return bad
@@ -220,14 +224,17 @@ def test_the_layer_check_finds_planted_upward_imports(tmp_path):
             "__init__.py": "",
             "kinds/__init__.py": "",
             "kinds/base.py": "",
-            "kinds/loader.py": "",
             "kinds/nli/__init__.py": "",
             "kinds/nli/evaluate.py": "from ...evaluation import intervals\n",
+            "contract/__init__.py": "",
+            "contract/kind.py": "",
+            "contract/registry.py": "",
             "evaluation/__init__.py": "",
-            "evaluation/intervals.py": "from ..kinds.base import Kind\nfrom .. import kinds\n",  # contract, registry: allowed
+            "evaluation/intervals.py": "from ..contract.kind import Kind\n",  # the contract: allowed
             "evaluation/report.py": "def f():\n    from ..kinds.nli.evaluate import score\n",  # inside a function too
+            "evaluation/versions.py": "from .. import kinds\nfrom ..contract import registry\n",  # a lookup, either way
             "release/__init__.py": "",
-            "release/build.py": "from workbench.kinds import nli\nfrom workbench.kinds.loader import x\n",
+            "release/build.py": "from workbench.kinds import nli\nfrom workbench.kinds.base import x\n",
             "sources/__init__.py": "",
             "sources/checks.py": "import importlib\nm = importlib.import_module('workbench.kinds.nli.evaluate')\n",
             "cli/__init__.py": "",
@@ -238,7 +245,8 @@ def test_the_layer_check_finds_planted_upward_imports(tmp_path):
     assert kind_packages(package) == {"workbench.kinds.nli"}
     assert upward(package) == {
         "workbench.evaluation.report": ["workbench.kinds.nli.evaluate"],
-        "workbench.release.build": ["workbench.kinds.nli"],
+        "workbench.evaluation.versions": ["workbench.contract.registry", "workbench.kinds"],
+        "workbench.release.build": ["workbench.kinds.base", "workbench.kinds.nli"],
         "workbench.sources.checks": ["workbench.kinds.nli.evaluate"],
     }
 
@@ -251,7 +259,42 @@ def test_every_module_has_a_layer_and_the_built_in_kinds_are_found():
     assert {m for m in import_graph() if layer(m) == "contract"} == CONTRACT
 
 
-def test_no_shared_package_imports_a_kind_and_only_the_contract_and_registry_from_kinds():
-    """The hard rule: shared code never imports a concrete kind (it is handed the kind). What a
-    shared package takes from workbench/kinds/ is the contract and the registry, the layer below it."""
+def test_no_shared_package_imports_anything_of_kinds_nor_the_registry():
+    """The hard rule: shared code never imports a concrete kind, nor anything else under
+    workbench/kinds/, nor the registry: it is handed the kind (`contract.kind.Kind`), and every
+    import runs downward."""
     assert upward() == {}
+
+
+def runtime_imports(path: Path) -> set[str]:
+    """The workbench modules a contract module imports outside `if TYPE_CHECKING:` blocks."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"
+        for n in ast.walk(node)
+    }
+    package = _module(path).rpartition(".")[0] if path.name != "__init__.py" else _module(path)
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only or not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level:
+            base = package.split(".")[: len(package.split(".")) - node.level + 1]
+            found.add(".".join(base + ([node.module] if node.module else [])))
+        elif (node.module or "").startswith("workbench"):
+            found.add(node.module)
+    return found
+
+
+def test_the_contract_imports_only_core_and_itself_at_run_time():
+    bad = {
+        str(p.relative_to(ROOT)): sorted(
+            m
+            for m in runtime_imports(p)
+            if not m.startswith(("workbench.core", "workbench.contract")) and m != "workbench"
+        )
+        for p in (PACKAGE / "contract").glob("*.py")
+    }
+    assert {f: m for f, m in bad.items() if m} == {}

@@ -19,6 +19,7 @@ from conftest import invoke
 from support.figures import ABS, REL
 
 from workbench.release import lmeval
+from workbench import kinds
 
 # kind -> (lm-eval's metric, workbench's overall figure in percent, workbench's per-group entries)
 MAPPED = {"crows-pairs": ("pct_stereotype", "metric_score", "by_bias_type"), "sos": ("sos", "sos", "by_attribute")}
@@ -179,7 +180,7 @@ def test_a_published_release_task_reads_the_hub_file_at_its_tag_and_a_changed_lo
 
     release = releases("crows-pairs")
     alone = tmp_path / "copy" / lmeval.FOLDER  # the task folder without the release around it
-    assert lmeval.write_tasks("crows-pairs", "t", "org/name@v1.0.0", alone.parent)
+    assert lmeval.write_tasks(kinds.get("crows-pairs"), "t", "org/name@v1.0.0", alone.parent)
     assert '  dataset: "org/name@v1.0.0"' in (alone / "task.yaml").read_text(encoding="utf-8")
     assert lmeval.task_names(alone.parent) == ["t"]  # no data beside it: one task, no subtasks
     asked = []
@@ -197,8 +198,8 @@ def test_a_published_release_task_reads_the_hub_file_at_its_tag_and_a_changed_lo
     (local / "data").mkdir(parents=True)
     (local / "manifest.json").write_bytes((release / "manifest.json").read_bytes())
     (local / "data" / "pairs.csv").write_text("sent_more,sent_less\na,b\n", encoding="utf-8")
-    lmeval.write_tasks("crows-pairs", "t", None, local)
+    lmeval.write_tasks(kinds.get("crows-pairs"), "t", None, local)
     with pytest.raises(ValueError, match="differs from the file the release's manifest.json lists"):
         _data_module(local / lmeval.FOLDER).load(data_file="data/pairs.csv")
-    assert lmeval.write_tasks("honest", "t", None, tmp_path / "none") is False  # no task: nothing written
+    assert lmeval.write_tasks(kinds.get("honest"), "t", None, tmp_path / "none") is False  # no task: nothing written
     assert not (tmp_path / "none").exists()

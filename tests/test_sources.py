@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 from test_standalone_evaluator import run_standalone
 
 from workbench.release import standalone
+from workbench import kinds
 
 
 def workbench(cwd: Path, *args: str) -> subprocess.CompletedProcess:
@@ -60,7 +61,7 @@ def nli_folder(folder: Path) -> Path:
     ]
     (folder / "data").mkdir(parents=True)
     pq.write_table(pa.Table.from_pylist(rows), folder / "data" / "all.parquet")
-    standalone.write("nli", None, folder)
+    standalone.write(kinds.get("nli"), None, folder)
     return folder
 
 

@@ -19,7 +19,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import ROOT, invoke
-from workbench import __version__
+from workbench import __version__, kinds
+from workbench.contract.kind import Kind
 from workbench.models.loading import local_revision
 from workbench.release import standalone
 from support.figures import assert_same_figures
@@ -137,10 +138,14 @@ def nli_release(tmp_path_factory, fixture_models) -> tuple[Path, Path]:
     return project, (project / "exports" / "demo-bias" / "1.0.0").resolve()
 
 
+# every installed kind with a standalone evaluator, by name
+STANDALONE_KINDS = sorted(k.name for k in kinds.loadable() if k.standalone)
+
+
 def built(kind: str, folder: Path, dataset: str | None = "org/name@v1.0.0") -> Path:
     """The kind's standalone evaluator written into `folder` as a build writes it."""
     folder.mkdir(parents=True, exist_ok=True)
-    assert standalone.write(kind, dataset, folder) is not None
+    assert standalone.write(kinds.get(kind), dataset, folder) is not None
     return folder
 
 
@@ -193,7 +198,7 @@ def absolute(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -
     return [base] + [f"{base}.{alias.name}" for alias in node.names]
 
 
-@pytest.mark.parametrize("kind", sorted(standalone.modules()))
+@pytest.mark.parametrize("kind", STANDALONE_KINDS)
 def test_every_import_of_the_evaluator_is_installed_by_the_card_or_copied(kind, tmp_path):
     """Each import in every file of a release's evaluator/ (inside functions too) is the standard
     library, a package of the card's pip line (or one transformers itself installs), or a module
@@ -201,7 +206,7 @@ def test_every_import_of_the_evaluator_is_installed_by_the_card_or_copied(kind, 
     folder = built(kind, tmp_path / "release")
     files = evaluator_files(folder)
     copied = {module_name(f) for f in files}
-    requirements = standalone.card_lines(kind)[0].split("pip install ")[1].rstrip("):").split()
+    requirements = standalone.card_lines(kinds.get(kind))[0].split("pip install ")[1].rstrip("):").split()
     allowed = set(requirements) | {"safetensors", "huggingface_hub", "__future__"}  # transformers' own
     tops = set()
     for relative, path in files.items():
@@ -222,7 +227,7 @@ def test_every_import_of_the_evaluator_is_installed_by_the_card_or_copied(kind, 
     assert launcher.splitlines()[1].removeprefix('"""') in ran.stdout  # the docstring's first line, in --help
 
 
-@pytest.mark.parametrize("kind", sorted(standalone.modules()))
+@pytest.mark.parametrize("kind", STANDALONE_KINDS)
 def test_the_standalone_and_the_in_package_evaluator_are_the_same_code(kind, tmp_path):
     """Every file of a release's evaluator/ is byte for byte the workbench file at the same path
     (only the packages none of them imports from get an empty __init__.py instead), and the
@@ -342,9 +347,9 @@ def test_a_copied_module_that_imports_what_users_lack_is_refused_at_build_time(t
     )
     (package / "helper.py").write_text("import json\n\n\ndef measure():\n    import yaml\n    return json\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(standalone, "_module_of", lambda kind: "plugin_kind.standalone")
+    plugin = Kind(name="plugin-kind", description="a plugin", standalone="plugin_kind.standalone")
     with pytest.raises(EvaluatorError) as refused:
-        standalone.write("plugin-kind", None, tmp_path / "release")
+        standalone.write(plugin, None, tmp_path / "release")
     message = str(refused.value)
     assert "plugin_kind/helper.py:5: imports yaml" in message
     assert "pandas" not in message and "rich" not in message and "InputError" not in message
@@ -356,7 +361,7 @@ def test_a_copied_module_that_imports_what_users_lack_is_refused_at_build_time(t
         "import json\n\n\ndef measure():\n    try:\n        import yaml\n"
         "    except ImportError:\n        yaml = None\n    return json, yaml\n"
     )
-    version = standalone.write("plugin-kind", None, tmp_path / "release")
+    version = standalone.write(plugin, None, tmp_path / "release")
     assert version.startswith(__version__ + "+")
     files = evaluator_files(tmp_path / "release")
     assert set(files) == {
@@ -370,7 +375,7 @@ def test_a_copied_module_that_imports_what_users_lack_is_refused_at_build_time(t
     assert files["plugin_kind/__init__.py"].read_bytes() == b"" and files["workbench/__init__.py"].read_bytes() == b""
     (package / "helper.py").write_text("import pydantic\n")
     with pytest.raises(EvaluatorError, match=r"plugin_kind/helper.py:1: imports pydantic"):
-        standalone.write("plugin-kind", None, tmp_path / "other")
+        standalone.write(plugin, None, tmp_path / "other")
 
 
 def test_model_revision_is_the_commit_in_the_hub_cache_or_local(tmp_path, monkeypatch, fixture_models):

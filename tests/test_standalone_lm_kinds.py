@@ -18,8 +18,8 @@ from test_standalone_evaluator import alone as copied_alone
 from test_standalone_evaluator import run_standalone, without_tool_fields
 
 from workbench import __version__
-from workbench.release import standalone
 from support.figures import assert_same_figures
+from workbench import kinds
 
 # kind -> (the models it is scored with, the data file a cut test shortens)
 LM_KINDS = {
@@ -89,7 +89,7 @@ def test_every_kind_with_a_standalone_evaluator_is_tested():
     tests = Path(__file__).parent
     untested = [
         kind
-        for kind in standalone.modules()
+        for kind in (k.name for k in kinds.loadable() if k.standalone)
         if kind not in LM_KINDS
         and kind != "nli"
         and not (tests / f"test_standalone_{kind.replace('-', '_')}.py").is_file()

@@ -1,6 +1,6 @@
 """The kind contract is type-checked, so a plugin learns of a wrong field from mypy, not at run time.
 
-mypy checks the files `[tool.mypy]` in pyproject.toml names (the contract: kinds/base.py, the
+mypy checks the files `[tool.mypy]` in pyproject.toml names (the contract: contract/kind.py, the
 evaluator options and model roles, the declared evaluator; the example plugins bbq_lite and
 bold_lite) and finds nothing; and a plugin that gives a `Kind` field the wrong type is caught.
 """

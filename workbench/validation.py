@@ -6,6 +6,7 @@ nothing above itself).
 
 from __future__ import annotations
 
+from .contract.kind import Kind
 from .core.config import Config
 from .core.errors import Problem
 
@@ -36,23 +37,17 @@ def check_models(config: Config, named: list[tuple[str, str]]) -> list[Problem]:
     return problems
 
 
-def check_model_references(config: Config) -> list[Problem]:
-    """The shared sections' models and annotation keys; a kind checks its own sections."""
+def check_model_references(config: Config, kind: Kind) -> list[Problem]:
+    """The shared sections' models and annotation keys; a kind checks its own sections. `kind`
+    is the project's, handed by the caller (`of_config`)."""
     shown = config.shown_source
     named = [("generate.model", config.generate.model)]
     named += [(f"evaluate.models[{i}]", m) for i, m in enumerate(config.evaluate.models)]
     problems = check_models(config, named)
     from .annotation.keys import BINDING_IDS
 
-    from . import kinds
-
-    try:
-        kind = kinds.of_config(config)
-    except Exception as exc:  # an unknown kind is a config problem, reported with the others
-        problems.append(Problem(shown, None, "project.kind", str(exc)))
-        kind = None
     problems += check_language(config, kind)
-    scheme_ids = {c.binding_id for c in kind.scheme.choices} if kind is not None and kind.scheme else set()
+    scheme_ids = {c.binding_id for c in kind.scheme.choices} if kind.scheme else set()
     for key in sorted(set(config.annotation.keys) - BINDING_IDS - scheme_ids):
         problems.append(
             Problem(

@@ -124,7 +124,7 @@ class Plugins:
         its modules by name (parser, evaluate, ...; with a `standalone` module its KIND names it
         as its standalone evaluator). Returns the package folder."""
         standalone = "standalone" in files
-        from workbench import kinds
+        from workbench.contract import registry
 
         package = kind.replace("-", "_") + "_plugin"
         folder = self.root / package
@@ -148,7 +148,7 @@ class Plugins:
         (info / "top_level.txt").write_text(f"{package}\n")
         self.packages.append(package)
         self.forget()
-        self.monkeypatch.setattr(kinds, "_ENTRIES", None)  # entry points read again (restored after the test)
+        self.monkeypatch.setattr(registry, "_ENTRIES", None)  # entry points read again (restored after the test)
         return folder
 
     upgrade = install

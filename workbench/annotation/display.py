@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..kinds.base import (
+from ..contract.kind import (
     FILL,
     FLUENCY,
     GROUP,

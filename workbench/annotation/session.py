@@ -451,7 +451,7 @@ class Session:
     def fix_texts(self) -> list[tuple[str, str, str]]:
         """(column, text as published, text the editor opens with) of the current item, for
         each column a fix may change: it opens with the annotator's own fix when there is one."""
-        from ..kinds.base import TEXT
+        from ..contract.kind import TEXT
 
         item = self.current
         if item is None or not self.fix_fields:

@@ -518,7 +518,7 @@ def audit_changes(kind, items: list, labels, previous_rows: list[dict], rows: li
     from collections import Counter
 
     from ..annotation.display import word_diff
-    from ..kinds.base import TEXT
+    from ..contract.kind import TEXT
     from ..release.generic import markdown_table
 
     unit, identity = unit_of(kind.release), kind.release.identity
@@ -577,7 +577,7 @@ def adjudications(kind, items: list, labels) -> list[dict]:
     the adjudicator's note. A fix is {column: corrected text} in the item's order (the audit's fix
     fields), with its word diff against the published text."""
     from ..annotation.display import word_diff
-    from ..kinds.base import TEXT
+    from ..contract.kind import TEXT
 
     order = [column for column, _ in kind.audit.fix_fields]
     where = dict(kind.audit.fix_fields)

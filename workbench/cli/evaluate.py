@@ -162,7 +162,9 @@ def evaluate(
 
     config = get_config(ctx)
     # manifests checked, data decoded strictly, the kind read from them (without sources: the project's)
-    checked = check(list(datasets or []), kind or (None if datasets else kinds.of_config(config).name), unverified)
+    checked = check(
+        list(datasets or []), kind or (None if datasets else kinds.of_config(config).name), unverified, kinds
+    )
     for warning in checked.warnings:
         console.print(f"warning: {warning}", style="yellow", markup=False)
     for line in checked.skipped:  # a broken kind left out of recognising the sources: said, never fatal
@@ -234,7 +236,7 @@ def evaluate(
     if len(request.sources) > 1 and not getattr(module, "MANY_SOURCES", False):
         from ..evaluation.versions import evaluate_versions
 
-        evaluate_versions(module, request, console, chosen.name)  # each alone, then side by side
+        evaluate_versions(module, request, console, chosen)  # each alone, then side by side
     else:
         module.evaluate(request, console)
     write_sidecars(request)

@@ -41,8 +41,8 @@ def validate(ctx: typer.Context) -> None:
     from ..validation import check_model_references
 
     config = get_config(ctx, check=False)
-    problems = check_model_references(config)
     kind = kinds.of_config(config)
+    problems = check_model_references(config, kind)
     problems += kinds.settings_problems(config)
     if kind.check_settings is not None and not any(p.severity == "error" for p in problems):
         problems += kind.check_settings(config)

@@ -120,9 +120,12 @@ def build(
             ) from None
     if unaudited not in ("refuse", "keep"):
         raise InputError(f"--unaudited {unaudited}: refuse or keep")
+    from .. import kinds
+
     config = get_config(ctx)
     r = run_build(
         config,
+        kinds.of_config(config),
         version,
         force=force,
         allow_unlabelled=allow_unlabelled,

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..contract.kind import Kind
 from ..core.errors import InputError, display_path
 
 
@@ -172,13 +173,12 @@ def without_dropped(first: str, last: str, folder: Path, without_removed=None) -
     return _csv_without(Path(first), removed, Path(folder))
 
 
-def _layout_without(kind_name: str):
+def _layout_without(kind: Kind):
     """For a kind released through the shared authoring layout: its release folder without the rows
     a renewed release removed (authoring/stages.release_without), else None."""
-    from .. import kinds
     from ..authoring.stages import release_without
 
-    authoring = getattr(kinds.get(kind_name).release, "authoring", None)
+    authoring = getattr(kind.release, "authoring", None)
     if authoring is None:
         return None
     return lambda source, removed, folder: release_without(authoring, source, removed, folder)
@@ -229,8 +229,10 @@ def _shown(value) -> str:
     return f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
-def evaluate_versions(module, request, console, kind_name: str) -> dict:
-    """Evaluate each source alone, then compare. Returns the comparison document."""
+def evaluate_versions(module, request, console, kind: Kind) -> dict:
+    """Evaluate each source alone, then compare. Returns the comparison document. `kind` is the
+    sources' kind, handed by the command line."""
+    kind_name = kind.name
     compared: Compared | None = getattr(module, "COMPARED", None)
     if compared is None or not hasattr(module, "measure_rows"):
         raise InputError(
@@ -265,7 +267,7 @@ def evaluate_versions(module, request, console, kind_name: str) -> dict:
             console.print(why_not, markup=False, highlight=False)
         with tempfile.TemporaryDirectory(prefix="workbench-kept-") as folder:
             found = without_dropped(
-                first, last, Path(folder), getattr(module, "without_removed", None) or _layout_without(kind_name)
+                first, last, Path(folder), getattr(module, "without_removed", None) or _layout_without(kind)
             )
             if found is not None:
                 unit = compared.unit

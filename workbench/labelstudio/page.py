@@ -163,7 +163,7 @@ def page_for(scheme: LabelScheme, words=None) -> Page:
         seen_lines.add(field.line)
         lines.append((field, display.data_key(field.line, taken)))
     if words is None:  # a kind without words: its detail lines, which differ from kind to kind, in one line
-        from ..kinds.base import Field
+        from ..contract.kind import Field
 
         taken.discard(DETAILS_KEY)
         lines.append((Field(DETAILS_KEY, "what this kind shows beside the text"), display.data_key(DETAILS_KEY, taken)))

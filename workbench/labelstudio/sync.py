@@ -41,7 +41,7 @@ from .page import Page, page_for
 from .scheme import ID_KEY, config_problems, parse_fix, parse_result, result_for
 
 if TYPE_CHECKING:
-    from ..kinds.base import Kind
+    from ..contract.kind import Kind
 
 SOURCE = "labelstudio"
 LABELS_MODEL, FLUENCY_MODEL = "workbench-labels", "workbench-fluency"

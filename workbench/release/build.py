@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__
+from ..contract.kind import Kind
 from ..core.config import Config
 from ..core.errors import InputError, StageError
 from ..core.ids import file_sha256
@@ -54,18 +55,19 @@ if __name__ == "__main__":
 '''
 
 
-def write_evaluator(kind: str, dataset: str | None, folder: Path) -> None:
+def write_evaluator(kind: Kind, dataset: str | None, folder: Path) -> None:
     """The release's evaluate.py: the kind's standalone evaluator with its evaluator/ folder (see
     release/standalone/), or for a kind without one the shim above, which needs workbench installed."""
-    from .. import DISTRIBUTION, kinds
+    from .. import DISTRIBUTION
     from .standalone import write
 
     if write(kind, dataset, folder) is not None:
         return
-    package = kinds.get(kind).package
-    install = DISTRIBUTION if package in ("workbench", DISTRIBUTION) else f"{DISTRIBUTION} {package}"
+    install = DISTRIBUTION if kind.package in ("workbench", DISTRIBUTION) else f"{DISTRIBUTION} {kind.package}"
     (folder / "evaluate.py").write_text(
-        EVALUATE_PY.format(kind=kind, distribution=install, dataset=dataset, target=dataset or "the folder it is in"),
+        EVALUATE_PY.format(
+            kind=kind.name, distribution=install, dataset=dataset, target=dataset or "the folder it is in"
+        ),
         encoding="utf-8",
     )
 
@@ -85,6 +87,7 @@ class Release:
     original: bool = False  # a renewal's imported data as published (build --original)
     audit_scope: dict | None = None  # a renewal: items audited of how many, those kept unaudited
     layout: str = "workbench"  # "original": the data file laid out as the published file
+    kind: Kind | None = None  # the project's kind, handed by the build (its words, options and package)
 
 
 SHOWN_UNDECIDED = 5
@@ -129,6 +132,7 @@ def undecided_lines(open_items: list[tuple], total: int) -> list[str]:
 
 def build(
     config: Config,
+    kind: Kind,
     version: str,
     *,
     force: bool = False,
@@ -148,15 +152,13 @@ def build(
     `layout`: "original" lays the data file out as the published file (its columns, their order, its
     index column, its row order; the kind's layout's `write_original`), "workbench" as the kind's
     release layout; None (the default) is "original" in a renewal project whose kind can, else
-    "workbench"."""
-    from .. import kinds
+    "workbench". `kind` is the project's (the command line finds it: `of_config`)."""
     from ..annotation.session import items_from_table
     from ..annotation.summary import final_labels_for, summarise
     from ..authoring.renew import adjudicated_rows, adjudication_lines, adjudications, audit_changes
 
     parse_version(version)
     asked = layout
-    kind = kinds.of_config(config)
     if kind.release_stage is None or kind.release is None:
         raise StageError(f"kind {kind.name!r} cannot build releases")
     if asked not in (None, "original", "workbench"):
@@ -225,6 +227,7 @@ def build(
         left_out=dict(Counter(status for _, status in open_items)),
         original=original,
         audit_scope=None if scope is None else {k: v for k, v in scope.items() if k != "rows"},
+        kind=kind,
     )
     layout = kind.release
     target = export_dir(config, version)
@@ -307,9 +310,9 @@ def build(
         card = "\n".join([layout.card(release).rstrip("\n"), "", *generic.closing_sections(release, kind.audit)])
         card = _without(local, card.rstrip("\n") + ("\n\n" + section if section else "\n"))
         (staging / "README.md").write_text(card, encoding="utf-8")
-        write_evaluator(kind.name, dataset, staging)
+        write_evaluator(kind, dataset, staging)
         lmeval.write_tasks(
-            kind.name, lmeval.task_name(config.project.name, version), dataset, staging, config.model_dump(mode="json")
+            kind, lmeval.task_name(config.project.name, version), dataset, staging, config.model_dump(mode="json")
         )
         audit = (
             audit_changes(kind, items, labels, found.rows, released)

@@ -12,6 +12,7 @@ from collections import Counter
 from .. import DISTRIBUTION
 from ..annotation.summary import agreement_sentence
 from . import lmeval
+from ..contract.kind import Kind
 from .standalone import card_lines, card_options
 
 
@@ -21,19 +22,11 @@ def markdown_table(header: list[str], rows: list[list]) -> str:
     return "\n".join(out)
 
 
-def _plugin_install(kind_name: str) -> list[str]:
+def _plugin_install(kind: Kind | None) -> list[str]:
     """The install line of the package a plugin kind comes from (nothing for a built-in kind)."""
-    from .. import kinds
-
-    try:
-        package = kinds.get(kind_name).package
-    except Exception:  # noqa: BLE001 -- an unknown kind: the card says nothing more
+    if kind is None or kind.package in ("workbench", DISTRIBUTION):
         return []
-    return (
-        []
-        if package in ("workbench", DISTRIBUTION)
-        else [f"pip install {package}   # the package of kind `{kind_name}`"]
-    )
+    return [f"pip install {kind.package}   # the package of kind `{kind.name}`"]
 
 
 def license_header(config) -> list[str]:
@@ -202,26 +195,17 @@ def content_warning(words) -> list[str]:
     return [f"> **Content warning.** {text}", ""] if text else []
 
 
-def _words_of(kind_name: str):
-    """The kind's words (the generic ones for a kind that is not installed)."""
-    from .. import kinds
+def _words_of(kind: Kind | None):
+    """The kind's words (the generic ones for a release built without its kind)."""
     from ..annotation.display import words_of
 
-    try:
-        words = kinds.get(kind_name).words
-    except Exception:  # noqa: BLE001 -- an unknown kind: the generic words
-        words = None
-    return words_of(words)
-
-
-def _content_warning_of(kind_name: str) -> list[str]:
-    return content_warning(_words_of(kind_name))
+    return words_of(kind.words if kind is not None else None)
 
 
 def card(
     release,
     *,
-    kind_name: str,
+    kind_name: str | None = None,
     about: str,
     fields: str,
     data_files: dict[str, str],
@@ -229,8 +213,11 @@ def card(
 ) -> str:
     """A card with the Hub YAML header (one config per data file), what the data is (in the
     maintainer's words, then the kind's), how to load and evaluate it, counts per domain and how it
-    was validated. `templates`: template id -> its file's description."""
+    was validated. `templates`: template id -> its file's description. The kind is the one the
+    build hands the release (`release.kind`); `kind_name` is the name the card uses for it."""
     config = release.config
+    kind = getattr(release, "kind", None)
+    kind_name = kind_name or (kind.name if kind is not None else "")
     name = config.project.pretty_name or config.project.name
     repo = config.project.repo or "ORG/NAME"
     header = [
@@ -248,7 +235,7 @@ def card(
         )
     header.append("---")
     counts = Counter(r.get("domain", "") for r in release.rows)
-    words = _words_of(kind_name)  # what the kind calls an item's domain and subtopic
+    words = _words_of(kind)  # what the kind calls an item's domain and subtopic
     s = release.summary
     agreement = s.get("agreement", {})
     body = [
@@ -257,16 +244,16 @@ def card(
         *maintainer_lines(release, templates),
         about,
         "",
-        *_content_warning_of(kind_name),
+        *content_warning(words),
         "## How to evaluate",
         "",
         "```bash",
         f"pip install {DISTRIBUTION}   # not `workbench`: that name on PyPI is another project",
-        *_plugin_install(kind_name),
-        f"workbench evaluate {repo}@v{release.version} --kind {kind_name} --model MODEL{card_options(kind_name)} "
+        *_plugin_install(kind),
+        f"workbench evaluate {repo}@v{release.version} --kind {kind_name} --model MODEL{(card_options(kind) if kind is not None else '')} "
         "--json scores.json",
-        *card_lines(kind_name),
-        *lmeval.card_lines(kind_name, lmeval.task_name(config.project.name, release.version)),
+        *(card_lines(kind) if kind is not None else []),
+        *lmeval.card_lines(kind, lmeval.task_name(config.project.name, release.version)),
         "```",
         "",
         "## Fields",

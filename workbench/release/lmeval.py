@@ -25,6 +25,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..contract.kind import Kind
+
 FOLDER = "lm_eval_tasks"
 KIND_FILES = ("task.yaml", "utils.py")
 GROUP_FILE = "group.yaml"
@@ -51,13 +53,8 @@ class Subtask:
     size: int  # its rows
 
 
-def _package(kind: str) -> str | None:
-    from .. import kinds
-
-    try:
-        return kinds.get(kind).lm_eval_tasks
-    except Exception:  # noqa: BLE001 -- an unknown or broken kind has none
-        return None
+def _package(kind: Kind | None) -> str | None:
+    return kind.lm_eval_tasks if kind is not None else None
 
 
 def _data_rows(path: Path, column: str) -> list[str] | None:
@@ -149,18 +146,16 @@ def _card_note(folder: Path, task: str, subs: list[Subtask], word: str) -> None:
     card.write_text("\n".join(lines), encoding="utf-8")
 
 
-def write_tasks(kind: str, task: str, dataset: str | None, folder: Path, config: dict | None = None) -> bool:
+def write_tasks(kind: Kind, task: str, dataset: str | None, folder: Path, config: dict | None = None) -> bool:
     """Write the kind's lm-eval task for the release in `folder` (False, nothing written, for a
     kind without one). `dataset` is the release's ORG/NAME@vX.Y.Z, None when unpublished. A task
     package with a `render(yaml, config)` fills in what the project's settings decide (`config`:
     the project's settings as the manifest records them). Where the package names a GROUP_BY
     column and the release's data (in `folder`) has it, the subtasks and their group are written
     too, and the card (`folder`/README.md, when written) names them after its lm-eval command."""
-    from .. import kinds
-
     if _package(kind) is None:
         return False
-    module = kinds.get(kind).part("lm_eval_tasks", "lm-eval task")  # guarded: a broken one is one line naming it
+    module = kind.part("lm_eval_tasks", "lm-eval task")  # guarded: a broken one is one line naming it
     source = Path(next(iter(module.__path__)))
     target = folder / FOLDER
     target.mkdir(parents=True, exist_ok=True)
@@ -211,7 +206,7 @@ def task_names(folder: Path) -> list[str]:
     return names
 
 
-def card_lines(kind: str, task: str) -> list[str]:
+def card_lines(kind: Kind | None, task: str) -> list[str]:
     """What a release card says about running it in lm-evaluation-harness (nothing for a kind without a task)."""
     if _package(kind) is None:
         return []

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Protocol
 
 from ..core.errors import InputError, display_path
 
@@ -63,48 +64,19 @@ def check_data_files(folder: Path) -> None:
     )
 
 
-def _detect(kind: str, path: Path, report) -> bool:
-    """Whether `kind` recognises `path`; a kind that cannot load or whose detect fails is
-    reported and skipped (kinds.recognises), unless it was named with --kind."""
-    from .. import kinds
+class Detection(Protocol):
+    """How the kind of a source is found, handed by the command line (the kinds' detection,
+    `workbench/kinds/__init__.py`): shared code never looks a kind up itself."""
 
-    try:
-        found = kinds.get(kind)
-    except kinds.KindBroken as exc:
-        report(exc, display_path(path))
-        return False
-    return found.evaluator is not None and kinds.recognises(found, path, display_path(path), report)
+    DEFAULT_KIND: str
+
+    def detect(self, source: str, report: Callable) -> str: ...
+
+    def kind_of_data(self, folder: Path, forced: str | None, report: Callable) -> tuple[str, str]: ...
 
 
-def kind_of_data(folder: Path, forced: str | None, report=None) -> tuple[str, str]:
-    """(kind, what to score) for a release folder without a manifest: the first kind that
-    recognises the folder, else one of its data files (then that file is scored); the default
-    kind last, as its shapes (Parquet samples, template files) are the loosest."""
-    from .. import kinds
-
-    report = report or kinds.skipped
-    candidates = (
-        [forced] if forced else sorted(n for n in kinds.names() if n != kinds.DEFAULT_KIND) + [kinds.DEFAULT_KIND]
-    )
-    for kind in candidates:
-        if forced:  # the kind the user named: its failure is the command's, in one line
-            kinds.get(kind).evaluator_module()
-        if _detect(kind, folder, report):
-            return kind, str(folder)
-        for f in data_files(folder):
-            if _detect(kind, f, report):
-                return kind, str(f)
-    if forced:
-        raise InputError(f"{display_path(folder)}: no data file in it has the layout of a {forced} release")
-    raise InputError(
-        f"{display_path(folder)}: no manifest.json, and none of its data files has the layout of a "
-        f"known kind; pass --kind ({', '.join(kinds.names())})"
-    )
-
-
-def check(specs: list[str], forced: str | None, unverified: bool) -> Checked:
-    """Check every source and find their kind (see the module docstring)."""
-    from .. import kinds
+def check(specs: list[str], forced: str | None, unverified: bool, kinds: Detection) -> Checked:
+    """Check every source and find their kind (see the module docstring) by `kinds`' detection."""
     from . import verify_release
 
     found: list[str] = []
@@ -129,7 +101,7 @@ def check(specs: list[str], forced: str | None, unverified: bool) -> Checked:
                     "release; download the release again, or pass --unverified to score it as it is"
                 )
             check_data_files(path)
-            kind, spec = kind_of_data(path, forced, report)
+            kind, spec = kinds.kind_of_data(path, forced, report)
             warnings.append(
                 f"{display_path(path)}: scored --unverified: it has no manifest.json, so its files were "
                 "not checked against a release"

@@ -138,6 +138,13 @@ def _header(config: Config, rows: list[dict], domains: list[str], tags: tuple[st
     ]
 
 
+def _kind():
+    """This kind, as registered (the card's evaluator and lm-eval lines read it)."""
+    from .. import get
+
+    return get("nli")
+
+
 def _load_and_evaluate(repo: str, version: str, domains: list[str], project: str = "") -> list[str]:
     return [
         "## Load",
@@ -158,8 +165,8 @@ def _load_and_evaluate(repo: str, version: str, domains: list[str], project: str
         "```bash",
         f"pip install {DISTRIBUTION}   # not `workbench`: that name on PyPI is another project",
         f"workbench evaluate {repo}@v{version} --model MODEL --json scores.json --plots plots/",
-        *card_lines("nli"),
-        *(lmeval.card_lines("nli", lmeval.task_name(project, version)) if project else []),
+        *card_lines(_kind()),
+        *(lmeval.card_lines(_kind(), lmeval.task_name(project, version)) if project else []),
         "```",
         "",
     ]

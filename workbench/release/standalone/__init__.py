@@ -2,7 +2,7 @@
 
 A kind that has one names its standalone module (`Kind.standalone`): a real module of the kind
 (what it defines: `release/runtime/cli.py`) that imports, like any other, the code `workbench
-evaluate` runs. At build time `write(kind, dataset, folder)` puts into the release
+evaluate` runs. At build time `write(kind, dataset, folder)` (the `Kind` itself, handed by the build) puts into the release
 
     evaluator/    every module of that module's import closure (closure.py), copied byte for
                   byte to its package path (evaluator/workbench/..., a plugin's own package
@@ -26,6 +26,8 @@ import hashlib
 from pathlib import Path
 
 from ... import __version__
+from ...contract.kind import Kind
+from ...contract.loader import import_module
 from ..runtime.cli import SCORES, headline
 from .closure import EvaluatorError, Module, closure, packages
 
@@ -42,30 +44,19 @@ FOLDER = "evaluator"
 CONTRACT = ("TITLE", "MEASURES", "DATA", "evaluate")  # what every standalone module defines (runtime/cli.py)
 
 
-def _module_of(kind: str) -> str | None:
+def _module_of(kind: Kind) -> str | None:
     """The module of `kind`'s standalone evaluator, as the kind names it (`Kind.standalone`);
     None for a kind without one."""
-    from ... import kinds
-
-    try:
-        return kinds.get(kind).standalone
-    except Exception:  # noqa: BLE001 -- an unknown or broken kind has none
-        return None
+    return kind.standalone or None
 
 
-def _load(kind: str):
-    """The kind's standalone module, imported through the kinds' guarded loader: a broken one
+def _load(kind: Kind):
+    """The kind's standalone module, imported through the contract's guarded loader: a broken one
     stops the build with one line naming the kind, the module and the error. A module that
     declares its evaluator (`DECLARED`) is given as the standalone module made from it."""
-    from ... import kinds
-    from ...core.errors import WorkbenchError
     from ..runtime.declared import standalone_of
 
-    try:
-        owner = kinds.get(kind)
-    except WorkbenchError:  # not a registered kind (its module named another way): named by its name alone
-        owner = kind
-    return standalone_of(kinds.import_module(owner, _module_of(kind), "standalone"))
+    return standalone_of(import_module(kind, _module_of(kind), "standalone"))
 
 
 def _declared(module) -> bool:
@@ -78,15 +69,8 @@ def _declared(module) -> bool:
 DECLARED_RUNNER = "workbench.release.runtime.declared"
 
 
-def has_standalone(kind: str) -> bool:
+def has_standalone(kind: Kind) -> bool:
     return _module_of(kind) is not None
-
-
-def modules() -> dict[str, str]:
-    """kind -> its standalone module, for every installed kind that has one."""
-    from ... import kinds
-
-    return {kind.name: kind.standalone for kind in kinds.loadable() if kind.standalone}
 
 
 def requirements(module) -> str:
@@ -106,7 +90,7 @@ def allowed_imports(module) -> set[str]:
     return set(wanted) | set(BROUGHT)
 
 
-def card_lines(kind: str) -> list[str]:
+def card_lines(kind: Kind) -> list[str]:
     """What a release card says about running its evaluate.py without workbench (nothing for a
     kind without a standalone evaluator): what to install, then the command. A kind's module
     may set REQUIREMENTS and COMMAND; the command is run word for word by the tests."""
@@ -120,29 +104,23 @@ def card_lines(kind: str) -> list[str]:
     ]
 
 
-def card_options(kind: str) -> str:
+def card_options(kind: Kind) -> str:
     """What a card's `workbench evaluate` command needs besides the model for this kind: the
     options its evaluator declares as required, each with its placeholder (" --lexicon LEXICON.tsv")."""
-    from ... import kinds
-
-    try:
-        declared = kinds.get(kind).evaluator_options
-    except Exception:  # noqa: BLE001 -- an unknown kind needs nothing more
-        return ""
-    return "".join(f" {o.flag} {o.metavar or o.dest.upper()}" for o in declared if o.required)
+    return "".join(f" {o.flag} {o.metavar or o.dest.upper()}" for o in kind.evaluator_options if o.required)
 
 
-def evaluator_files(kind: str) -> tuple[dict[str, Module], list[str]]:
+def evaluator_files(kind: Kind) -> tuple[dict[str, Module], list[str]]:
     """(the modules evaluator/ holds, by name; the packages that get an empty marker) for a
     kind's standalone module; an EvaluatorError names any import a script's user lacks."""
     name = _module_of(kind)
     if name is None:
-        raise EvaluatorError(f"kind {kind!r} has no standalone evaluator")
+        raise EvaluatorError(f"kind {kind.name!r} has no standalone evaluator")
     module = _load(kind)
     missing = [n for n in CONTRACT if not hasattr(module, n)]
     if missing:
         raise EvaluatorError(
-            f"{name}, the standalone evaluator of kind {kind!r}, lacks {', '.join(missing)} "
+            f"{name}, the standalone evaluator of kind {kind.name!r}, lacks {', '.join(missing)} "
             "(see workbench/release/runtime/cli.py)"
         )
     found = closure(name, allowed_imports(module))
@@ -152,7 +130,7 @@ def evaluator_files(kind: str) -> tuple[dict[str, Module], list[str]]:
     return found, packages(found)
 
 
-def write(kind: str, dataset: str | None, folder: Path) -> str | None:
+def write(kind: Kind, dataset: str | None, folder: Path) -> str | None:
     """Write the standalone evaluator of a `kind` release pinned to `dataset` (ORG/NAME@vX.Y.Z,
     None when unpublished) into `folder`: evaluator/ and evaluate.py. Returns the evaluator's
     version, or None (nothing written) when the kind has none."""
@@ -179,7 +157,7 @@ def _doc(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
 
 
-def launcher(kind: str, dataset: str | None, version: str) -> str:
+def launcher(kind: Kind, dataset: str | None, version: str) -> str:
     """The release's evaluate.py: a docstring saying what it scores and how to run it, and the
     few lines that run the kind's standalone module from evaluator/."""
     name = _module_of(kind)
@@ -191,7 +169,7 @@ def launcher(kind: str, dataset: str | None, version: str) -> str:
         else "nothing on the Hub (the release had no repository when it was built)"
     )
     doc = (
-        headline(kind, module.TITLE, dataset)
+        headline(kind.name, module.TITLE, dataset)
         + f"""
 
 It scores {getattr(module, "SCORES", SCORES)} on this release with exactly the measures of `workbench evaluate`:
@@ -227,7 +205,7 @@ a model that cannot be used, a bad option)."""
 import sys
 from pathlib import Path
 
-KIND = {kind!r}
+KIND = {kind.name!r}
 DATASET = {dataset!r}  # ORG/NAME@vX.Y.Z on the Hub, or None when the release was not published
 EVALUATOR_VERSION = {version!r}  # workbench's version + a hash of the files in evaluator/
 HERE = Path(__file__).resolve().parent
