@@ -68,6 +68,11 @@ class Grammar:
     copulas: frozenset[str] = frozenset()  # lemmas whose predicate agrees with the subject (être, sembler)
     skip_after_copula: frozenset[str] = frozenset()  # words between a copula and its predicate ("pas", "très")
     invariable: frozenset[str] = frozenset()  # adverbs that follow a copula and never agree ("ici", "bien")
+    # A verb after an auxiliary that takes its base form ("doesn't work", "can work"): base(word)
+    # -> that form, None when unknown (None for the whole field: no such rule); `takes_base`,
+    # those auxiliaries, as written or as their lemma ("does", "do", "can't", "ca").
+    base: Callable[[Word], str | None] | None = None
+    takes_base: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -79,7 +84,8 @@ class Dependent:
     end: int
     word: Word
     role: str  # "verb", "predicate" (adjective, participle); noted only: "noun" (a predicate
-    # noun), "pronoun" (a third-person pronoun or possessive after its subject)
+    # noun), "pronoun" (a third-person pronoun or possessive after its subject); "base": a verb
+    # after an auxiliary that takes its base form (subject: none; only a fill's is changed)
     subject: tuple[int, ...]  # the group pieces of its subject (several when coordinated)
     coordinated: bool = False  # the subject is a coordination ("{{GROUP1}} and {{GROUP2}}")
     other_genders: tuple[str | None, ...] = ()  # genders of the coordination's other nouns
@@ -253,6 +259,10 @@ def analyse(texts: list[str], kinds: list[str], pos: list, language, nlp) -> Ana
                 continue
             doubt(g, f"{t.text!r} has no subject in the parse: it may agree with {texts[g]!r}")
             break
+    if grammar.base is not None:
+        for t in doc:
+            if t.i not in group_of and t.i not in found and _base_auxiliary(t, grammar) is not None:
+                add(t, "base", ())
     return Analysis(tuple(found[i] for i in sorted(found)), tuple(unsure))
 
 
@@ -277,6 +287,21 @@ def _bare_present(token, auxiliaries) -> bool:
     return token.tag_ == "VB" and not auxiliaries and (_has_subject(token) or token.dep_ == "conj")
 
 
+def _base_auxiliary(token, grammar: Grammar):
+    """The auxiliary before `token` that makes it take its base form ("does" of "doesn't
+    work", "can" of "can work"), None when it has none."""
+    if token.pos_ not in ("VERB", "AUX") and not token.tag_.startswith("VB"):
+        return None
+    for c in token.children:
+        if (
+            c.dep_ == "aux"
+            and c.i < token.i
+            and (c.lower_ in grammar.takes_base or c.lemma_.lower() in grammar.takes_base)
+        ):
+            return c
+    return None
+
+
 def _participle_or_adjective(token) -> bool:
     return token.pos_ == "ADJ" or token.morph.get("VerbForm") == ["Part"]
 
@@ -299,7 +324,10 @@ def _predicate_words(governor, grammar: Grammar, predicate: bool = False) -> lis
     coordinated predicates that have no subject of their own."""
     out = []
     auxiliaries = [c for c in governor.children if c.dep_ in AUXILIARIES]
-    if governor.pos_ in ("VERB", "AUX") and (_finite(governor) or _bare_present(governor, auxiliaries)):
+    # A verb after "does", "can"...: the auxiliary agrees, the verb is in its base form
+    # ("doesn't works" is a fill to mend, role "base", not a present to agree).
+    based = grammar.base is not None and _base_auxiliary(governor, grammar) is not None
+    if governor.pos_ in ("VERB", "AUX") and (_finite(governor) or _bare_present(governor, auxiliaries)) and not based:
         out.append((governor, "verb"))
     out += [(a, "verb") for a in auxiliaries if _finite(a)]
     if grammar.predicate is not None:
@@ -397,7 +425,7 @@ def agree(
     changes: dict[int, list[tuple[int, int, str]]] = {}
     for d in analysis.dependents:
         kind = kinds[d.piece]
-        if kind == "mask" or any(s not in wanted for s in d.subject):
+        if kind == "mask" or d.role == "base" or any(s not in wanted for s in d.subject):
             continue
         have = combined(filled_for if kind == "fill" and filled_for else written, d)
         need = combined(wanted, d)
@@ -488,6 +516,15 @@ def agree_in_place(
             or any(kinds[s] != "group" for s in d.subject)
             or (only is not None and kinds[d.piece] not in only)
         ):
+            continue
+        if d.role == "base":
+            if kinds[d.piece] != "fill":  # the author's words are the author's
+                continue
+            form = grammar.base(d.word)
+            if form is None:
+                notes.append(f"{d.word.text!r} follows an auxiliary: no base form of it is known, left as written")
+            elif form != d.word.text:
+                changes.setdefault(d.piece, []).append((d.start, d.end, form))
             continue
         need = _subject_features(d, {s: texts[s] for s in d.subject}, language)
         have = _own_features(d.word, need)

@@ -92,6 +92,101 @@ def verb(word: Word, plural: bool) -> str | None:
     return word.text
 
 
+_BE = frozenset({"is", "are", "am", "was", "were", "been", "being", "'s", "'re", "'m"})
+# The past tenses and participles whose base form no ending gives back (spaCy's small
+# pipelines lemmatise some of them to themselves: "went").
+_IRREGULAR_BASE = {
+    **dict.fromkeys(("has", "had", "having"), "have"),
+    **dict.fromkeys(("does", "did", "done", "doing"), "do"),
+    **dict.fromkeys(("went", "gone", "goes"), "go"),
+    **{
+        past: base
+        for base, pasts in {
+            "become": "became",
+            "begin": "began begun",
+            "break": "broke broken",
+            "bring": "brought",
+            "build": "built",
+            "buy": "bought",
+            "catch": "caught",
+            "choose": "chose chosen",
+            "come": "came",
+            "drink": "drank drunk",
+            "drive": "drove driven",
+            "eat": "ate eaten",
+            "fall": "fell fallen",
+            "feel": "felt",
+            "fight": "fought",
+            "find": "found",
+            "forget": "forgot forgotten",
+            "get": "got gotten",
+            "give": "gave given",
+            "grow": "grew grown",
+            "hear": "heard",
+            "hold": "held",
+            "keep": "kept",
+            "know": "knew known",
+            "lead": "led",
+            "leave": "left",
+            "lose": "lost",
+            "make": "made",
+            "mean": "meant",
+            "meet": "met",
+            "pay": "paid",
+            "ride": "rode ridden",
+            "run": "ran",
+            "say": "said",
+            "see": "saw seen",
+            "sell": "sold",
+            "send": "sent",
+            "sing": "sang sung",
+            "sit": "sat",
+            "sleep": "slept",
+            "speak": "spoke spoken",
+            "spend": "spent",
+            "stand": "stood",
+            "swim": "swam swum",
+            "take": "took taken",
+            "teach": "taught",
+            "tell": "told",
+            "think": "thought",
+            "understand": "understood",
+            "wear": "wore worn",
+            "win": "won",
+            "write": "wrote written",
+        }.items()
+        for past in pasts.split()
+    },
+}
+
+
+def base(word: Word) -> str | None:
+    """A verb's base form, as it stands after "does", "can", "will"... ("works" -> "work",
+    "went" -> "go", "is" -> "be"); the word itself when it is one already; None when its
+    form says it is not one but no base form is known."""
+    w = word.text.lower()
+    if w in _BE:
+        form = "be"
+    elif w in _IRREGULAR_BASE:
+        form = _IRREGULAR_BASE[w]
+    elif word.tag in ("VB", "VBP"):
+        return word.text
+    elif word.tag == "VBZ" or (word.tag in ("NNS", "") and maybe_verb(w)):
+        form = inflect_engine().plural_verb(w)
+        if form == w:
+            return None
+    elif word.tag in ("VBD", "VBN", "VBG"):
+        lemma = word.lemma.lower()
+        ending = "ing" if word.tag == "VBG" else "ed"
+        # spaCy's lemma, where the word is its regular form (worked, tried, stopped, making)
+        if not (lemma and lemma != w and lemma.isalpha() and w.endswith(ending) and w[:2] == lemma[:2]):
+            return None
+        form = lemma
+    else:
+        return word.text
+    return form[:1].upper() + form[1:] if word.text[:1].isupper() else form
+
+
 def maybe_verb(word: str) -> bool:
     """A word in -s that inflect reads as a verb's singular ("drinks" -> "drink")."""
     w = word.lower()
@@ -112,6 +207,11 @@ GRAMMAR = Grammar(
         "": "put",
     },
     relative_pronouns=frozenset({"who", "that", "which"}),
+    base=base,
+    takes_base=frozenset(
+        """do does did don't doesn't didn't can can't cannot could couldn't will won't would wouldn't
+        shall should shouldn't must mustn't may might""".split()
+    ),
 )
 
 

@@ -245,7 +245,8 @@ def agreed_fills(sample: dict, words: list[str], language) -> list[str]:
     """The fills with each word that agrees with a group (a verb whose subject it is; in French
     a predicate adjective or participle) in the form the group needs, judged from the word
     itself (`grammar.agree_in_place`): the masked LM chose it for that group, but a small or
-    random model does not always agree it. Read by the language's parse of the sentence
+    random model does not always agree it; and a verb after an auxiliary that takes its base
+    form in that form ("doesn't works" -> "doesn't work"). Read by the language's parse of the sentence
     rendered from its template; a parse that does not settle it, or no parser, leaves the fill."""
     from ....authoring import text as tt
     from ....core.errors import ModelError
@@ -255,11 +256,16 @@ def agreed_fills(sample: dict, words: list[str], language) -> list[str]:
     from ..templates.counterfactual import written_groups
 
     template = sample.get("hypothesis_template")
-    if language.grammar is None or not template or not any(p in tt.GROUP_KEYS for p in tt.placeholders(template)):
+    grammar = language.grammar
+    if grammar is None or not template:
+        return list(words)
+    # A verb after "doesn't", "can", "will"... takes its base form, whatever its subject.
+    based = grammar.base is not None and bool(set(language.tokens(template)) & grammar.takes_base)
+    if not based and not any(p in tt.GROUP_KEYS for p in tt.placeholders(template)):
         return list(words)
     # Only a verb (and, in a language that agrees them, an adjective or participle) agrees: masks
     # that allow neither are not parsed.
-    agreeing = {"VERB", "AUX"} | ({"ADJ"} if language.grammar.predicate is not None else set())
+    agreeing = {"VERB", "AUX"} | ({"ADJ"} if grammar.predicate is not None else set())
     constraints = sample.get("mask_pos") or []
     if constraints and all(c and not set(c) & agreeing for c in constraints):
         return list(words)
