@@ -7,6 +7,7 @@ like a standard source without saying so is refused when its kind registers."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from pathlib import Path
 
@@ -217,6 +218,10 @@ def test_annotations_stats_heads_an_sos_project_by_attribute_and_profane_sentenc
     assert re.search(r"attribute\s+┃\s+template file\s+┃\s+items", header), header
     examples = next(line for line in out.splitlines() if "label" in line and "profane sentence" in line)
     assert "attribute" in examples and "hypothesis" not in out and "domain" not in out
+    as_json = invoke(runner, "annotations", "stats", "--json", str(tmp_path / "stats.json"))
+    assert as_json.exit_code == 0, as_json.output
+    shown = json.loads((tmp_path / "stats.json").read_text(encoding="utf-8"))["examples"]
+    assert shown and all(set(e) == {"label", "domain", "text"} for e in shown)  # the item's text, in no kind's word
     built = invoke(runner, "build", "--version", "1.0.0")
     assert built.exit_code == 0, built.output
     assert re.search(r"build: \d+ pairs in 2 attribute\(s\)", built.stdout), built.stdout

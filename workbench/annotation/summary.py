@@ -51,7 +51,7 @@ def summarise(config: Config, items: list, labels: Labels) -> dict:
         column = final.category if final.status == "final" else final.status
         r[column] += 1
         if final.status == "final" and final.category not in examples:
-            examples[final.category] = {"label": final.category, "domain": item.domain, "hypothesis": item.hypothesis}
+            examples[final.category] = {"label": final.category, "domain": item.domain, "text": item.hypothesis}
     ids = {item.id for item in items}
     ac = config.annotation
     breakdown = [rows[k] for k in sorted(rows)]

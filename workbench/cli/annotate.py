@@ -207,7 +207,7 @@ def stats(
     ex.add_column(words.domain)
     ex.add_column(display.text_name(kind.words).line)
     for e in summary["examples"]:
-        ex.add_row(e["label"], e["domain"], e["hypothesis"])
+        ex.add_row(e["label"], e["domain"], e["text"])
     console.print(ex)
     _print_agreement(summary["agreement"], len(items))
     _print_adjudication(summary["adjudication"])
