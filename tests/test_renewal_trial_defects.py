@@ -355,10 +355,16 @@ def test_a_lock_still_held_by_a_child_of_a_session_killed_with_sigkill_is_taken_
         store = LabelStore(folder, "alice")
         store.lock_session()  # taken over: its session's process is gone
         assert json.loads((folder / ".alice.lock").read_text())["pid"] == os.getpid()
+        [said] = [w for w in store.warnings() if "took it over" in w]  # and the annotator is told, once
+        assert f"process {proc.pid} on " in said and "has ended" in said
         with pytest.raises(InputError, match=rf"process {os.getpid()}"):
             LabelStore(folder, "alice").lock_session()  # and it is a real lock again
         store.close()
         assert not (folder / ".alice.lock").exists()
+        fresh = LabelStore(folder, "alice")
+        fresh.lock_session()  # a free lock: nothing to say
+        assert not [w for w in fresh.warnings() if "took it over" in w]
+        fresh.close()
     finally:
         if proc.poll() is None:
             proc.kill()

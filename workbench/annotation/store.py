@@ -385,6 +385,7 @@ class LabelStore:
         self._fd: int | None = None
         self._lock_fd: int | None = None
         self._lock_path: Path | None = None
+        self.took_over: str | None = None  # what lock_session said when it took over a stale lock
         self._pending: list[dict] | None = None
         self._known: dict = {}  # the scheme's verdict per (label, stance)
         self._load(strict)
@@ -441,7 +442,7 @@ class LabelStore:
 
     def warnings(self) -> list[str]:
         r = self.report
-        return ([r.error] if r.error else []) + r.messages()
+        return ([r.error] if r.error else []) + r.messages() + ([self.took_over] if self.took_over else [])
 
     # -- writing ---------------------------------------------------------------------------
     def _open(self, what: str) -> int:
@@ -677,6 +678,11 @@ class LabelStore:
                 os.close(fd)
                 if _session_gone(holder):
                     _remove_stale_lock(path, examined)
+                    self.took_over = (
+                        f"{self.annotator}'s session lock was still held for process {holder.get('pid')} on "
+                        f"{holder.get('host')} (since {holder.get('since')}), which has ended; a process it "
+                        "started kept the lock, so this session took it over"
+                    )
                     continue
                 self._refuse(holder)
             except OSError:  # a file system without flock: the record alone says whether a session holds it
