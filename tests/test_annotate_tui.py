@@ -813,3 +813,35 @@ def test_undo_of_a_relabel_says_on_the_saved_line_and_which_label_is_back(tmp_pa
             await pilot.press("q")
 
     run(go())
+
+
+def test_the_state_line_fits_80_columns_with_a_flag_and_history_review(tmp_path):
+    """Reviewing a flagged item deep in a long history: the state line keeps the label, the flag
+    and where you are within 78 cells, dropping the key hints first."""
+    app, session, store = make_app(tmp_path, n=120)
+
+    async def go():
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press(*("2" * 105))  # 105 items labelled valid-anti
+            await pilot.press("left", "left")
+            await pilot.press("f")  # flag the item under review
+            line = shown(app, "#state")
+            assert session.reviewing and "⚑" in line and "yours: valid-anti" in line, line
+            assert "HISTORY 104/105" in line and len(line) <= 78, line
+            await pilot.press("q")
+
+    run(go())
+    store.close()
+
+
+def test_fit_line_drops_hints_then_shortens_then_cuts():
+    from workbench.tui.annotate_screen import fit_line
+
+    parts = [("yours: ", "", 0), ("valid-anti", "", 0), ("  ⚑ flagged", "", 0), ("  ·  ", "", 0)]
+    parts += [("◀ REVIEWING HISTORY 104/105", "", 0), (" → newer · End: newest", "", 1)]
+    whole = "".join(t for t, _, _ in parts)
+    assert fit_line(parts, 200).plain == whole  # it fits: kept whole
+    assert fit_line(parts, 70).plain == "yours: valid-anti  ⚑ flagged  ·  ◀ REVIEWING HISTORY 104/105"
+    assert fit_line(parts, 50).plain == "yours: valid-anti ⚑ · ◀ HISTORY 104/105"
+    cut = fit_line(parts, 20).plain
+    assert len(cut) == 20 and cut.endswith("…") and cut.startswith("yours: valid-anti")

@@ -241,28 +241,26 @@ class AnnotateScreen(Screen):
 
     def _draw_state(self, item) -> None:
         s = self.session
-        line = Text()
+        parts: list[tuple[str, str, int]] = []  # (text, style, which goes first when too long: 1 first, 0 never)
         if item is not None:
-            line.append("yours: ", style="dim")
             decision = s.decision(item)
-            line.append(decision or "unlabelled", style="bold cyan" if decision else "italic")
+            parts += [("yours: ", "dim", 0), (decision or "unlabelled", "bold cyan" if decision else "italic", 0)]
             state = s.state(item)
             if state and state.flag:
-                line.append("  ⚑ flagged", style="bold red")
-            line.append("  ·  ")
+                parts.append(("  ⚑ flagged", "bold red", 0))
+            parts.append(("  ·  ", "", 0))
         if s.reviewing:
             k, n = s.history_position()
-            line.append(f"◀ REVIEWING HISTORY {k}/{n}", style="bold reverse")
-            line.append(" → newer · End: newest", style="dim")
+            parts += [(f"◀ REVIEWING HISTORY {k}/{n}", "bold reverse", 0), (" → newer · End: newest", "dim", 1)]
         elif s.review_filter:
             at = f"{s.cursor + 1}/{len(s.visible)}" if s.cursor is not None and s.visible else "end"
-            line.append(f"● filtered view {at}", style="bold green")
+            parts.append((f"● filtered view {at}", "bold green", 0))
         else:
-            line.append("● newest item", style="bold green")
+            parts.append(("● newest item", "bold green", 0))
             if s.trail:
-                line.append(f" · ← {len(s.trail)} earlier", style="dim")
+                parts.append((f" · ← {len(s.trail)} earlier", "dim", 1))
         self.set_class(s.reviewing, "reviewing")
-        self.query_one("#state", Static).update(line)
+        self.query_one("#state", Static).update(fit_line(parts, self.app.size.width - 2))
 
     def _draw_filters(self) -> None:
         s = self.session
@@ -574,3 +572,23 @@ def screen_for(scheme) -> type[AnnotateScreen]:
     ]
     # __module__ keeps CSS_PATH resolving next to this file for the generated class.
     return type(f"AnnotateScreen_{scheme.name}", (AnnotateScreen,), {"BINDINGS": decisions, "__module__": __name__})
+
+
+SHORTER = {"  ⚑ flagged": " ⚑", "◀ REVIEWING HISTORY ": "◀ HISTORY ", "  ·  ": " · "}
+
+
+def fit_line(parts: list[tuple[str, str, int]], width: int) -> Text:
+    """The parts as one styled line of at most `width` cells: hints (rank 1) go first, then the
+    long words get their short forms (SHORTER), then the end is cut with "…"; a line that fits
+    is kept whole."""
+    kept = list(parts)
+    if sum(len(t) for t, _, _ in kept) > width:
+        kept = [p for p in kept if p[2] != 1]
+    if sum(len(t) for t, _, _ in kept) > width:
+        kept = [(next((t.replace(a, b) for a, b in SHORTER.items() if t.startswith(a)), t), st, r) for t, st, r in kept]
+    line = Text()
+    for text, style, _ in kept:
+        line.append(text, style=style)
+    if line.cell_len > width:
+        line.truncate(max(width, 1), overflow="ellipsis")
+    return line
