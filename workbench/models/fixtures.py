@@ -174,11 +174,8 @@ def build_mlm(
         tok = _bpe_tokenizer()
         model = RobertaForMaskedLM(
             RobertaConfig(
-                vocab_size=len(tok),
                 max_position_embeddings=130,
-                pad_token_id=tok.pad_token_id,
-                bos_token_id=tok.bos_token_id,
-                eos_token_id=tok.eos_token_id,
+                **_token_ids(tok),
                 **_sizes(size),
             )
         )
@@ -191,11 +188,8 @@ def build_mlm(
         )
         model = model_class(
             config(
-                vocab_size=len(tok),
                 max_position_embeddings=130,
-                pad_token_id=tok.pad_token_id,
-                bos_token_id=tok.bos_token_id,
-                eos_token_id=tok.eos_token_id,
+                **_token_ids(tok),
                 **_sizes(size),
             )
         )
@@ -206,6 +200,13 @@ def build_mlm(
     model.save_pretrained(out)
     tok.save_pretrained(out)
     return out
+
+
+def _token_ids(tok) -> dict:
+    """The config fields a model takes from its tokenizer: its vocabulary size and special ids."""
+    return dict(
+        vocab_size=len(tok), pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id
+    )
 
 
 def build_nli(
@@ -239,11 +240,8 @@ def build_nli(
         tok = _unigram_tokenizer("xlmr", words)
         model = XLMRobertaForSequenceClassification(
             XLMRobertaConfig(
-                vocab_size=len(tok),
                 max_position_embeddings=258,
-                pad_token_id=tok.pad_token_id,
-                bos_token_id=tok.bos_token_id,
-                eos_token_id=tok.eos_token_id,
+                **_token_ids(tok),
                 **common,
             )
         )
@@ -251,11 +249,8 @@ def build_nli(
         tok = _bpe_tokenizer()
         model = RobertaForSequenceClassification(
             RobertaConfig(
-                vocab_size=len(tok),
                 max_position_embeddings=258,
-                pad_token_id=tok.pad_token_id,
-                bos_token_id=tok.bos_token_id,
-                eos_token_id=tok.eos_token_id,
+                **_token_ids(tok),
                 **common,
             )
         )
@@ -367,15 +362,12 @@ def build_clm(out: Path, size: str = "tiny", seed: int = 0) -> Path:
     tok = _bpe_tokenizer()
     sizes = _sizes(size)
     config = GPT2Config(
-        vocab_size=len(tok),
         n_positions=256,
         n_embd=sizes["hidden_size"],
         n_layer=sizes["num_hidden_layers"],
         n_head=sizes["num_attention_heads"],
         n_inner=sizes["intermediate_size"],
-        bos_token_id=tok.bos_token_id,
-        eos_token_id=tok.eos_token_id,
-        pad_token_id=tok.pad_token_id,
+        **_token_ids(tok),
     )
     model = GPT2LMHeadModel(config)
     model.eval()
@@ -517,11 +509,8 @@ def with_text_classifier(
         tok = _bpe_tokenizer()
         model = RobertaForSequenceClassification(
             RobertaConfig(
-                vocab_size=len(tok),
                 max_position_embeddings=258,
-                pad_token_id=tok.pad_token_id,
-                bos_token_id=tok.bos_token_id,
-                eos_token_id=tok.eos_token_id,
+                **_token_ids(tok),
                 **common,
             )
         )
