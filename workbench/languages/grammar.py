@@ -73,6 +73,24 @@ class Grammar:
     # those auxiliaries, as written or as their lemma ("does", "do", "can't", "ca").
     base: Callable[[Word], str | None] | None = None
     takes_base: frozenset[str] = frozenset()
+    # A predicate noun in the other number ("Men are workers" for "A man is a worker"):
+    # noun(word, plural) -> its form, None when unknown (None for the whole field: predicate nouns
+    # are noted, never changed); article(determiner or None, the noun, the subject's new number
+    # and gender) -> the determiner it needs ("": none; None: no safe one, the sentence is noted).
+    noun: Callable[[Word, bool], str | None] | None = None
+    article: Callable[[Word | None, Word, Features], str | None] = lambda determiner, noun, wanted: None
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """A predicate noun's phrase, as agreement may change it: its determiner (piece, start, end
+    past the space after it, the word), where an article would go (piece, offset), the
+    adjectives after the noun (piece, start, end, word), and why it may not be changed ("": it may)."""
+
+    determiner: tuple | None = None
+    opening: tuple[int, int] | None = None
+    adjectives: tuple = ()
+    obstacle: str = ""
 
 
 @dataclass(frozen=True)
@@ -89,6 +107,7 @@ class Dependent:
     subject: tuple[int, ...]  # the group pieces of its subject (several when coordinated)
     coordinated: bool = False  # the subject is a coordination ("{{GROUP1}} and {{GROUP2}}")
     other_genders: tuple[str | None, ...] = ()  # genders of the coordination's other nouns
+    phrase: Phrase | None = None  # a predicate noun's phrase
 
 
 @dataclass(frozen=True)
@@ -151,8 +170,17 @@ def analyse(texts: list[str], kinds: list[str], pos: list, language, nlp) -> Ana
             return
         p = piece_of(token)
         word = Word(token.text, token.lemma_, token.tag_, token.pos_, token.morph.to_dict())
+        phrase = _phrase(token, grammar, piece_of, starts, kinds) if role == "noun" else None
         found[token.i] = Dependent(
-            p, token.idx - starts[p], token.idx - starts[p] + len(token.text), word, role, subject, coordinated, others
+            p,
+            token.idx - starts[p],
+            token.idx - starts[p] + len(token.text),
+            word,
+            role,
+            subject,
+            coordinated,
+            others,
+            phrase,
         )
 
     for g, toks in tokens_of.items():
@@ -264,6 +292,64 @@ def analyse(texts: list[str], kinds: list[str], pos: list, language, nlp) -> Ana
             if t.i not in group_of and t.i not in found and _base_auxiliary(t, grammar) is not None:
                 add(t, "base", ())
     return Analysis(tuple(found[i] for i in sorted(found)), tuple(unsure))
+
+
+def _word(token) -> Word:
+    return Word(token.text, token.lemma_, token.tag_, token.pos_, token.morph.to_dict())
+
+
+# Dependents of a predicate noun that its number cannot change alone.
+_PHRASE_OBSTACLES = {
+    "conj": "it is coordinated",
+    "relcl": "a clause depends on it",
+    "acl:relcl": "a clause depends on it",
+    "acl": "a clause depends on it",
+    "appos": "an apposition follows it",
+    "nummod": "a number goes with it",
+    "predet": "its determiner",
+}
+
+
+def _phrase(noun, grammar: Grammar, piece_of, starts, kinds) -> Phrase:
+    """Where a predicate noun's phrase may change: its determiner, where an article would go,
+    the adjectives after it (in a language that agrees them), or why it may not."""
+
+    def at(token) -> tuple[int, int]:
+        p = piece_of(token)
+        return p, token.idx - starts[p]
+
+    obstacle = next((why for c in noun.children if (why := _PHRASE_OBSTACLES.get(c.dep_))), "")
+    determiners = [c for c in noun.children if c.dep_ in ("det", "poss", "nmod:poss") and c.i < noun.i]
+    if len(determiners) > 1:
+        obstacle = obstacle or "its determiner"
+    adjectives = []
+    if any(c.dep_ == "dep" for c in noun.children):
+        obstacle = obstacle or "a word goes with it that the parser does not read"
+    if grammar.predicate is not None:
+        if any(c.dep_ == "amod" and c.i < noun.i for c in noun.children):
+            obstacle = obstacle or "an adjective before it"
+        for c in noun.children:
+            if c.dep_ == "amod" and c.i > noun.i:
+                p, start = at(c)
+                adjectives.append((p, start, start + len(c.text), _word(c)))
+    determiner = None
+    if determiners:
+        d = determiners[0]
+        p, start = at(d)
+        determiner = (p, start, start + len(d.text) + len(d.whitespace_), _word(d))
+    # An article would open the phrase: after the copula, negation or an adverb of the author's
+    # only (a word before it the parse leaves out of the phrase, a fill "kind" read as an adverb
+    # in "are kind nurses", may belong to it).
+    left = noun.left_edge
+    before = noun.doc[left.i - 1] if left.i > 0 else None
+    opening = (
+        at(left)
+        if before is not None
+        and before.pos_ in ("AUX", "VERB", "PART", "ADV")
+        and kinds[piece_of(before)] in ("text", "changed")
+        else None
+    )
+    return Phrase(determiner, opening, tuple(adjectives), obstacle)
 
 
 def _conj_root(token):
@@ -433,7 +519,16 @@ def agree(
             continue
         group = " and ".join(repr(wanted[s]) for s in d.subject)
         if d.role == "noun":
-            notes.append(f"{d.word.text!r} may need to agree with {group}: predicate nouns are not changed")
+            own = d.word.morph.get("Number")
+            if have.plural == need.plural or grammar.noun is None:
+                notes.append(f"{d.word.text!r} may need to agree with {group}: predicate nouns are not changed")
+            elif own is None or (own == "Plur") == have.plural:  # else written in a number of its own: kept
+                made = _noun_phrase(texts, kinds, d, have, need, grammar)
+                if isinstance(made, str):
+                    notes.append(f"{d.word.text!r} may need to agree with {group}: left as written ({made})")
+                else:
+                    for piece, start, end, form in made:
+                        changes.setdefault(piece, []).append((start, end, form))
             continue
         if d.role == "unread":
             notes.append(
@@ -465,6 +560,55 @@ def agree(
     return _split(texts, kinds, changes, notes)
 
 
+def _noun_phrase(
+    texts: list[str], kinds: list[str], d: Dependent, have: Features, need: Features, grammar: Grammar
+) -> list[tuple[int, int, int, str]] | str:
+    """The changes that put a predicate noun's phrase in the other number ("a worker" ->
+    "workers", "nurses" -> "a nurse", "des infirmières" -> "une infirmière"), or why it is not changed."""
+    phrase = d.phrase
+    if phrase is None or phrase.obstacle:
+        return phrase.obstacle if phrase else "its phrase is not read"
+    if have.gender is not None and need.gender is not None and have.gender != need.gender:
+        return "its gender would change too"
+    editable = ("text", "changed", "fill")
+    noun = grammar.noun(d.word, need.plural)
+    if noun is None:
+        return f"no {'plural' if need.plural else 'singular'} form of it is known"
+    gender = need.gender  # a predicate noun of people and its adjectives are in its subject's
+    determiner = phrase.determiner[3] if phrase.determiner else None
+    article = grammar.article(determiner, d.word, need)
+    if article is None:
+        number = "plural" if need.plural else "singular"
+        return f"no {number} determiner is known for it" + (f" ({determiner.text!r} as written)" if determiner else "")
+    out = [(d.piece, d.start, d.end, _case_of(noun, d.word.text))]
+    if phrase.determiner is not None:
+        piece, start, end, word = phrase.determiner
+        if article != word.text.lower():
+            if kinds[piece] not in editable:
+                return f"its determiner {word.text!r}"
+            out.append((piece, start, end, _case_of(article + " ", word.text) if article else ""))
+    elif article:
+        if phrase.opening is None:
+            return "the parse does not say where its phrase opens"
+        piece, start = phrase.opening
+        if kinds[piece] not in ("text", "changed"):
+            if start != 0 or piece == 0 or kinds[piece - 1] not in ("text", "changed"):
+                return "no place for its article"
+            piece, start = piece - 1, len(texts[piece - 1])
+        out.append((piece, start, start, article + " "))
+    for piece, start, end, word in phrase.adjectives:
+        form = grammar.predicate(word, Features(have.plural, gender), Features(need.plural, gender))
+        if form is None or kinds[piece] not in editable:
+            return f"no {'plural' if need.plural else 'singular'} form of {word.text!r} is known"
+        if form != word.text:
+            out.append((piece, start, end, _case_of(form, word.text)))
+    return out
+
+
+def _case_of(form: str, model: str) -> str:
+    return form[:1].upper() + form[1:] if model[:1].isupper() else form
+
+
 def _split(
     texts: list[str], kinds: list[str], changes: Mapping[int, list[tuple[int, int, str]]], notes: list[str]
 ) -> Agreed:
@@ -479,7 +623,8 @@ def _split(
         for start, end, form in sorted(changes.get(i, [])):
             if start > at:
                 put(text[at:start], kind, i)
-            put(form, "fill" if kind == "fill" else "changed", i)
+            if form:  # a word dropped ("a " before a plural) leaves no piece
+                put(form, "fill" if kind == "fill" else "changed", i)
             at = end
         if at < len(text) or not changes.get(i):
             put(text[at:], kind, i)

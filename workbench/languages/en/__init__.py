@@ -7,7 +7,7 @@ import re
 from functools import lru_cache
 
 from .. import Language
-from ..grammar import Grammar, Word
+from ..grammar import Features, Grammar, Word
 
 
 @lru_cache(maxsize=1)
@@ -187,6 +187,33 @@ def base(word: Word) -> str | None:
     return form[:1].upper() + form[1:] if word.text[:1].isupper() else form
 
 
+def noun(word: Word, plural: bool) -> str | None:
+    """A predicate noun in the wanted number by inflect ("worker" <-> "workers"), None when unknown."""
+    w = word.text
+    if word.tag in ("NNP", "NNPS") or not w.isalpha():
+        return None
+    if plural:
+        return w if word.tag == "NNS" else inflect_engine().plural_noun(w) or None
+    if word.tag == "NN":
+        return w
+    return inflect_engine().singular_noun(w) or None
+
+
+# Determiners a predicate noun keeps in either number ("the engineer" / "the engineers").
+_KEPT_DETERMINERS = frozenset({"the", "my", "your", "his", "her", "its", "our", "their"})
+
+
+def article(determiner: Word | None, noun: Word, wanted: Features) -> str | None:
+    """The determiner of a predicate noun in the wanted number: "a" before a singular (a/an is
+    chosen when it is written), none before a plural; "the" and possessives are kept."""
+    if determiner is None:  # a plural without one; a singular without one is a mass noun or a name
+        return None if wanted.plural else "a"
+    d = determiner.text.lower()
+    if d in ("a", "an"):
+        return "" if wanted.plural else d
+    return d if d in _KEPT_DETERMINERS else None
+
+
 def maybe_verb(word: str) -> bool:
     """A word in -s that inflect reads as a verb's singular ("drinks" -> "drink")."""
     w = word.lower()
@@ -208,6 +235,8 @@ GRAMMAR = Grammar(
     },
     relative_pronouns=frozenset({"who", "that", "which"}),
     base=base,
+    noun=noun,
+    article=article,
     takes_base=frozenset(
         """do does did don't doesn't didn't can can't cannot could couldn't will won't would wouldn't
         shall should shouldn't must mustn't may might""".split()

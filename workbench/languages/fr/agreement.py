@@ -284,6 +284,58 @@ def gender(group: str) -> str | None:
     return "Masc" if LANGUAGE.is_plural(group) else None
 
 
+def noun(word: Word, plural_wanted: bool) -> str | None:
+    """A predicate noun in the wanted number ("infirmière" <-> "infirmières"); an invariable
+    one ("Français", read so by its lemma) keeps its form; None when unknown."""
+    w = word.text
+    if not w.isalpha() or word.pos == "PROPN":
+        return None
+    number = word.morph.get("Number")
+    if plural_wanted:
+        return w if number == "Plur" else _fr.plural(w)
+    if number == "Sing" or word.lemma.lower() == w.lower():
+        return w
+    return _fr.singular(w)
+
+
+# The determiner of a predicate noun in the other number: indefinite and definite articles.
+_PLURAL_ARTICLES = {"un": "des", "une": "des", "le": "les", "la": "les", "l'": "les", "l’": "les"}
+_SINGULAR_ARTICLES = {"des": ("un", "une"), "les": ("le", "la")}
+
+
+def article(determiner: Word | None, noun: Word, wanted: Features) -> str | None:
+    """The determiner a predicate noun takes in the wanted number ("un" -> "des", "les" ->
+    "les"); none stays none ("sont infirmières" -> "est infirmière"). A singular's needs its
+    gender: the subject's, where the tables read the noun as a noun of people of that gender
+    ("infirmières" -> "une", "ouvriers" -> "un"); None where no safe one is known (a possessive,
+    "de", a noun of either gender such as "collègues", a noun of things: the parser's gender of
+    nouns is not reliable enough to choose)."""
+    if determiner is None:
+        return ""
+    d = determiner.text.lower()
+    if wanted.plural:
+        return _PLURAL_ARTICLES.get(d)
+    if d not in _SINGULAR_ARTICLES or _person_gender(noun.text.lower()) != wanted.gender:
+        return None
+    return _SINGULAR_ARTICLES[d][wanted.gender == "Fem"]
+
+
+# Endings of masculine nouns of people whose feminine differs (ouvrier, ingénieur, musicien,
+# patron, marchand, employé); not "-té", "-ion" (nouns of things: une priorité, une passion).
+_PERSON_ENDINGS = ("eur", "ier", "ien", "on", "and", "ant", "ais", "ois", "é")
+
+
+def _person_gender(word: str) -> str | None:
+    """ "Fem" for the feminine of a masculine noun of people ("infirmière", "employées"), "Masc"
+    for a masculine one with a feminine of its own ("ouvrier", "ingénieurs"), else None."""
+    s = _fr.singular(word) or word
+    if any(m != s and _fr.feminine(m) == s for m in _fr.masculine(s)):
+        return "Fem"
+    if _fr.feminine(s) != s and s.endswith(_PERSON_ENDINGS) and not s.endswith(("té", "ion")):
+        return "Masc"
+    return None
+
+
 def maybe_verb(word: str) -> bool:
     """A word that looks like a verb's third person plural ("dorment", "font")."""
     w = word.lower()
@@ -337,6 +389,8 @@ def grammar_for(package: ModuleType) -> Grammar:
         gender=gender,
         maybe_verb=maybe_verb,
         maybe_adjective=maybe_adjective,
+        noun=noun,
+        article=article,
         stand_ins={
             "VERB": "fait",
             "AUX": "peut",
