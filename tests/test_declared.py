@@ -236,3 +236,42 @@ def test_hooks_read_count_note_and_describe_beside_the_statistics(tmp_path):
     console.print(table(hooked, doc))
     assert "ties" in console.export_text()
     assert hooked.summary(doc) == ["a summary line"]
+
+
+def test_items_without_a_figure_options_without_intervals_and_several_rows_per_item():
+    """`resampled`: items that carry no figure are counted but neither measured nor resampled (a
+    group of only such items gets no interval); `no_intervals`: options that allow none say why;
+    `items_file`: a model's rows of the items file, several per item."""
+    items = toy_items()
+    for it in items:
+        it["none"] = it["group"] == "c" or it["unit"] in ("u0", "u1")  # group c: nothing but such items
+    hooked = dataclasses.replace(
+        DECL,
+        gaps=(),
+        resampled=lambda item, result: not item["none"],
+        no_intervals=lambda options: "no intervals: asked so" if options.get("off") else "",
+        items_file=lambda items, results: [{"unit": it["unit"], "copy": c} for it in items for c in (1, 2)],
+    )
+
+    @contextmanager
+    def progress(name, total):
+        yield lambda n: None
+
+    def evaluate(chosen, options):
+        return hooked.evaluate_items(
+            chosen, "toy", options, Settings(0.95, 400, 0), lambda role, name: 0, ["m"], {}, progress, print
+        )
+
+    doc, rows = evaluate(items, {})
+    entry = doc["models"]["m"]
+    kept = [it for it in items if not it["none"]]
+    plain, _ = run(kept)  # the same figures and intervals as without those items at all
+    assert entry["overall"]["intervals"]["rate"] == plain["models"]["m"]["overall"]["intervals"]["rate"]
+    assert entry["by_group"]["a"]["rate"] == plain["models"]["m"]["by_group"]["a"]["rate"]
+    assert entry["overall"]["n"] == len(items) and entry["by_group"]["c"]["rate"] is None
+    assert "intervals" not in entry["by_group"]["c"] and not any("/ c" in w for w in doc["uncertainty"]["warnings"])
+    assert len(rows) == 2 * len(items) and rows[0] == {"model": "m", "unit": "u0", "copy": 1}
+
+    off, _ = evaluate(items, {"off": True})
+    assert off["uncertainty"]["warnings"] == ["no intervals: asked so"] and off["uncertainty"]["resamples"] == 0
+    assert "intervals" not in off["models"]["m"]["overall"] and off["models"]["m"]["overall"]["rate"] is not None

@@ -204,6 +204,14 @@ class Declared:
     document_fields: Callable[[dict], dict] | None = None  # options -> fields of the document's head
     informative: Column | None = None  # 1 for an item that carries a verdict (default: all do)
     uninformative: str = ""  # what a group without one would wrongly suggest
+    # resampled(item, result) -> 0 for an item that carries no figure (a record with nothing to compare
+    # within it, say): it is counted in `n` but left out of the statistics and their resamples, and a
+    # group (not overall) without any other gets no interval (default: every item counts)
+    resampled: Column | None = None
+    no_intervals: Callable[[dict], str] | None = None  # options -> why they allow no interval ("": they do)
+    # items_file(items, results) -> one model's rows of the items file, where an item stands for several
+    # scored texts (default: a row per item, its fields and its result)
+    items_file: Callable[[list, list[dict]], list[dict]] | None = None
     summary: Callable[[dict], list[str]] | None = None  # the document -> lines below the table
     chart_note: Callable[[dict], str] | None = None  # a group's figures -> a note above its bar (ties, say)
 
@@ -303,8 +311,11 @@ class Declared:
         scopes = []
 
         def figures(at: str, keep: list[int], path: tuple[str, ...]) -> tuple[dict, dict[str, Measure]]:
+            used = (
+                keep if self.resampled is None else [k for k in keep if _column(self.resampled, items[k], results[k])]
+            )
             measures = {
-                s.key: self._measure(s, items, results, keep, units) for s in self.statistics if not s.at or at in s.at
+                s.key: self._measure(s, items, results, used, units) for s in self.statistics if not s.at or at in s.at
             }
             if at == "overall":
                 measures.update(self._gaps(items, results, units, groups))
@@ -317,7 +328,8 @@ class Declared:
                 if self.informative is None
                 else int(sum(_column(self.informative, items[k], results[k]) for k in keep))
             )
-            scopes.append(Scope(path, measures, self.units, informative=informative, meaning=self.uninformative))
+            if used or at == "overall":  # a group of items that carry no figure has nothing to resample
+                scopes.append(Scope(path, measures, self.units, informative=informative, meaning=self.uninformative))
             return node, measures
 
         overall, measured = figures("overall", list(range(len(items))), ("overall",))
@@ -421,7 +433,10 @@ class Declared:
                 others[role.name] = (name, load_role(role, name))
         if others:
             doc["roles"] = {r: {"model": n, "revision": _revision(m)} for r, (n, m) in others.items()}
-        uncertainty = self.uncertainty(settings)
+        why = self.no_intervals(options) if self.no_intervals is not None else ""
+        uncertainty = self.uncertainty(Settings(settings.level, 0, settings.seed) if why else settings)
+        if why:
+            uncertainty.warnings.append(why)
         rows = []
         under_test = next((r for r in self.roles if r.name == UNDER_TEST.name), UNDER_TEST)
         for name in dict.fromkeys(models):
@@ -445,9 +460,13 @@ class Declared:
                 for line in lines:
                     say(line)
             doc["models"][name] = {**head, **entry}
-            uncertainty.add(name, doc["models"][name], scopes)
-            for item, result in zip(items, results):
-                rows.append({"model": name, **self.row_of(item), **result})
+            if not why:
+                uncertainty.add(name, doc["models"][name], scopes)
+            if self.items_file is not None:
+                rows += [{"model": name, **row} for row in self.items_file(items, results)]
+            else:
+                for item, result in zip(items, results):
+                    rows.append({"model": name, **self.row_of(item), **result})
         for line in uncertainty.finish(doc):
             say(line)
         return doc, rows
