@@ -77,6 +77,11 @@ class Grammar:
     # noun(word, plural) -> its form, None when unknown (None for the whole field: predicate nouns
     # are noted, never changed); article(determiner or None, the noun, the subject's new number
     # and gender) -> the determiner it needs ("": none; None: no safe one, the sentence is noted).
+    # A word right after a group that opens the sentence, which the parser misread (a verb
+    # tagged as an adverb or a noun, "Les infirmières oublient"): its reading as a finite verb
+    # (a Word with a verb's lemma and its Number), None when its form is not one; None for the
+    # whole field: such a word is noted, never changed.
+    finite_reading: Callable[[Word], Word | None] | None = None
     noun: Callable[[Word, bool], str | None] | None = None
     article: Callable[[Word | None, Word, Features], str | None] = lambda determiner, noun, wanted: None
 
@@ -165,11 +170,25 @@ def analyse(texts: list[str], kinds: list[str], pos: list, language, nlp) -> Ana
 
     group_of = {t.i: i for i, toks in tokens_of.items() for t in toks}
 
-    def add(token, role, subject, coordinated=False, others=()):
+    def add(token, role, subject, coordinated=False, others=(), word=None):
         if token.i in group_of or token.i in found:
             return
         p = piece_of(token)
-        word = Word(token.text, token.lemma_, token.tag_, token.pos_, token.morph.to_dict())
+        word = word or Word(token.text, token.lemma_, token.tag_, token.pos_, token.morph.to_dict())
+        if (
+            role == "verb"
+            and grammar.finite_reading is not None
+            and None
+            in (
+                grammar.verb(word, True),
+                grammar.verb(word, False),
+            )
+        ):
+            # a verb whose lemma the parser got wrong ("cuisine" read as its own lemma): the
+            # language's reading of its form gives the lemma the tables need
+            reading = grammar.finite_reading(word)
+            if reading is not None:
+                word = Word(word.text, reading.lemma, word.tag, word.pos, {**reading.morph, **word.morph})
         phrase = _phrase(token, grammar, piece_of, starts, kinds) if role == "noun" else None
         found[token.i] = Dependent(
             p,
@@ -208,7 +227,10 @@ def analyse(texts: list[str], kinds: list[str], pos: list, language, nlp) -> Ana
             words = _predicate_words(governor.head, grammar)
             for token, role in words:
                 add(token, role, subject, coordinated, others)
-            if not words:
+            misread = None if words or coordinated else _misread_verb(toks, grammar, governor.head)
+            if misread is not None:
+                add(*misread[:1], "verb", subject, word=misread[1])
+            elif not words:
                 doubt(
                     g,
                     f"the parser reads {texts[g]!r} as the subject of {governor.head.text!r}, which is not a verb",
@@ -226,6 +248,10 @@ def analyse(texts: list[str], kinds: list[str], pos: list, language, nlp) -> Ana
             # word order agree that the group is its subject, only the parse's label does not.
             for token, role in _predicate_words(verb, grammar):
                 add(token, role, subject)
+            continue
+        misread = _misread_verb(toks, grammar) if governor is None else None
+        if misread is not None:
+            add(*misread[:1], "verb", subject, word=misread[1])
             continue
         if governor is None:
             suspect = verb
@@ -449,6 +475,34 @@ def _next_word(token, skip: frozenset[str]):
         if t.pos_ in ("ADV", "PART") or t.lower_ in skip:
             continue
         return t
+    return None
+
+
+def _misread_verb(toks, grammar: Grammar, governed=None):
+    """(token, its reading) of a verb the parser missed right after a group that opens the
+    sentence ("Les infirmières oublient les réunions": "oublient" tagged as an adverb), or
+    anywhere when the parser reads the group as the subject of that very word (`governed`:
+    "Selon moi, les femmes rêve": "rêve" read as a noun), past negation and clitics, when the
+    language reads the word as a finite verb and the parse gives it no subject of its own;
+    None otherwise."""
+    if grammar.finite_reading is None:
+        return None
+    doc = toks[0].doc
+    opening = not any(t.is_alpha for t in doc[: toks[0].i])
+    for t in doc[toks[-1].i + 1 :]:
+        if t.pos_ == "PRON" and t.dep_ not in SUBJECTS and len(t.text.strip("'’")) <= 3 or t.lower_ in ("ne", "n'"):
+            continue
+        if (
+            t.is_punct
+            or any(c.dep_ in SUBJECTS and c not in toks for c in t.children)
+            or t.pos_ in ("DET", "ADP", "CCONJ", "SCONJ", "PRON", "NUM", "PROPN", "PUNCT")
+        ):
+            return None
+        reading = grammar.finite_reading(_word(t)) if opening or t == governed else None
+        if reading is not None:
+            return t, reading
+        if t.pos_ not in ("ADV", "PART"):
+            return None
     return None
 
 

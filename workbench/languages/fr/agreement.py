@@ -284,6 +284,35 @@ def gender(group: str) -> str | None:
     return "Masc" if LANGUAGE.is_plural(group) else None
 
 
+def finite_reading(word: Word) -> Word | None:
+    """A word read as a finite verb of the third person when its form is one both ways: the
+    other number's form by the tables gives it back ("oublient" <-> "oublie", "font" <->
+    "fait"), by the parser's lemma where it is a verb's (-er, -ir, -re), else by the first
+    group's ("cuisine": cuisiner). None otherwise ("malades", "souvent")."""
+    w = word.text.lower()
+    if not w.isalpha() or w.endswith("ment") or w in _ADVERBS_LIKE_ADJECTIVES:
+        return None
+    lemma = word.lemma.lower()
+    lemmas = [lemma] if lemma != w and lemma.endswith(("er", "ir", "re")) else []
+    if word.pos == "ADV" and not lemmas:
+        return None  # an adverb by the parser's lemma too ("souvent")
+    if w.endswith("ent") and len(w) > 4:
+        lemmas.append(w[:-3] + "er")
+    elif w.endswith("e") and len(w) > 2:
+        lemmas.append(w[:-1] + "er")
+    elif w in _IRREGULAR or w in _IRREGULAR_SINGULAR:
+        lemmas.append(lemma)
+    for candidate in lemmas:
+        for plural in (True, False):
+            other = verb(Word(w, candidate), not plural)
+            if other and other != w and verb(Word(other, candidate), plural) == w:
+                number = "Plur" if plural else "Sing"
+                return Word(
+                    word.text, candidate, word.tag, "VERB", {"Number": number, "Person": "3", "VerbForm": "Fin"}
+                )
+    return None
+
+
 def noun(word: Word, plural_wanted: bool) -> str | None:
     """A predicate noun in the wanted number ("infirmière" <-> "infirmières"); an invariable
     one ("Français", read so by its lemma) keeps its form; None when unknown."""
@@ -389,6 +418,7 @@ def grammar_for(package: ModuleType) -> Grammar:
         gender=gender,
         maybe_verb=maybe_verb,
         maybe_adjective=maybe_adjective,
+        finite_reading=finite_reading,
         noun=noun,
         article=article,
         stand_ins={
