@@ -121,7 +121,7 @@ def test_run_force_recomputes_a_fresh_stage(plugins, tmp_path, runner, monkeypat
 
 def test_a_built_in_kinds_code_is_its_folder_hashed_once_until_a_file_changes(tmp_path, monkeypatch):
     from workbench import __version__, kinds
-    from workbench.kinds import code
+    from workbench.contract import code
 
     identity = code.identity(kinds.get("crows-pairs"))
     assert identity["package"] == "workbench" and identity["version"] == __version__
