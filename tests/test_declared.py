@@ -275,3 +275,10 @@ def test_items_without_a_figure_options_without_intervals_and_several_rows_per_i
     off, _ = evaluate(items, {"off": True})
     assert off["uncertainty"]["warnings"] == ["no intervals: asked so"] and off["uncertainty"]["resamples"] == 0
     assert "intervals" not in off["models"]["m"]["overall"] and off["models"]["m"]["overall"]["rate"] is not None
+
+
+def test_version_comparison_names_a_dropped_row_as_the_declaration_does():
+    from workbench.evaluation.declared_report import DeclaredEvaluator
+
+    assert DeclaredEvaluator(DECL).COMPARED.unit == DECL.unit
+    assert DeclaredEvaluator(dataclasses.replace(DECL, row_name="row")).COMPARED.unit == "row"

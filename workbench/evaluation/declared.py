@@ -176,6 +176,7 @@ class Declared:
     units: str = "items"
     item_name: str = "item"  # what one record is (messages)
     items_name: str = "items"
+    row_name: str = ""  # what a row of the data file is, where an item holds several (default: the unit)
     gaps: tuple[Gap, ...] = ()
     roles: tuple[ModelRole, ...] = (UNDER_TEST,)
     options: tuple = ()  # the kind's EvaluatorOptions (also its Kind's)

@@ -46,7 +46,9 @@ class DeclaredEvaluator:
         self.declared = declared
         keys = tuple(s.key for s in declared.statistics if s.compared)
         self.COMPARED = Compared(
-            keys=("model", "level", "group"), measures=(*keys, "n", *declared.compared_fields), unit=declared.unit
+            keys=("model", "level", "group"),
+            measures=(*keys, "n", *declared.compared_fields),
+            unit=declared.row_name or declared.unit,  # what a dropped row is called
         )
 
     def detect(self, path) -> bool:
