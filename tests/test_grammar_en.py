@@ -121,7 +121,7 @@ def test_where_the_parse_is_unsure_the_sentence_is_noted_not_changed(tmp_path):
     anti = {r["hypothesis"]: r["grammar"] for r in rows if r["stance"] == "anti"}
     assert anti == {
         "engineers read the news and drinks coffee.": [
-            "hypothesis: 'drinks' after 'and' may be a verb of 'a nurse' the parser does not read so"
+            "hypothesis: 'drinks' after 'and' may be a verb of 'engineers' the parser does not read so"
         ],
         "engineers love her job.": ["hypothesis: 'her' may stand for 'engineers': pronouns are not changed"],
     }

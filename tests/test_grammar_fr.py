@@ -172,7 +172,7 @@ def test_where_the_parse_is_unsure_the_sentence_is_noted_not_changed(tmp_path):
     anti = {r["hypothesis"]: r["grammar"] for r in rows if r["stance"] == "anti"}
     assert anti == {
         "un ingénieur travaille beaucoup et dorment peu.": [
-            "hypothesis: 'dorment' after 'et' may be a verb of 'les infirmières' the parser does not read so"
+            "hypothesis: 'dorment' after 'et' may be a verb of 'un ingénieur' the parser does not read so"
         ],
         "un ingénieur finit leur travail.": [
             "hypothesis: 'leur' may stand for 'un ingénieur': pronouns are not changed"
@@ -222,6 +222,6 @@ def test_the_queue_shows_the_notes_of_the_sample_and_of_its_counterfactual():
         {
             "label": "grammar",
             "text": "counterfactual 'Un ingénieur travaille beaucoup et dorment peu.': 'dorment' after "
-            "'et' may be a verb of 'les infirmières' the parser does not read so",
+            "'et' may be a verb of 'un ingénieur' the parser does not read so",
         },
     ]

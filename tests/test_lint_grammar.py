@@ -91,7 +91,7 @@ def test_lint_reads_every_template_in_both_stances_by_the_parser(tmp_path, runne
     )
     assert (
         "t.yaml:11: warning: hypotheses[1].text: swapped ('engineers read the news and drinks <mask>.'): "
-        "'drinks' after 'and' may be a verb of 'a nurse' the parser does not read so" in out
+        "'drinks' after 'and' may be a verb of 'engineers' the parser does not read so" in out
     )
     assert "hypotheses[2]" not in out  # agreed in both stances: nothing to say
     assert "2 warning(s)" in out

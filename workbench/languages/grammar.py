@@ -759,15 +759,38 @@ def agree_in_place(
     return _split(texts, kinds, changes, notes)
 
 
-def unsure_notes(analysis: Analysis, written: Mapping[int, str], wanted: Mapping[int, str], language) -> list[str]:
-    """The parse's doubts about the subjects that change in number or gender (only there is a word to change)."""
+def unsure_notes(
+    analysis: Analysis,
+    written: Mapping[int, str],
+    wanted: Mapping[int, str],
+    language,
+    filled: Mapping[int, str] | None = None,
+) -> list[str]:
+    """The parse's doubts about the subjects whose words may change: where the group put in
+    (`wanted`) differs in number or gender from the one the author's words agree with
+    (`written`) or, in a sentence with fills, the one the fills were chosen for (`filled`). Each
+    names the groups of the sentence written, not those of the rendering that was parsed."""
     out = []
     for subject, coordinated, others, note in analysis.unsure:
         if all(s in wanted for s in subject):
             probe = Dependent(0, 0, 0, Word(""), "verb", subject, coordinated, others)
-            if _subject_features(probe, written, language) != _subject_features(probe, wanted, language):
-                out.append(note)
+            now = _subject_features(probe, wanted, language)
+            if _subject_features(probe, written, language) != now or (
+                filled is not None and _subject_features(probe, filled, language) != now
+            ):
+                out.append(_renamed(note, written, wanted))
     return out
+
+
+def _renamed(note: str, written: Mapping[int, str], wanted: Mapping[int, str]) -> str:
+    """A note of the parsed rendering with each group quoted as the sentence written has it (at once: groups may swap)."""
+    import re
+
+    names = {repr(written[g]): repr(wanted[g]) for g in wanted if g in written and written[g] != wanted[g]}
+    if not names:
+        return note
+    pattern = re.compile("|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)))
+    return pattern.sub(lambda m: names[m.group(0)], note)
 
 
 def _subject_features(d: Dependent, values: Mapping[int, str], language) -> Features:

@@ -122,7 +122,8 @@ def with_groups(
         [pieces.names[o] for o in agreed.origin],
         [pieces.pos[o] if pieces.pos else None for o in agreed.origin],
     )
-    notes = agreed.notes + G.unsure_notes(analysis, have, need, language)
+    # The doubts of the parse, about the sentence written: its groups, and the fills' where it has some
+    notes = agreed.notes + G.unsure_notes(analysis, have, need, language, filled if "fill" in pieces.kinds else None)
     # A second reading, of the sentence as now written: a word the first parse missed shows here.
     second = _analysis(tuple(out.texts), tuple(out.kinds), tuple(out.pos), language)
     notes += [f"{n} (a second reading)" for n in G.disagreements(out.texts, out.kinds, second, language)]
