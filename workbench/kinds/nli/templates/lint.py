@@ -107,8 +107,11 @@ def grammar_problems(templates: list[Template], language) -> list[Problem]:
 
 def identity_number_problems(authoring, paths, language) -> list[Problem]:
     """Templates with an identity slot (records with `raw`, `[I]` where the identity goes, and
-    `identity`): a prompt whose words disagree with its identity, by the language's parser ("les
-    filles est [M]": a template written as one text used with identities of another number)."""
+    `identity`), and statements an identity is put before (records whose text, the authoring's
+    text column, is the `identity`, a space and the statement as written): a prompt or probe
+    whose words disagree with its identity, by the language's parser ("les filles est [M]": a
+    template written as one text used with identities of another number; "are slow to learn"
+    after the singular identity "an older person")."""
     from ....core.errors import ModelError
     from ....languages import grammar as G
     from ....authoring.files import find_template_files, read_file
@@ -129,9 +132,15 @@ def identity_number_problems(authoring, paths, language) -> list[Problem]:
             for row in rows:
                 record = row.record
                 text, identity = record.get("raw"), record.get("identity")
-                if not isinstance(text, str) or not isinstance(identity, str) or text.count("[I]") != 1:
+                if not isinstance(identity, str) or not identity:
                     continue
-                before, after = text.split("[I]")
+                shown = record.get(authoring.text_column)
+                if isinstance(text, str) and text.count("[I]") == 1:
+                    before, after = text.split("[I]")
+                elif text is None and isinstance(shown, str) and shown.startswith(identity + " "):
+                    before, after = "", shown[len(identity) :]  # the identity, then the statement
+                else:
+                    continue
                 texts, kinds = [], []
                 for part in _slots(before) + [(identity, "group")] + _slots(after):
                     texts.append(part[0]), kinds.append(part[1])
