@@ -151,51 +151,42 @@ def _second_group(lemma: str) -> bool:
     return lemma.endswith("ir") and not lemma.endswith(_NOT_SECOND_GROUP)
 
 
+# Endings of the third persons after the families, singular -> plural, each read both ways,
+# tried in order; `when(lemma, morph, word, plural_wanted)` says where a rule applies.
+_PAST_SIMPLE = (("a", "èrent"), ("int", "inrent"), ("it", "irent"), ("ut", "urent"))  # not "préfèrent"
+_ENDINGS = (
+    ("ait", "aient", lambda lemma, morph, w, plural: True),
+    # a future: "travaillera" (the plural's "-ront" is read back always)
+    (
+        "ra",
+        "ront",
+        lambda lemma, morph, w, plural: not plural or morph.get("Tense") == "Fut" or w[:-1] in (lemma, lemma[:-1]),
+    ),
+    # the second group: "finit" / "finissent" (a subjunctive "finisse" is not read back to "finit")
+    ("it", "issent", lambda lemma, morph, w, plural: _second_group(lemma) and (plural or morph.get("Mood") != "Sub")),
+    # -e / -ent: "travaille" / "travaillent"
+    ("e", "ent", lambda lemma, morph, w, plural: _e_ent(lemma, morph) and (plural or len(w) > 4)),
+)
+
+
 def verb(word: Word, plural_wanted: bool) -> str | None:
-    """The third person of `word` in the wanted number ("travaille" -> "travaillent", "a" -> "ont")."""
+    """The third person of `word` in the wanted number ("travaille" -> "travaillent", "a" -> "ont"):
+    one set of rules (irregular verbs, families by lemma, the past simple, endings), each a
+    singular and a plural form read in the direction wanted."""
     w, lemma, morph = word.text.lower(), word.lemma.lower(), word.morph
-    number = morph.get("Number")
-    past_simple = morph.get("Tense") == "Past" and morph.get("VerbForm") == "Fin"
-    if plural_wanted:
-        if number == "Plur" or w in _IRREGULAR_SINGULAR:
-            return word.text
-        if w in _IRREGULAR:
-            return _IRREGULAR[w]
-        for lemma_end, sg, pl in _FAMILIES:
-            if lemma.endswith(lemma_end) and w.endswith(sg):
-                return w[: -len(sg)] + pl
-        if past_simple:
-            for sg, pl in (("a", "èrent"), ("int", "inrent"), ("it", "irent"), ("ut", "urent")):
-                if w.endswith(sg):
-                    return w[: -len(sg)] + pl
-        if w.endswith("ait"):
-            return w[:-3] + "aient"
-        if w.endswith("ra") and (morph.get("Tense") == "Fut" or w[:-1] in (lemma, lemma[:-1])):
-            return w[:-2] + "ront"
-        if _second_group(lemma) and w.endswith("it"):
-            return w[:-1] + "ssent"
-        if w.endswith("e") and _e_ent(lemma, morph):
-            return w + "nt"
-        return None
-    if number == "Sing" or w in _IRREGULAR:
+    own, other = (_IRREGULAR_SINGULAR, _IRREGULAR) if plural_wanted else (_IRREGULAR, _IRREGULAR_SINGULAR)
+    if morph.get("Number") == ("Plur" if plural_wanted else "Sing") or w in own:
         return word.text
-    if w in _IRREGULAR_SINGULAR:
-        return _IRREGULAR_SINGULAR[w]
-    for lemma_end, sg, pl in _FAMILIES:
-        if lemma.endswith(lemma_end) and w.endswith(pl):
-            return w[: -len(pl)] + sg
-    if past_simple:  # ("préfèrent", "mesurent" are presents)
-        for pl, sg in (("èrent", "a"), ("inrent", "int"), ("irent", "it"), ("urent", "ut")):
-            if w.endswith(pl):
-                return w[: -len(pl)] + sg
-    if w.endswith("aient"):
-        return w[:-5] + "ait"
-    if w.endswith("ront"):
-        return w[:-4] + "ra"
-    if _second_group(lemma) and w.endswith("issent") and morph.get("Mood") != "Sub":
-        return w[:-5] + "t"
-    if w.endswith("ent") and len(w) > 4 and _e_ent(lemma, morph):
-        return w[:-2]
+    if w in other:
+        return other[w]
+    rules = [(sg, pl) for lemma_end, sg, pl in _FAMILIES if lemma.endswith(lemma_end)]
+    if morph.get("Tense") == "Past" and morph.get("VerbForm") == "Fin":
+        rules += _PAST_SIMPLE
+    rules += [(sg, pl) for sg, pl, when in _ENDINGS if when(lemma, morph, w, plural_wanted)]
+    for sg, pl in rules:
+        have, want = (sg, pl) if plural_wanted else (pl, sg)
+        if w.endswith(have):
+            return w[: -len(have)] + want
     return None
 
 
