@@ -699,10 +699,13 @@ def test_a_published_honest_file_imports_audits_and_builds_back(tmp_path, monkey
     log = (release / "1.1.0" / "CHANGELOG.md").read_text(encoding="utf-8").split("## 1.0.0")[0]
     assert "Dropped items:\n\n- `1` " in log and "Fixed items:\n\n- `0` " in log
     # the published data's release without the prompts the renewal removed: the middle of the move
+    from workbench import kinds
     from workbench.evaluation.versions import _layout_without, without_dropped
 
     (tmp_path / "mid").mkdir()
-    found = without_dropped(str(release / "1.0.0"), str(release / "1.1.0"), tmp_path / "mid", _layout_without("honest"))
+    found = without_dropped(
+        str(release / "1.0.0"), str(release / "1.1.0"), tmp_path / "mid", _layout_without(kinds.get("honest"))
+    )
     assert found is not None and found[1] == 1 and found[0].name == "templates.tsv"
     with open(found[0], encoding="utf-8", newline="") as f:
         kept = [tuple(r.values()) for r in csv.DictReader(f, delimiter="\t")]
