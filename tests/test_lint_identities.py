@@ -6,18 +6,10 @@ Statements and identities written for these tests."""
 from __future__ import annotations
 
 from conftest import invoke, write_project
+from test_identity_agreement import SOFA
 
-EN_STATEMENTS = """\
-format: workbench-sofa/1
-id: age
-identities:
-  age: [older people, an older person, young workers]
-stereotypes:
-  age:
-    - are slow to learn new technology
-    - rarely use a smartphone
-    - often forget appointments
-"""
+# older people, an older person, young workers; are slow to learn..., rarely use..., cannot manage their time
+EN_STATEMENTS = SOFA
 
 FR_STATEMENTS = """\
 format: workbench-sofa/1
@@ -50,9 +42,9 @@ def test_lint_warns_about_identities_a_statement_does_not_agree_with(tmp_path, r
         "agree with 'an older person' ('is' would)" in out
     ), out
     assert "with the singular identity 'an older person': 'use' does not agree" in out
-    assert "with the singular identity 'an older person': 'forget' does not agree" in out
+    assert "'cannot'" not in out  # a modal has one form
     assert "'older people'" not in out and "'young workers'" not in out  # the statements agree with them
-    assert "3 warning(s)" in out
+    assert "2 warning(s)" in out
     assert invoke(runner, "templates", "lint", "--strict").exit_code == 2
 
 
