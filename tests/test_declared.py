@@ -282,3 +282,107 @@ def test_version_comparison_names_a_dropped_row_as_the_declaration_does():
 
     assert DeclaredEvaluator(DECL).COMPARED.unit == DECL.unit
     assert DeclaredEvaluator(dataclasses.replace(DECL, row_name="row")).COMPARED.unit == "row"
+
+
+def test_kept_variants_and_levels_in_order_of_name():
+    """`kept`: the items a model's figures rest on (an unanswered one left out, what remains put in
+    other units); `variants`: a figure redrawn one unit per cluster, under uncertainty.variants;
+    `Level.by_name`: a level's groups measured (and warned about) in order of name."""
+    from workbench.evaluation.declared import Level
+    from workbench.evaluation.intervals import measure_of_ratio
+
+    items = toy_items()
+    for k, it in enumerate(items):
+        it["sub"] = "zyx"[k % 3]
+
+    def kept(items, results):
+        pairs = [(it, r) for it, r in zip(items, results) if it["unit"] not in ("u0", "u1")]
+        return [{**it, "unit": f"own {it['unit']}"} for it, _ in pairs], [r for _, r in pairs]
+
+    def variants(items, results):
+        hits = [r["hit"] for r in results]
+        return measure_of_ratio(hits, None, 100.0, 50.0), [it["group"] for it in items], "rate"
+
+    hooked = dataclasses.replace(
+        DECL, kept=kept, variants=variants, levels=(Level("sub", "sub", by_name=True),), gaps=()
+    )
+
+    @contextmanager
+    def progress(name, total):
+        yield lambda n: None
+
+    said = []
+    doc, rows = hooked.evaluate_items(
+        items, "toy", {}, Settings(0.95, 200, 0), lambda role, name: 0, ["m"], {}, progress, said.append
+    )
+    entry = doc["models"]["m"]
+    left = [it for it in items if it["unit"] not in ("u0", "u1")]
+    assert entry["overall"]["n"] == len(left) and len(rows) == len(items)  # the items file keeps every item
+    assert entry["overall"]["intervals"]["rate"]["n_units"] == len({it["unit"] for it in left})
+    found = doc["uncertainty"]["variants"]["m"]
+    assert found["clusters"] == 3 and found["variants"] == len(left) and found["lower"] <= found["upper"]
+    assert said[-1] == found["sentence"] and found["sentence"].startswith("rate (m): keeping one variant")
+    assert list(entry["by_sub"]) == ["x", "y", "z"]
+    small = [w for w in doc["uncertainty"]["warnings"] if "by_sub" in w]
+    assert [w.split("by_sub / ")[1][0] for w in small] == sorted(w.split("by_sub / ")[1][0] for w in small)
+
+
+def test_a_kind_opens_its_own_models_answers_some_requests_itself_and_describes_its_script(tmp_path):
+    """`open_model` in place of the shared loaders (with how workbench runs it), `own` for requests
+    the declaration does not cover (None: the declaration runs), `many_sources` for several
+    sources side by side, `script` for what a release's script says and installs."""
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from workbench.evaluation.declared_report import DeclaredEvaluator
+    from workbench.release.runtime.declared import DeclaredStandalone
+
+    data = tmp_path / "toy.jsonl"
+    data.write_text("".join(json.dumps(it) + "\n" for it in toy_items()), encoding="utf-8")
+    opened, asked = [], []
+
+    def own(request, console):
+        asked.append(len(request.sources))
+        return {"own": True} if len(request.sources) > 1 else None
+
+    hooked = dataclasses.replace(
+        DECL,
+        load=lambda spec, options: dataclasses.replace(
+            DECL.read_source(spec, options, lambda: (data, "toy")), label="toy"
+        ),
+        open_model=lambda role, name, how: opened.append((role.name, name, how["cache_path"], how["config"])) or name,
+        own=own,
+        many_sources=True,
+        script={"REQUIREMENTS": "torch transformers numpy pyarrow"},
+    )
+    evaluator = DeclaredEvaluator(hooked)
+    assert evaluator.MANY_SOURCES is True
+    request = SimpleNamespace(
+        sources=["a", "b"], predictions=None, predictions_out=None, models=["m"], options={}, score_rule=None
+    )
+    assert evaluator.evaluate(request, Console()) == {"own": True} and asked == [2]
+    request = SimpleNamespace(
+        sources=[str(data)],
+        predictions=None,
+        predictions_out=None,
+        models=["m"],
+        options={},
+        score_rule=None,
+        strict=False,
+        root=None,
+        spec=None,
+        runtimes={},
+        cache_path=tmp_path / "cache.sqlite",
+        config="the project's",
+        intervals=Settings(0.95, 0, 0),
+        json_out=None,
+        csv_out=None,
+        plots=None,
+        items_out=None,
+        annotations=lambda: {},
+    )
+    doc = evaluator.evaluate(request, Console(record=True, width=200))
+    assert asked == [2, 1] and doc["models"]["m"]["overall"]["n"] == len(toy_items())
+    assert opened == [("model", "m", tmp_path / "cache.sqlite", "the project's")]
+    assert DeclaredStandalone(hooked).REQUIREMENTS == "torch transformers numpy pyarrow"

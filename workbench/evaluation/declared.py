@@ -46,7 +46,7 @@ import numpy as np
 
 from ..core.errors import InputError, Problem, display_path
 from ..models.roles import UNDER_TEST, ModelRole
-from .intervals import Measure, Scope, Settings, Uncertainty, mean_of_cells
+from .intervals import Measure, Scope, Settings, Uncertainty, mean_of_cells, variant_stability
 
 MAX_PROBLEMS = 50
 Column = str | Callable[[Any, dict], float]
@@ -106,6 +106,7 @@ class Level:
     name: str
     order: Callable[[str, dict], Any] | None = None
     label: Callable[[str, dict], str] | None = None
+    by_name: bool = False  # its groups' figures (and intervals, warnings) in order of name, not the data's
 
     @property
     def key(self) -> str:
@@ -215,6 +216,21 @@ class Declared:
     items_file: Callable[[list, list[dict]], list[dict]] | None = None
     summary: Callable[[dict], list[str]] | None = None  # the document -> lines below the table
     chart_note: Callable[[dict], str] | None = None  # a group's figures -> a note above its bar (ties, say)
+    # open_model(role, name, how) -> what `score` is given as that role's model, where the kind opens its
+    # own (label mappings, a judge asked in a prompt); how: root, spec, runtimes, cache_path (None: no
+    # cache), config (the project's; None in a release), options
+    open_model: Callable[[ModelRole, str, dict], Any] | None = None
+    # kept(items, results) -> (items, results) a model's figures rest on: an item it gave no answer for
+    # left out (what remains re-grouped or re-paired as the kind says); all of them by default
+    kept: Callable[[list, list[dict]], tuple[list, list[dict]]] | None = None
+    # variants(items, results) -> (Measure, clusters, what) | None: a figure redrawn keeping one unit of
+    # each cluster (`intervals.variant_stability`), under uncertainty.variants per model
+    variants: Callable[[list, list[dict]], tuple | None] | None = None
+    # own(request, console) -> document | None: the kind's own evaluator for what the declaration does
+    # not cover (None: the declaration runs); many_sources: several sources go to it side by side
+    own: Callable[[Any, Any], dict | None] | None = None
+    many_sources: bool = False
+    script: dict[str, str] = field(default_factory=dict)  # the release script's REQUIREMENTS, MODEL_NOTE, ...
 
     # --- the data --------------------------------------------------------------------------
 
@@ -306,6 +322,8 @@ class Declared:
     def model_entry(self, items: list, results: list[dict]) -> tuple[dict, list[Scope]]:
         """A model's figures overall, per group and per further level, and the scopes its
         intervals resample."""
+        if self.kept is not None:
+            items, results = self.kept(items, results)
         units = _units(self, items)
         groups = sorted({self.group_of(i) for i in items})
         by = f"by_{self.group_name.replace(' ', '_')}"
@@ -343,7 +361,7 @@ class Declared:
                 name: figures(
                     level.name, [k for k, i in enumerate(items) if str(_get(i, level.of)) == name], (level.key, name)
                 )[0]
-                for name in (sorted(seen) if level == self.levels_all[0] else seen)
+                for name in (sorted(seen) if level == self.levels_all[0] or level.by_name else seen)
             }
             order = level.order
             entry[level.key] = {n: nodes[n] for n in sorted(nodes, key=lambda n: order(n, nodes[n]) if order else n)}
@@ -438,7 +456,8 @@ class Declared:
         uncertainty = self.uncertainty(Settings(settings.level, 0, settings.seed) if why else settings)
         if why:
             uncertainty.warnings.append(why)
-        rows = []
+        rows: list[dict] = []
+        variants: dict = {}
         under_test = next((r for r in self.roles if r.name == UNDER_TEST.name), UNDER_TEST)
         for name in dict.fromkeys(models):
             model = load_role(under_test, name)
@@ -463,6 +482,7 @@ class Declared:
             doc["models"][name] = {**head, **entry}
             if not why:
                 uncertainty.add(name, doc["models"][name], scopes)
+                self._variant(name, items, results, uncertainty.settings, variants)
             if self.items_file is not None:
                 rows += [{"model": name, **row} for row in self.items_file(items, results)]
             else:
@@ -470,7 +490,22 @@ class Declared:
                     rows.append({"model": name, **self.row_of(item), **result})
         for line in uncertainty.finish(doc):
             say(line)
+        if variants:
+            doc["uncertainty"]["variants"] = variants
+            for found in variants.values():
+                say(found["sentence"])
         return doc, rows
+
+    def _variant(self, name: str, items: list, results: list[dict], settings: Settings, out: dict) -> None:
+        """`variants`' figure for one model, redrawn one unit per cluster, into `out` (where it has one)."""
+        if self.variants is None:
+            return
+        if self.kept is not None:
+            items, results = self.kept(items, results)
+        found = self.variants(items, results)
+        stable = None if found is None else variant_stability(found[0], found[1], settings, f"{found[2]} ({name})")
+        if stable is not None:
+            out[name] = stable
 
     def _work(self, items: list, options: dict, models: Models) -> int:
         """The progress bar's total: `work(items, options)`, or `work(items, options, models)` where

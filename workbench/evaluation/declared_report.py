@@ -50,6 +50,7 @@ class DeclaredEvaluator:
             measures=(*keys, "n", *declared.compared_fields),
             unit=declared.row_name or declared.unit,  # what a dropped row is called
         )
+        self.MANY_SOURCES = declared.many_sources  # several sources go to the kind's `own` evaluator
 
     def detect(self, path) -> bool:
         return self.declared.detect(path)
@@ -59,6 +60,9 @@ class DeclaredEvaluator:
         from ..core.progress import progress_bar
 
         d = self.declared
+        found = d.own(request, console) if d.own is not None else None
+        if found is not None:  # a request the kind's own evaluator answers
+            return found
         if request.predictions is not None or request.predictions_out is not None:
             raise InputError(
                 f"{d.kind} scores models directly: --predictions/--predictions-out are not used "
@@ -82,6 +86,10 @@ class DeclaredEvaluator:
             console.print(line, markup=False, highlight=False)
 
         def loaded(role, name):
+            if d.open_model is not None:  # the kind opens its own
+                how = {"root": request.root, "spec": request.spec, "runtimes": request.runtimes}
+                how.update(cache_path=request.cache_path, config=request.config, options=options)
+                return d.open_model(role, name, how)
             return load_role(
                 role,
                 name,

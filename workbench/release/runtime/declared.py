@@ -29,6 +29,10 @@ def _load(role, name: str, spec, runtimes: dict):
     return load_lm(name, spec, runtimes)
 
 
+# How a release's script opens a model the kind opens itself (`Declared.open_model`): no project, no cache.
+HOW = {"root": None, "cache_path": None, "config": None}
+
+
 class DeclaredStandalone:
     """TITLE, MEASURES, DATA, add_options, check_options and evaluate, as cli.py expects them."""
 
@@ -46,6 +50,8 @@ class DeclaredStandalone:
         others = [r for r in d.roles if r.name != UNDER_TEST.name]
         self.EXAMPLE = "".join(f" {r.flag} {r.metavar}" for r in others if r.required)
         self.COMMAND = f"python evaluate.py --model MODEL{self.EXAMPLE} --json scores.json"
+        for name, value in d.script.items():  # what the declaration says of its script (REQUIREMENTS, ...)
+            setattr(self, name, value)
 
     def add_options(self, parser) -> None:
         d = self.declared
@@ -85,12 +91,12 @@ class DeclaredStandalone:
             options["score_rule"] = args.score_rule
         if d.load is not None:
             source = d.load(str(folder), {**options, "strict": False})
-            items = source.items
+            items, document = source.items, source.document
         else:
             path = folder / d.data
             if not path.is_file():
                 raise Refused(f"{folder}: no {d.data}")
-            items = d.read(path)
+            items, document = d.read(path), {}
         roles = {r.name: getattr(args, r.dest, None) for r in d.roles if r.name != UNDER_TEST.name}
 
         @contextmanager
@@ -103,11 +109,16 @@ class DeclaredStandalone:
             dataset_label(origin),
             options,
             args.intervals,
-            lambda role, name: _load(role, name, args.spec, run.runtimes),
+            lambda role, name: (
+                _load(role, name, args.spec, run.runtimes)
+                if d.open_model is None
+                else d.open_model(role, name, {**HOW, "spec": args.spec, "runtimes": run.runtimes, "options": options})
+            ),
             args.model,
             roles,
             progress_for,
             print,
+            document,
         )
         for line in d.summary(doc) if d.summary else []:
             print(line, file=sys.stderr)
