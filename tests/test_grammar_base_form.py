@@ -146,3 +146,12 @@ def test_generate_writes_the_base_form(fixture_models, tmp_path):
     assert rows["pro"]["fill_tokens"] == ["cooks"]
     assert rows["pro"]["hypothesis"] == "a plumber doesn't cook dinner."
     assert rows["anti"]["hypothesis"] == "teachers don't cook dinner."
+
+
+def test_a_counterfactual_notes_a_fill_after_an_auxiliary_not_in_its_base_form():
+    # generate writes the base form where it knows one; a fill it did not know is noted
+    text, notes = counterfactual_with_notes(
+        "{{GROUP1}} didn't <mask:VERB> the horses.", {}, {"GROUP1": "a plumber", "GROUP2": "teachers"}, ["bred"], EN
+    )
+    assert text == "Teachers didn't bred the horses."
+    assert notes == ["'bred' follows an auxiliary and may need its base form: left as written"]

@@ -565,7 +565,11 @@ def agree(
     changes: dict[int, list[tuple[int, int, str]]] = {}
     for d in analysis.dependents:
         kind = kinds[d.piece]
-        if kind == "mask" or d.role == "base" or any(s not in wanted for s in d.subject):
+        if d.role == "base":  # a fill after "doesn't", "can"...: generate wrote its base form, where it knew one
+            if kind == "fill" and grammar.base is not None and grammar.base(d.word) != d.word.text:
+                notes.append(f"{d.word.text!r} follows an auxiliary and may need its base form: left as written")
+            continue
+        if kind == "mask" or any(s not in wanted for s in d.subject):
             continue
         have = combined(filled_for if kind == "fill" and filled_for else written, d)
         need = combined(wanted, d)
