@@ -208,7 +208,7 @@ def test_build_is_byte_identical_and_complete(labelled_project, runner):
     # every file is in the manifest, the code evaluate.py runs (evaluator/...) too
     assert set(manifest["files"]) == names - {"manifest.json"}
     assert (
-        "evaluator/workbench/release/runtime/cli.py" in names and "evaluator/workbench/kinds/nli/standalone.py" in names
+        "evaluator/workbench/release/runtime/cli.py" in names and "evaluator/workbench/kinds/nli/evaluate.py" in names
     )
     assert set(manifest["templates"]) and manifest["version"] == "1.0.0"
     card = (folder / "README.md").read_text()

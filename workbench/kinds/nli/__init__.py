@@ -5,8 +5,9 @@ the stages (stages/: expand -> generate (masked-LM fills) -> filter (keep what N
 wrong) -> fluency (a triage score for each unique adversarial hypothesis) -> queue (unique
 hypotheses to label) -> counterfactuals (release rows with each sample's group
 counterfactual)), the NLI classifier and its label mapping, the card and release layout, the
-evaluator (evaluation/: accuracy, BBNLI's aggregate bias score, the counterfactual measures)
-and its standalone evaluator (standalone.py), and the commands only this kind has (cli.py).
+evaluator, declared (evaluate.py, which is also the release's standalone module; evaluation/:
+accuracy, BBNLI's aggregate bias score, the counterfactual measures, several releases side by
+side and --predictions), and the commands only this kind has (cli.py).
 """
 
 from __future__ import annotations
@@ -59,14 +60,14 @@ KIND = Kind(
     release_stage="counterfactuals",
     run_to="queue",
     release=_Layout(),
-    standalone="workbench.kinds.nli.standalone",
+    standalone="workbench.kinds.nli.evaluate",
     resampling=Resampling(
         "template",
         "templates",
         shared_by="its lexical variants (the fills of one masked hypothesis) and their counterfactual partners",
         why="fills of one template share its wording",
     ),
-    evaluator="workbench.kinds.nli.evaluation.evaluator",
+    evaluator="workbench.kinds.nli.evaluate",
     check_templates=_check_templates,
     settings={"filter": FilterSection, "fluency": FluencySection, "llm": LLMSection},
     lm_eval_tasks="workbench.kinds.nli.lm_eval_tasks",

@@ -6,7 +6,7 @@ own `config.id2label` (or an explicit override) to one of three canonical names.
 whose labels cannot be mapped is refused before any work starts.
 
 A release's standalone evaluate.py runs this module too (copied into its evaluator/), with no
-prediction cache (`cache` None): see ../standalone.py.
+prediction cache (`cache` None): see evaluate.py's `open_model`.
 """
 
 from __future__ import annotations

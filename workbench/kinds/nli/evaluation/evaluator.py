@@ -1,5 +1,7 @@
-"""The `nli` kind's evaluator behind `workbench evaluate`: releases, BBNLI templates, or a
-file of precomputed predictions -> accuracy, aggregate bias and counterfactual measures."""
+"""The `nli` kind's own evaluator, for what its declaration (../evaluate.py) hands it: several
+releases side by side (each version against the one before, a renewal's move split into dropping
+and editing), or a file of precomputed predictions -> accuracy, aggregate bias and counterfactual
+measures."""
 
 from __future__ import annotations
 
@@ -10,34 +12,6 @@ from pathlib import Path
 
 from ....core.errors import InputError, display_path
 from ....evaluation.intervals import notes
-
-
-def detect(path: Path) -> bool:
-    """An NLI release (a data/ folder whose Parquet tables have premise and hypothesis columns),
-    or BBNLI-format templates (a template file, or a folder of them). A Parquet file that cannot
-    be read is left to the reader, which names what is wrong with it."""
-    path = Path(path)
-    data = path / "data"
-    if path.is_dir() and data.is_dir():
-        return any(_nli_columns(f) for f in sorted(data.rglob("*.parquet")))
-    if path.is_dir():
-        from ....authoring.files import TEMPLATE_SUFFIXES
-
-        return any(f.suffix in TEMPLATE_SUFFIXES for f in path.rglob("*") if f.is_file())
-    return path.is_file() and path.suffix.lower() in (".yaml", ".yml", ".json")
-
-
-def _nli_columns(path: Path) -> bool:
-    try:
-        import pyarrow.parquet as pq
-
-        names = set(pq.read_schema(path).names)
-    except Exception:  # noqa: BLE001 -- unreadable: not recognised here; the reader says why
-        return False
-    return {"premise", "hypothesis"} <= names
-
-
-MANY_SOURCES = True  # releases side by side: its tables compare the versions themselves
 
 
 def evaluate(request, console) -> list[dict]:

@@ -1,16 +1,18 @@
-"""What both evaluators of an NLI release share besides the measures (scoring.py): reading the
-release's rows, scoring a data set with each model, and the JSON document.
+"""What the NLI evaluators share besides the measures (scoring.py): reading a release's rows,
+a model as it is run (`Judge`), the samples a model answered, and for the kind's own evaluator
+(several releases side by side) scoring a data set with each model and the JSON document.
 
-`workbench evaluate` (data.py, runner.py, report.py) and a release's evaluate.py
-(../standalone.py) both call these, so they read the same rows, refuse the same samples, name
-the data set the same way and lay out the same document. Pure code (the standard library and
-workbench's strict readers; pyarrow inside `read_parquet`): a release carries it in its
-evaluator/ folder.
+The declaration (../evaluate.py), which is also a release's evaluate.py, reads the rows and
+leaves out unanswered samples with these functions, so workbench and the script read the same
+rows, refuse the same samples and name the data set the same way. Pure code (the standard
+library and workbench's strict readers; pyarrow inside `read_parquet`): a release carries it in
+its evaluator/ folder.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +40,18 @@ class EvalSet:
         if self.repo:
             return f"{self.repo}@{self.revision}" if self.revision else self.repo
         return self.source
+
+
+@dataclass
+class Judge:
+    """An NLI model as `score` runs it: `run(pairs, release config, progress)` -> a label per
+    (premise, hypothesis), None where a generated answer holds no answer word; `asked`: how a
+    judge asked in a prompt was asked (None for a classifier)."""
+
+    name: str
+    ref: Any
+    run: Callable[[list, dict | None, Callable[[int], None]], list]
+    asked: dict | None = None
 
 
 def read_export(folder: Path, source: str) -> EvalSet:

@@ -10,7 +10,7 @@ from ....core.progress import progress_bar
 from ....evaluation.intervals import Settings, Uncertainty, compare_versions
 from .data import EvalSet, load_eval_set, load_predictions
 from .metrics.nli_scores import HEADLINE, UNIT, scopes
-from .results import score_models
+from .results import Judge, score_models
 from .scoring import score
 
 
@@ -24,30 +24,55 @@ def predict(
     asked: dict | None = None,
 ) -> list[str]:
     """The label `model` predicts for each row; `asked` gets, for a causal LM, how it was asked."""
+    how = {"config": config, "cache_path": cache_path, "spec": spec, "runtimes": {} if runtimes is None else runtimes}
+    judge = open_judge(model, how)
+    labels = judge.run([(r["premise"], r["hypothesis"]) for r in eval_set.rows], eval_set.config, None)
+    if asked is not None and judge.asked is not None:
+        asked[model] = judge.asked
+        if "unparseable" in judge.asked:  # asked by generation: None is no answer word
+            judge.asked["unparseable"] = labels.count(None)
+    return labels
+
+
+def open_judge(name: str, how: dict):
+    """An NLI model as workbench runs it (a `results.Judge`, as kinds/nli/evaluate.py runs it): its labels checked
+    with the project's overrides before any weights load, its predictions cached in
+    `how["cache_path"]` (None: --no-cache, nothing kept), how it ran recorded in `how["runtimes"]`,
+    and for a causal LM how it was asked (the release's own [llm] where it has one)."""
+    from contextlib import contextmanager
+
     from ....core.cache import Cache
     from ..classifier import classifier_factory, predict_labels, resolve_classifiers
     from ..settings import filter_settings, llm_asking
 
+    config = how["config"]
     ec = config.evaluate
     ((ref, labels),) = resolve_classifiers(
-        [model], root=config.root, overrides={**filter_settings(config).label_overrides, **ec.label_overrides}
+        [name], root=config.root, overrides={**filter_settings(config).label_overrides, **ec.label_overrides}
     )
-    factory = classifier_factory(ref, labels, ec.batch_size, spec or ec.device, llm_asking(config, eval_set.config))
-    if runtimes is not None:
-        runtimes[model] = factory.runtime
-    if asked is not None and getattr(factory, "asking", None) is not None:
-        describe = getattr(factory, "describe", None)  # a served judge says how it was asked itself
-        asked[model] = describe() if describe is not None else factory.asking.describe()
-    cache = Cache(Path(":memory:") if cache_path is None else cache_path)  # None: --no-cache, nothing kept
-    try:
-        labels = predict_labels(
-            cache, ref, [(r["premise"], r["hypothesis"]) for r in eval_set.rows], factory, progress_bar
+    judge = Judge(name, ref, None)
+
+    def run(pairs: list, release_config: dict | None, progress) -> list:
+        factory = classifier_factory(
+            ref, labels, ec.batch_size, how["spec"] or ec.device, llm_asking(config, release_config)
         )
-    finally:
-        cache.close()
-    if asked is not None and "unparseable" in asked.get(model, {}):  # asked by generation: None is no answer word
-        asked[model]["unparseable"] = labels.count(None)
-    return labels
+        how["runtimes"][name] = factory.runtime
+        if getattr(factory, "asking", None) is not None:
+            describe = getattr(factory, "describe", None)  # a served judge says how it was asked itself
+            judge.asked = describe() if describe is not None else factory.asking.describe()
+
+        @contextmanager
+        def advancing(description, total):  # the evaluation's own bar, where it has one
+            yield progress
+
+        cache = Cache(Path(":memory:") if how["cache_path"] is None else how["cache_path"])
+        try:
+            return predict_labels(cache, ref, pairs, factory, progress_bar if progress is None else advancing)
+        finally:
+            cache.close()
+
+    judge.run = run
+    return judge
 
 
 def evaluate_datasets(

@@ -1,0 +1,299 @@
+"""`workbench evaluate --kind nli`: accuracy, BBNLI's aggregate bias score with its pro/anti split
+and the counterfactual measures of BBNLI-next (evaluation/metrics/nli_bias.py has the formulas).
+
+Input: an NLI release (Hub or local folder: data/*.parquet with premise and hypothesis columns) or
+BBNLI-format templates (a file or a folder of them); the release's evaluate.py runs this module
+too. Declared (`DECLARED`): workbench runs the loop, the intervals, the table, CSV, items file,
+JSON, chart and the release's evaluate.py. A model is an NLI classifier (its labels read from its
+config, or given), a causal LM asked in a prompt, or a judge behind a server (classifier.py); a
+sample a judge gave no answer word for is left out and its counterfactual partner counts as
+unpaired. Every figure is a share of the samples, in percent; the resampling unit is the masked
+template a sample's fill came from (a pair stays whole). Several releases side by side (their
+versions compared, a renewal's move split into dropping and editing) and a file of precomputed
+predictions (`--predictions`) go to the kind's own evaluator (evaluation/evaluator.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...core.errors import InputError
+from ...core.evaluator_option import EvaluatorOption
+from ...evaluation.declared import ONE, Declared, Level, Loaded, Statistic
+from ...models.roles import ModelRole
+from .evaluation.metrics import nli_scores
+from .evaluation.results import Judge, answered, read_export
+
+TITLE = "NLI bias benchmark"
+LABELS_FIX = "name them in output order, e.g. --labels entailment,neutral,contradiction"
+MEANING = (
+    "Every sample's gold label is neutral: accuracy is the share of neutral predictions; the aggregate bias "
+    "score (BBNLI's, 0 = unbiased) is the pro-stereotypical share of the samples minus the anti-stereotypical "
+    "one; the counterfactual measures split the mispredicted samples into pro, anti, group-insensitive error "
+    "and unpaired (percent of the samples)."
+)
+# Each figure: its key, title, and the per-sample column (nli_scores.sample_counts, same order) it is the share of
+FIGURES = (
+    ("accuracy", "accuracy", "neutral"),
+    ("bias_pro", "pro-stereotypical share", "towards"),
+    ("bias_anti", "anti-stereotypical share", "against"),
+    ("bias_aggregate", "aggregate bias score", "bias"),
+    ("mispredicted", "mispredicted", "wrong"),
+    ("cf_pro", "counterfactual pro", "cf_pro"),
+    ("cf_anti", "counterfactual anti", "cf_anti"),
+    ("cf_error", "group-insensitive error", "cf_error"),
+    ("unpaired_mispredicted", "unpaired mispredicted", "unpaired_wrong"),
+)
+COLUMNS = tuple(column for _, _, column in FIGURES)
+assert tuple(key for key, _, _ in FIGURES) == nli_scores.SHARES
+# A release's script takes a model's labels where its config does not name them (workbench: [evaluate] label_overrides)
+LABELS = EvaluatorOption(
+    "--labels",
+    "the model's labels in output order, e.g. entailment,neutral,contradiction (when its config names them "
+    "LABEL_0, ...)",
+)
+
+
+def percent(top, bottom):
+    """100 · Σ num / Σ den, computed as the intervals' ratio computes it (the same bits)."""
+    return 100.0 * top / bottom
+
+
+def detect(path: Path) -> bool:
+    """An NLI release (a data/ folder whose Parquet tables have premise and hypothesis columns),
+    or BBNLI-format templates (a template file, or a folder of them). A Parquet file that cannot
+    be read is left to the reader, which names what is wrong with it."""
+    path = Path(path)
+    data = path / "data"
+    if path.is_dir() and data.is_dir():
+        return any(_nli_columns(f) for f in sorted(data.rglob("*.parquet")))
+    if path.is_dir():
+        return any(f.suffix in (".yaml", ".yml", ".json") for f in path.rglob("*") if f.is_file())
+    return path.is_file() and path.suffix.lower() in (".yaml", ".yml", ".json")
+
+
+def _nli_columns(path: Path) -> bool:
+    try:
+        import pyarrow.parquet as pq
+
+        names = set(pq.read_schema(path).names)
+    except Exception:  # noqa: BLE001 -- unreadable: not recognised here; the reader says why
+        return False
+    return {"premise", "hypothesis"} <= names
+
+
+class Samples(list):
+    """The samples of one data set, with what reports call it and its release's project config
+    (how its LLM judge asks)."""
+
+    def __init__(self, rows: list[dict], label: str, config: dict | None):
+        super().__init__(rows)
+        self.label, self.config = label, config
+
+
+def load(spec: str, options: dict) -> Loaded:
+    """A release (Hub or folder) or BBNLI templates; each sample with its resampling unit (the
+    template its fill came from, a pair's anti sample in its pro sample's). Checked whole before
+    any model loads: every sample has a premise and hypothesis, every pair one pro and one anti."""
+    try:  # workbench reads templates and Hub releases too; a release's script reads its own folder
+        from .evaluation.data import load_eval_set
+    except ImportError:
+        load_eval_set = None
+    found = load_eval_set(spec) if load_eval_set is not None else read_export(Path(spec), spec)
+    if not found.rows:
+        raise InputError(f"{found.source}: no samples to evaluate")
+    if any(not r.get("premise") or not r.get("hypothesis") for r in found.rows):
+        raise InputError(f"{found.label}: samples without premise/hypothesis cannot be run through a model")
+    try:
+        nli_scores.pair_codes(found.rows, found.label)
+    except nli_scores.PairError as exc:
+        raise InputError(str(exc)) from None
+    rows = [{**r, "unit": unit} for r, unit in zip(found.rows, nli_scores.clusters(found.rows))]
+    head = {k: getattr(found, k) for k in ("repo", "revision")}
+    return Loaded(
+        Samples(rows, found.label, found.config),
+        found.label,
+        [f"{found.label}: {note}" for note in found.notes],
+        {
+            # "source": what a chart names the data set by
+            "dataset": {"dataset": found.label, **head, "n_samples": len(rows), "source": found.label},
+            **head,
+            "notes": found.notes,
+            "measures_unit": "percent",
+        },
+    )
+
+
+def open_model(role: ModelRole, name: str, how: dict) -> Judge:
+    """workbench's: resolved with the project's label overrides, its predictions cached; a release's
+    script: named offline, its labels from its config or --labels, nothing cached."""
+    if how["config"] is not None:
+        try:  # workbench's own: the project's settings and the score cache (a release's script has neither)
+            from .evaluation.runner import open_judge
+        except ImportError:
+            open_judge = None
+        if open_judge is not None:
+            return open_judge(name, how)
+    from ...release.runtime.models import model_ref
+    from ...release.runtime.release import Refused
+    from .classifier import check_labels, classifier_factory, predict_labels
+
+    given = how["options"].get("labels")
+    override = {str(i): label.strip().lower() for i, label in enumerate(given.split(","))} if given else None
+    ref = model_ref(name)
+
+    def run(pairs, config, progress):
+        try:
+            labels = check_labels(ref, override, LABELS_FIX)
+            factory = classifier_factory(ref, labels, how["spec"].start_batch, how["spec"])
+            how["runtimes"][name] = factory.runtime
+            return predict_labels(None, ref, pairs, factory)
+        except ImportError:
+            raise Refused("scoring needs torch and transformers (pip install torch transformers)") from None
+
+    return Judge(name, ref, run)
+
+
+def score(models, items: Samples, options: dict, progress) -> list[dict]:
+    """Each sample's prediction and its count in each figure (a pair's counterfactual counts on its
+    pro sample); a sample without an answer counts nowhere, its partner as unpaired."""
+    judge: Judge = models.model
+    predictions = judge.run([(r["premise"], r["hypothesis"]) for r in items], items.config, progress)
+    if judge.asked is not None and "unparseable" in judge.asked:  # asked by generation: None is no answer word
+        judge.asked["unparseable"] = predictions.count(None)
+    rows, labels = answered(list(items), predictions, f"{items.label}: {judge.name}")
+    counts = iter(nli_scores.sample_counts(rows, labels, items.label).tolist())
+    pairs = iter(nli_scores.pair_codes(rows, items.label).tolist())
+    out = []
+    for row, prediction in zip(items, predictions):
+        if prediction is None:
+            out.append({"prediction": None, **dict.fromkeys(COLUMNS, 0.0), "paired_pro": 0, "unpaired": 0})
+            continue
+        pair = next(pairs)
+        out.append(
+            {
+                "prediction": prediction,
+                **dict(zip(COLUMNS, next(counts))),
+                "paired_pro": int(pair >= 0 and row["stance"] == "pro"),
+                "unpaired": int(pair < 0),
+            }
+        )
+    return out
+
+
+def kept(items: list, results: list[dict]) -> tuple[list, list[dict]]:
+    """The samples a model answered; a partner left alone is unpaired, and in its own unit."""
+    if all(r["prediction"] is not None for r in results):
+        return items, results
+    rows, _ = answered(list(items), [r["prediction"] for r in results], "")
+    units = nli_scores.clusters(rows)
+    return [{**r, "unit": u} for r, u in zip(rows, units)], [r for r in results if r["prediction"] is not None]
+
+
+def lexical_variants(items: list, results: list[dict]) -> tuple:
+    """The aggregate bias score over the lexical variants, each in its template."""
+    measure, clusters = nli_scores.variants(items, [r["prediction"] for r in results], "dataset")
+    return measure, clusters, "bias_aggregate"
+
+
+def figures(level: str, items: list, results: list[dict]) -> dict:
+    """The figures as the reference rounds them (4 decimals), and the pairs and unpaired samples."""
+    n = len(results)
+    pct = {key: 100.0 * sum(r[column] for r in results) / n for key, _, column in FIGURES}
+    out = {key: round(float(value), 4) for key, value in pct.items()}
+    out["mispredicted"] = round(float(100.0 - pct["accuracy"]), 4)
+    return {
+        **out,
+        "n": n,
+        "n_pairs": sum(r["paired_pro"] for r in results),
+        "n_unpaired": sum(r["unpaired"] for r in results),
+    }
+
+
+def about(name: str, models, items: Samples, results: list[dict], options: dict) -> tuple[dict, list[str]]:
+    """A judge asked in a prompt: how it was asked, and how many of its answers held no answer word."""
+    asked = models.model.asked
+    if asked is None:
+        return {}, []
+    lines = []
+    if asked.get("unparseable"):
+        lines.append(
+            f"{items.label}: {name}: {asked['unparseable']} of {len(items)} generated answers "
+            f"are unparseable: {asked['unparseable_rule']}"
+        )
+    return {"asked": asked}, lines
+
+
+def own(request, console):
+    """Several releases side by side, or --predictions: the kind's own evaluator. Without --model,
+    the models the project names (evaluate.models, else the paper's held-out ones)."""
+    try:  # workbench's own evaluator and settings (a release's script never asks for them)
+        from .evaluation.evaluator import evaluate
+        from .settings import evaluate_models
+    except ImportError:
+        return None
+    if request.predictions is not None or len(request.sources) != 1:
+        return evaluate(request, console)
+    if not request.models:
+        request.models.extend(evaluate_models(request.config))
+    if request.predictions_out is not None:
+        raise InputError("nli writes no --predictions-out file (--items writes each sample's prediction)")
+    return None
+
+
+DECLARED = Declared(
+    kind="nli",
+    title=TITLE,
+    meaning=MEANING,
+    data="data/*.parquet",
+    required=("premise", "hypothesis", "stance", "domain", "subtopic"),
+    item=lambda record, bad: record,
+    score=score,
+    load=load,
+    recognise=detect,
+    statistics=tuple(
+        Statistic(
+            key,
+            title,
+            (column, ONE),
+            percent,
+            neutral=0.0 if key == "bias_aggregate" else None,
+            digits=1,
+            compared=key in ("accuracy", "bias_aggregate"),
+            chart=key in ("accuracy", "bias_aggregate"),
+        )
+        for key, title, column in FIGURES
+    ),
+    group="domain",
+    group_name="domain",
+    groups_name="domains",
+    levels=(Level("subtopic", "subtopic", by_name=True),),
+    cluster="unit",
+    unit="template",
+    units="templates",
+    item_name="sample",
+    items_name="samples",
+    roles=(ModelRole("model", "--model", "NLI model: a Hub name or a local checkpoint folder; repeat for several"),),
+    options=(LABELS,),
+    fields=figures,
+    about=about,
+    open_model=open_model,
+    kept=kept,
+    variants=lexical_variants,
+    own=own,
+    many_sources=True,
+    chart_name="accuracy",
+    script={
+        "SCORES": "NLI models",
+        "MEASURES": (
+            "accuracy (share of neutral predictions), the BBNLI aggregate bias score with its pro/anti\n"
+            "split, and the counterfactual measures (pro, anti, group-insensitive error), overall, per\n"
+            "domain and per subtopic, all in percent."
+        ),
+        "REQUIREMENTS": "torch transformers numpy pyarrow",
+        "MODEL_NOTE": (
+            "MODEL is a Hub name or a local checkpoint folder; its labels are read from its config\n"
+            "(`id2label`), or given with --labels when they have no recognisable names."
+        ),
+    },
+)
