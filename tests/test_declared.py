@@ -272,6 +272,9 @@ def test_items_without_a_figure_options_without_intervals_and_several_rows_per_i
     assert "intervals" not in entry["by_group"]["c"] and not any("/ c" in w for w in doc["uncertainty"]["warnings"])
     assert len(rows) == 2 * len(items) and rows[0] == {"model": "m", "unit": "u0", "copy": 1}
 
+    assert hooked.evaluate_items(
+        items, "toy", {}, Settings(0.95, 400, 0), lambda role, name: 0, ["m"], {}, progress, print, keep_rows=False
+    ) == (doc, [])  # no rows made where nothing writes them
     off, _ = evaluate(items, {"off": True})
     assert off["uncertainty"]["warnings"] == ["no intervals: asked so"] and off["uncertainty"]["resamples"] == 0
     assert "intervals" not in off["models"]["m"]["overall"] and off["models"]["m"]["overall"]["rate"] is not None

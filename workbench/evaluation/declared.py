@@ -430,11 +430,13 @@ class Declared:
         progress_for,
         say,
         document: dict | None = None,
+        keep_rows: bool = True,
     ) -> tuple[dict, list[dict]]:
         """The whole evaluation, as both faces run it: `load_role(role, name)` loads a model,
         `progress_for(model, total)` is a context giving progress(n), `say(line)` prints,
         `document` adds to the document's head (`Loaded.document`). Returns
-        the document (figures, intervals, comparisons) and the per-item rows."""
+        the document (figures, intervals, comparisons) and the per-item rows (none without `keep_rows`:
+        nothing writes an items file)."""
         if self.select is not None:
             items = self.select(items, options)
             if not items:
@@ -483,7 +485,9 @@ class Declared:
             if not why:
                 uncertainty.add(name, doc["models"][name], scopes)
                 self._variant(name, items, results, uncertainty.settings, variants)
-            if self.items_file is not None:
+            if not keep_rows:
+                pass
+            elif self.items_file is not None:
                 rows += [{"model": name, **row} for row in self.items_file(items, results)]
             else:
                 for item, result in zip(items, results):

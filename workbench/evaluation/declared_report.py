@@ -116,6 +116,7 @@ class DeclaredEvaluator:
             progress_for,
             notes.append,
             source.document,
+            keep_rows=request.items_out is not None,
         )
         for shown in tables(d, doc):
             console.print(shown)

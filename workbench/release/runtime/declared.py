@@ -119,6 +119,7 @@ class DeclaredStandalone:
             progress_for,
             print,
             document,
+            keep_rows=False,  # no items file
         )
         for line in d.summary(doc) if d.summary else []:
             print(line, file=sys.stderr)
