@@ -389,3 +389,69 @@ def test_a_kind_opens_its_own_models_answers_some_requests_itself_and_describes_
     assert asked == [2, 1] and doc["models"]["m"]["overall"]["n"] == len(toy_items())
     assert opened == [("model", "m", tmp_path / "cache.sqlite", "the project's")]
     assert DeclaredStandalone(hooked).REQUIREMENTS == "torch transformers numpy pyarrow"
+
+
+def test_statistics_from_the_options_a_check_first_a_provenance_and_items_without_a_group():
+    """`statistics_for` gives the figures the options and the data call for (one per cut-off asked
+    for), `check` refuses a bad value before anything is read (in a release's script too, as one
+    line), `provenance` adds to a release's provenance, and an item whose group is None counts
+    overall only."""
+    from types import SimpleNamespace
+
+    from workbench.core.evaluator_option import EvaluatorOption
+    from workbench.release.runtime.declared import DeclaredStandalone
+
+    def cuts(options, items):
+        return tuple(
+            share(f"at{c}", f"hits at {c}", lambda it, r, c=c: float(r["hit"] and it["value"] <= c))
+            for c in options["cuts"]
+        )
+
+    def check(options):
+        if min(options["cuts"]) < 0:
+            raise InputError(f"--cuts must be at least 0 (got {min(options['cuts'])})")
+
+    hooked = dataclasses.replace(
+        DECL,
+        statistics_for=cuts,
+        check=check,
+        provenance=lambda options: {"cuts": list(options["cuts"])},
+        options=(
+            EvaluatorOption(
+                "--cuts",
+                "cut-offs",
+                type=lambda t: [int(c) for c in t.split(",")],
+                default=[1],
+                required=True,
+                metavar="C",
+            ),
+        ),
+        gaps=(),
+    )
+    items = toy_items()
+    items[0]["group"] = None  # in no group: overall only
+    given = hooked.given({"cuts": [0, 1]}, items)
+    assert [s.key for s in given.statistics] == ["at0", "at1"]
+    assert dataclasses.replace(hooked, statistics_for=None).given({"cuts": [0]}, items).statistics == DECL.statistics
+
+    @contextmanager
+    def progress(name, total):
+        yield lambda n: None
+
+    doc, _ = given.evaluate_items(
+        items, "toy", {"cuts": [0, 1]}, Settings(0.95, 200, 0), lambda r, n: object(), ["m"], {}, progress, print
+    )
+    entry = doc["models"]["m"]
+    assert set(entry["overall"]["intervals"]) == {"at0", "at1"} and entry["overall"]["n"] == len(items)
+    assert (
+        set(entry["by_group"]) == {"a", "b", "c"} and sum(g["n"] for g in entry["by_group"].values()) == len(items) - 1
+    )
+    assert entry["overall"]["at0"] == 0.0
+    assert entry["overall"]["at1"] == pytest.approx(sum(it["value"] for it in items) / len(items))
+
+    alone = DeclaredStandalone(hooked)
+    assert alone.check_options(SimpleNamespace(cuts=[2, -1])) == "--cuts must be at least 0 (got -1)"
+    assert alone.check_options(SimpleNamespace(cuts=[2])) is None
+    assert alone.provenance(SimpleNamespace(cuts=[2])) == {"cuts": [2]}
+    assert alone.COMMAND == "python evaluate.py --model MODEL --cuts C --json scores.json"  # a required option
+    assert DeclaredStandalone(DECL).provenance(SimpleNamespace()) == {}

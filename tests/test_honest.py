@@ -16,8 +16,12 @@ from workbench import kinds
 from workbench.core.errors import InputError
 from workbench.evaluation.request import EvaluateRequest
 from workbench.kinds.honest import data
-from workbench.kinds.honest.evaluate import detect, evaluate
+from workbench.evaluation.declared_report import evaluator_of
+from workbench.kinds.honest import evaluate as honest
+from workbench.kinds.honest.evaluate import detect
 from workbench.kinds.honest.measure import honest_scores
+
+evaluate = evaluator_of(honest).evaluate  # the declared evaluator `workbench evaluate` runs
 
 # The boosted models put these four words first, in this order, at every slot.
 TOP4 = ["lazy", "slow", "careless", "calm"]
@@ -299,8 +303,9 @@ def test_cli_end_to_end_with_two_models_json_csv_items_plot(models, tmp_path, ru
     assert clm["overall"]["curve"] == pytest.approx({"1": 100.0, "2": 100.0, "3": 200 / 3})
     with open("o.csv", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
-    assert len(rows) == 2 * (1 + 2) * 3 + 2 * 2
-    assert {r["scope"] for r in rows} == {"overall", "group", "lexicon_category"}
+    assert len(rows) == 2 * (1 + 2)  # per model: overall and each group, HONEST@k at each k asked for
+    assert {r["level"] for r in rows} == {"overall", "group"} and float(rows[0]["honest@3"]) == pytest.approx(200 / 3)
+    assert {k for k in rows[0] if k.startswith("category ")} >= {"category effort", "category pace"}
     assert len(Path("o.jsonl").read_text().splitlines()) == 2 * len(TEMPLATES)
     png = Path("plots/honest_curve.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000

@@ -69,7 +69,10 @@ def run(
     from rich.console import Console
 
     from workbench.evaluation.request import EvaluateRequest
-    from workbench.kinds.honest.evaluate import evaluate
+    from workbench.evaluation.declared_report import evaluator_of
+    from workbench.kinds.honest import evaluate as honest
+
+    evaluate = evaluator_of(honest).evaluate
 
     items = templates.parent / "items.jsonl"
     request = EvaluateRequest(

@@ -70,7 +70,8 @@ def test_crows_pairs_and_sos_figures(releases, fixture_models, tmp_path, runner,
 
 
 def test_honest_and_sofa_figures(releases, fixture_models, tmp_path, runner, monkeypatch):
-    from workbench.kinds.honest.report import write_plot
+    from workbench.evaluation.declared_report import plot
+    from workbench.kinds.honest.evaluate import DECLARED
     from workbench.kinds.sofa.report import write_plots
 
     monkeypatch.chdir(tmp_path)
@@ -84,7 +85,7 @@ def test_honest_and_sofa_figures(releases, fixture_models, tmp_path, runner, mon
         "--top-k",
         "5",
     )
-    _check(write_plot, [honest, _extreme(honest, ("1", "2", "3", "4", "5"))], tmp_path)
+    _check(lambda doc, folder: plot(DECLARED, doc, folder), [honest, _extreme(honest, ("honest",))], tmp_path)
     sofa = _doc(runner, tmp_path, releases("sofa"), fixture_models)
     _check(write_plots, [sofa], tmp_path)
 

@@ -92,7 +92,7 @@ def test_the_default_top_k_is_workbench_evaluates(releases):
     )
     assert default == measure.TOP_K and re.search(r"^TOP_K = (\d+)", copied, re.M).group(1) == str(default)
     assert "from .measure import TOP_K" in (
-        releases("honest") / "evaluator" / "workbench" / "kinds" / "honest" / "standalone.py"
+        releases("honest") / "evaluator" / "workbench" / "kinds" / "honest" / "options.py"
     ).read_text(encoding="utf-8")
 
 

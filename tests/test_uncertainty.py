@@ -68,8 +68,11 @@ def test_the_permutation_p_value_of_a_known_arrangement():
 
 
 def test_identities_sharing_a_template_widen_the_honest_interval():
+    from types import SimpleNamespace
+
+    from workbench.kinds.honest.evaluate import DECLARED, Row, Scored
     from workbench.kinds.honest.parsing import Template
-    from workbench.kinds.honest.scoring import template_scope
+    from workbench.kinds.honest.scoring import template_of
 
     rng = random.Random(5)
     rows, hits = [], []
@@ -78,7 +81,10 @@ def test_identities_sharing_a_template_widen_the_honest_interval():
         for who in ("the woman", "the man", "women", "men", "the girl", "the boy", "girls", "boys"):
             rows.append(Template(len(rows) + 2, f"{who} template{n} dreams of [M].", who, None))
             hits.append(["cat" if hurtful and rng.random() < 0.9 else None])
-    clustered = template_scope(("overall",), rows, hits, 1, [1], [])
+    scored = Scored(None, SimpleNamespace(categories=[]), [1])  # K = 1, a lexicon without categories
+    items = [Row(t, template_of(t), scored) for t in rows]
+    _, scopes = DECLARED.given({}, items).model_entry(items, [{"hurtful": h} for h in hits])
+    clustered = scopes[0]
     assert clustered.n_units == 30
     items = iv.measure_of_ratio([float(h[0] is not None) for h in hits], scale=100.0)
     settings = iv.Settings(seed=2)

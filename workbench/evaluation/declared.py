@@ -231,6 +231,11 @@ class Declared:
     own: Callable[[Any, Any], dict | None] | None = None
     many_sources: bool = False
     script: dict[str, str] = field(default_factory=dict)  # the release script's REQUIREMENTS, MODEL_NOTE, ...
+    # statistics_for(options, items) -> the statistics where the options or the data decide them (one
+    # per cut-off asked for, one per category the data names); `statistics` are the ones always given
+    statistics_for: Callable[[dict, list], tuple[Statistic, ...]] | None = None
+    check: Callable[[dict], None] | None = None  # options -> InputError for a bad value, before any reading
+    provenance: Callable[[dict], dict] | None = None  # options -> what a release's provenance adds (a file's hash)
 
     # --- the data --------------------------------------------------------------------------
 
@@ -296,6 +301,12 @@ class Declared:
     def group_of(self, item) -> str:
         return str(_get(item, self.group))
 
+    def given(self, options: dict, items: list) -> Declared:
+        """The declaration with the statistics these options and items call for (`statistics_for`)."""
+        if self.statistics_for is None:
+            return self
+        return dataclasses.replace(self, statistics=tuple(self.statistics_for(options, items)))
+
     def document(self, label: str, items: list, options: dict, extra: dict | None = None) -> dict:
         """The JSON document before any model: what was scored and how to read it (`extra`, then the
         kind's `document_fields`, add to its head or replace what it says)."""
@@ -325,7 +336,7 @@ class Declared:
         if self.kept is not None:
             items, results = self.kept(items, results)
         units = _units(self, items)
-        groups = sorted({self.group_of(i) for i in items})
+        groups = sorted({self.group_of(i) for i in items if _get(i, self.group) is not None})
         by = f"by_{self.group_name.replace(' ', '_')}"
         scopes = []
 
@@ -355,11 +366,17 @@ class Declared:
         entry: dict = {"overall": overall}
         late = [g for g in self.gaps if g.key not in measured]  # units span groups: the point alone
         for level in self.levels_all:
-            seen = list(dict.fromkeys(str(_get(i, level.of)) for i in items))
+            seen = list(dict.fromkeys(str(_get(i, level.of)) for i in items if _get(i, level.of) is not None))
             # the group's in order of name; a further level's in the data's (the JSON's order is `order`'s)
             nodes = {
                 name: figures(
-                    level.name, [k for k, i in enumerate(items) if str(_get(i, level.of)) == name], (level.key, name)
+                    level.name,
+                    [
+                        k
+                        for k, i in enumerate(items)
+                        if _get(i, level.of) is not None and str(_get(i, level.of)) == name
+                    ],
+                    (level.key, name),
                 )[0]
                 for name in (sorted(seen) if level == self.levels_all[0] or level.by_name else seen)
             }
@@ -398,6 +415,8 @@ class Declared:
         for i in items:
             unit_group.setdefault(units[id(i)], set()).add(self.group_of(i))
         if len(groups) < 2 or any(len(g) > 1 for g in unit_group.values()):
+            return out
+        if any(_get(i, self.group) is None for i in items):  # an item in no group: no cell for its unit
             return out
         stats = {s.key: s for s in self.statistics}
         owners = [units[id(i)] for i in items]

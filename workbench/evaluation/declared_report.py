@@ -76,6 +76,8 @@ class DeclaredEvaluator:
         rule = d.rule(request.score_rule)
         if rule:
             options["score_rule"] = rule
+        if d.check is not None:  # bad values refused before anything is read
+            d.check(options)
         spec = request.sources[0]
         source = d.read_source(
             spec,
@@ -84,6 +86,7 @@ class DeclaredEvaluator:
         )
         for line in source.notes:  # checked whole before any model loads
             console.print(line, markup=False, highlight=False)
+        d = d.given(options, source.items)
 
         def loaded(role, name):
             if d.open_model is not None:  # the kind opens its own

@@ -5,23 +5,52 @@ is hurtful when, accents stripped, it equals a lemma of the user's lexicon (case
 and it counts for that lemma's first listed category. With `--score-rule generation` a causal
 LM's K generated completions stand for the fills, each hurtful when one of its words is a
 lemma (completions.py). measure.py turns the hits into the cumulative HONEST@k curve, per
-group and per lexicon category. The JSON is built by scoring.py (pure, shared with a
-release's standalone evaluate.py); this module adds reading the files, loading models,
-progress bars and the reports.
+group and per lexicon category.
+
+Declared (`DECLARED`): workbench runs the loop, the intervals, the table, CSV, items file, JSON,
+chart and the release's evaluate.py. An item is a template row, its result the row's fills and
+their lexicon categories; HONEST@k (each k asked for) and each lexicon category's share are
+statistics over templates: the rows of one template's wording (its identities) are one
+resampling unit (scoring.template_of).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...core.errors import InputError, display_path
-from ...evaluation.versions import Compared
-from ...evaluation.intervals import notes
-from ...evaluation.output import short, write_csv, write_items, write_json
+from ...core.errors import InputError, ModelError, display_path
+from ...core.ids import file_sha256
+from ...evaluation.declared import Declared, Loaded, Statistic
+from ...models.roles import GENERATOR, UNDER_TEST, ModelRole
 from . import data
-from .completions import Completions, completions_for
-from .scoring import distinct_texts, honest_document, model_entry, score_templates
+from .completions import GENERATION, completions_for
+from .fills import CAUSAL_RULES, MASKED_RULES, score_rule
+from .measure import TOP_K, honest_scores, scope_figures
+from .options import OPTIONS
+from .parsing import Lexicon, Template, TemplateSet
+from .scoring import (
+    COUNTING,
+    DEFINITION,
+    MATCHING,
+    UNIDECODE_MATCHING,
+    distinct_texts,
+    parse_ks,
+    score_templates,
+    scorer_revision,
+    template_of,
+)
+
+KIND = "honest"
+AUTO = "auto"  # the rule by the model: fill-mask for a masked LM, next-word for a causal one
+RULES = {  # fills.py's rules (MASKED_RULES, CAUSAL_RULES), as --score-rule lists them
+    AUTO: "by the model: fill-mask for a masked LM, next-word for a causal one",
+    MASKED_RULES[0]: "masked LMs: the K most probable fills of the slot",
+    CAUSAL_RULES[0]: "causal LMs: the K most probable word-starting next tokens, each completed to a word",
+    CAUSAL_RULES[1]: "causal LMs: the K most probable word-starting next tokens, not completed",
+    GENERATION: "causal LMs: K generated completions, scored word by word",
+}
 
 
 def detect(path: Path) -> bool:
@@ -32,7 +61,7 @@ def detect(path: Path) -> bool:
         if not (manifest.is_file() and (path / data.RELEASE_TABLE).is_file()):
             return False
         try:
-            return json.loads(manifest.read_text(encoding="utf-8")).get("kind") == "honest"
+            return json.loads(manifest.read_text(encoding="utf-8")).get("kind") == KIND
         except (OSError, ValueError):
             return False
     header = data.header_of(path) if path.is_file() else []
@@ -45,141 +74,265 @@ def detect(path: Path) -> bool:
     return "template_masked" in header and "identity" in header
 
 
-def _ks(request) -> list[int]:
-    from .scoring import parse_ks
+def _requested(options: dict) -> str | None:
+    """The --score-rule asked for; None: the model's own."""
+    rule = options.get("score_rule")
+    return None if rule in (None, AUTO) else rule
 
+
+def _ks(options: dict) -> list[int]:
     try:
-        return parse_ks(request.options["top_k"])
+        return parse_ks(options["top_k"])
     except ValueError as exc:
         raise InputError(f"--top-k: {exc}") from None
 
 
-def _check(request) -> Completions | None:
-    """Everything that can be wrong before a model is loaded; the generation rule's settings."""
-    ks = _ks(request)
+def check(options: dict) -> None:
+    """Everything that can be wrong before a file is read or a model loaded."""
+    ks = _ks(options)
     if min(ks) < 1:
-        raise InputError(f"--top-k must be at least 1 (got {request.options['top_k']})")
-    completions = completions_for(request.score_rule, max(ks), request.options)
-    if request.options["lexicon"] is None:
+        raise InputError(f"--top-k must be at least 1 (got {options['top_k']})")
+    completions_for(_requested(options), max(ks), options)
+    if options.get("lexicon") is None:
         raise InputError(
             "honest needs the hurtful-word lexicon: pass --lexicon FILE.tsv (HurtLex's layout: "
             "lemma, category[, level]); workbench ships none"
         )
-    if request.predictions is not None or request.predictions_out is not None:
-        raise InputError(
-            "honest scores models directly: --predictions and --predictions-out do not apply; "
-            "use --model (and --items to keep the fills)"
+
+
+@dataclass
+class Scored:
+    """What every template row of one evaluation shares: the templates and lexicon as read, and
+    the K values asked for (K, the largest, is how many fills a template gets)."""
+
+    templates: TemplateSet
+    lexicon: Lexicon
+    ks: list[int]
+
+    @property
+    def K(self) -> int:
+        return max(self.ks)
+
+
+@dataclass(eq=False)
+class Row:
+    """One template row: what the items file shows of it, its resampling unit (its template's
+    wording), and the evaluation it belongs to."""
+
+    template: Template
+    wording: str
+    scored: Scored = field(repr=False)
+
+    @property
+    def group(self) -> str | None:
+        return self.template.group
+
+
+def load(spec: str, options: dict) -> Loaded:
+    """The templates (a TSV, JSON lines, a release folder or a Hub release) and the lexicon."""
+    check(options)
+    label = options.get("label") or spec
+    templates = data.read_templates(spec, options["group_by"], options.get("repeated_templates") or "rows")
+    lexicon = data.read_lexicon(Path(options["lexicon"]), options.get("lemma_normalisation") or "workbench")
+    scored = Scored(templates, lexicon, sorted(set(_ks(options))))
+    rows = [Row(t, template_of(t), scored) for t in templates.templates]
+    notes = [f"{spec}: {note}" for note in templates.notes] + [f"{options['lexicon']}: {n}" for n in lexicon.notes]
+    return Loaded(rows, label, notes, document(label, scored))
+
+
+def document(label: str, scored: Scored) -> dict:
+    """The head of the JSON: what was read and how fills are counted."""
+    templates, lexicon = scored.templates, scored.lexicon
+    return {
+        "source": label,
+        "repo": templates.repo,
+        "revision": templates.revision,
+        "measures_unit": "percent",
+        "top_k": scored.K,
+        "top_ks": scored.ks,
+        "definition": DEFINITION,
+        "template_rows_read": templates.rows_read or len(templates.templates),
+        "duplicated_templates": templates.duplicates,
+        "repeated_templates": templates.repeated,
+        "computation": COUNTING[templates.repeated],
+        "group_by": templates.group_by,
+        "lexicon": {
+            "file": display_path(lexicon.path),
+            "lemmas": len(lexicon.category),
+            "categories": lexicon.categories,
+            "rows_used": lexicon.rows_used,
+            "rows_skipped_by_level": lexicon.rows_skipped,
+            "level_filter": "conservative" if lexicon.level_filtered else None,
+        },
+        "lemma_normalisation": lexicon.normalisation,
+        "matching": UNIDECODE_MATCHING if lexicon.normalisation == "unidecode" else MATCHING,
+        "notes": [*templates.notes, *lexicon.notes],
+    }
+
+
+def _rule(model, options: dict) -> str:
+    """The model's rule; a model behind a server generates and nothing else."""
+    rule = score_rule(model.kind, _requested(options))
+    if rule != GENERATION and getattr(model, "endpoint", None) is not None:
+        raise ModelError(
+            f"{model.endpoint.shown}: a served model only generates; --score-rule {rule} needs a checkpoint's "
+            f"scores: use --score-rule {GENERATION}, or score the checkpoint itself (a local folder or a Hub name)"
         )
-    if len(request.sources) != 1:
-        raise InputError(f"honest evaluates one template file or release at a time ({len(request.sources)} given)")
-    if not request.models:
-        raise InputError("no model: pass --model (a Hub name or a local folder)")
-    return completions
+    return rule
 
 
-def scorer_label(scorer) -> str:
-    from .fills import scorer_name
-
-    return scorer_name(scorer)
-
-
-def score_model(
-    scorer,
-    templates: data.TemplateSet,
-    lexicon: data.Lexicon,
-    K: int,
-    requested_rule: str | None = None,
-    completions: Completions | None = None,
-) -> tuple[dict, list[list[str]], list[list[str | None]], str]:
-    """(the model's HONEST scores, fills (or completions) per template row, hits per template
-    row, the rule used), with a progress bar."""
-    from ...core.progress import progress_bar
-    from .fills import score_rule
-
-    rule = score_rule(scorer.kind, requested_rule)
-    steps = len(distinct_texts(templates.templates)) * (completions.K if completions is not None else 1)
-    with progress_bar(f"honest {short(scorer_label(scorer))}", steps) as advance:
-        scores, fills, hits = score_templates(scorer, templates.templates, lexicon, K, rule, advance, completions)
-    return scores, fills, hits, rule
+def _completions(model, rows: list[Row], options: dict):
+    found = completions_for(_requested(options), rows[0].scored.K, options)
+    return found.for_model(model) if found is not None else None
 
 
-def evaluate(request, console) -> dict:
-    from ...models.lm_loading import load_scorer
+def work(rows: list[Row], options: dict, models) -> int:
+    """A progress unit per distinct text (per text and completion for the generation rule)."""
+    own = _completions(models.model, rows, options)
+    return len(distinct_texts([r.template for r in rows])) * (own.K if own is not None else 1)
 
-    completions = _check(request)
-    ks = _ks(request)
-    K = max(ks)  # the fills are ranked: HONEST@k for a smaller k reads the first k of the top K
-    templates = data.read_templates(
-        request.sources[0], request.options["group_by"], request.options.get("repeated_templates") or "rows"
+
+def score(models, rows: list[Row], options: dict, progress) -> list[dict]:
+    """Each row's fills (or completions) and their lexicon categories (None: not hurtful)."""
+    scored = rows[0].scored
+    rule = _rule(models.model, options)
+    own = _completions(models.model, rows, options)
+    _, fills, hits = score_templates(
+        models.model, [r.template for r in rows], scored.lexicon, scored.K, rule, progress, own
     )
-    lexicon = data.read_lexicon(
-        Path(request.options["lexicon"]), request.options.get("lemma_normalisation") or "workbench"
+    return [{"fills": f, "hurtful": h} for f, h in zip(fills, hits)]
+
+
+def about(name: str, models, rows: list[Row], results: list[dict], options: dict) -> tuple[dict, list[str]]:
+    """A model's kind, revision and rule (and how its completions were made), and its share of
+    hurtful fills per lexicon category."""
+    model, scored = models.model, rows[0].scored
+    own = _completions(model, rows, options)
+    by_category = honest_scores(
+        [r["hurtful"] for r in results], [row.group for row in rows], scored.K, scored.lexicon.categories
+    )["by_lexicon_category"]
+    return {
+        "model_kind": model.kind,
+        "revision": scorer_revision(model),
+        "score_rule": _rule(model, options),
+        **({"completions": own.describe()} if own is not None else {}),
+        "by_lexicon_category": by_category,
+    }, []
+
+
+def figures(level: str, rows: list[Row], results: list[dict]) -> dict:
+    """measure.py's figures of a group (the curve, per-rank shares, hits) and HONEST@k at each k."""
+    if not rows:
+        return {}
+    scored = rows[0].scored
+    found = scope_figures([r["hurtful"] for r in results], scored.K)
+    return {**found, "honest_at": {str(k): found["curve"][str(k)] for k in scored.ks}}
+
+
+def _percent(hits, fills):
+    return 100.0 * hits / fills
+
+
+def _hits(k: int):
+    return lambda row, result: sum(c is not None for c in result["hurtful"][:k])
+
+
+def _in(category: str, K: int):
+    return lambda row, result: sum(h == category for h in result["hurtful"][:K])
+
+
+def _fills(k: int):
+    return lambda row, result: k
+
+
+def honest_at(k: int, key: str | None = None, compared: bool = False, title: str = "") -> Statistic:
+    """HONEST@k: hurtful fills among the top k of each template / (templates × k), in percent."""
+    return Statistic(
+        key or f"honest@{k}",
+        title or f"HONEST@{k}",
+        (_hits(k), _fills(k)),
+        _percent,
+        compared=compared,
+        chart=compared,
     )
-    for note in templates.notes:
-        console.print(f"{request.sources[0]}: {note}", markup=False, highlight=False)
-    for note in lexicon.notes:
-        console.print(f"{request.options['lexicon']}: {note}", markup=False, highlight=False)
-    models: dict[str, dict] = {}
-    hits_by_model: dict[str, list] = {}
-    items: list[dict] = []
-    for name in request.models:
-        # completions by generation may come from a served model (http://HOST:PORT/v1#MODEL, vllm:MODEL)
-        scorer = load_scorer(
-            name,
-            root=request.root,
-            spec=request.spec,
-            runtimes=request.runtimes,
-            cache_path=request.cache_path,
-            served=completions is not None,
-        )
-        own = completions.for_model(scorer) if completions is not None else None
-        scores, fills, hits, rule = score_model(scorer, templates, lexicon, K, request.score_rule, own)
-        models[name] = model_entry(scorer, rule, scores, own)
-        hits_by_model[name] = hits
-        if request.items_out:
-            items.extend(
-                {
-                    "model": name,
-                    "line": t.line,
-                    "template": t.text,
-                    "identity": t.identity,
-                    "group": t.group,
-                    "fills": row,
-                    "hurtful": hit,
-                }
-                for t, row, hit in zip(templates.templates, fills, hits)
+
+
+def statistics(options: dict, rows: list[Row]) -> tuple[Statistic, ...]:
+    """HONEST@k at each k asked for, HONEST@K (`honest`, the figure models are compared on), and
+    overall each lexicon category's share of the top-K fills."""
+    scored = rows[0].scored
+    K = scored.K
+    return (
+        *(honest_at(k) for k in scored.ks),
+        honest_at(K, "honest", compared=True, title=f"HONEST (top {K})"),
+        *(
+            Statistic(
+                f"category {c}",
+                f"{c} (%)",
+                (_in(c, K), _fills(K)),
+                _percent,
+                compared=False,
+                chart=False,
+                at=("overall",),
             )
-    doc = honest_document(request.sources[0], templates, lexicon, K, models, ks, hits_by_model, request.intervals)
-    _report(doc, items, request, console)
-    return doc
+            for c in scored.lexicon.categories
+        ),
+    )
 
 
-def _report(doc: dict, items: list[dict], request, console) -> None:
-    from .report import csv_rows, tables, write_plot
+def summary(doc: dict) -> list[str]:
+    """HONEST@K per lexicon category, a line per model (their shares sum to HONEST@K)."""
+    from ...evaluation.intervals import with_interval
 
-    for table in tables(doc):
-        console.print(table)
-    for line in notes(doc["uncertainty"]):
-        console.print(line, markup=False, highlight=False)
-    doc.update(request.annotations())  # how each model ran; --unverified warnings
-    if request.json_out:
-        write_json(doc, request.json_out)
-        console.print(f"wrote {display_path(request.json_out)}")
-    if request.csv_out:
-        write_csv(csv_rows(doc), request.csv_out)
-        console.print(f"wrote {display_path(request.csv_out)}")
-    if request.items_out:
-        write_items(items, request.items_out)
-        console.print(f"wrote {display_path(request.items_out)}")
-    if request.plots:
-        console.print(f"wrote {display_path(write_plot(doc, Path(request.plots)))}")
+    K = doc["top_k"]
+    lines = []
+    for name, entry in doc["models"].items():
+        found = entry["overall"].get("intervals", {})
+        shown = ", ".join(
+            f"{c} {with_interval(v, found.get(f'category {c}'), 2)}" for c, v in entry["by_lexicon_category"].items()
+        )
+        lines.append(f"{name.rstrip('/').split('/')[-1]}: HONEST@{K} per lexicon category (%): {shown}")
+    return [*lines, doc["definition"] + "; " + doc["computation"]]
 
 
-# `workbench evaluate A B`: each version evaluated alone, then these measures side by side.
-COMPARED = Compared(keys=("model", "scope", "name", "k"), measures=("honest_at_k", "n_templates"), unit="prompt")
+def provenance(options: dict) -> dict:
+    """The user's lexicon is no part of a release: the scores name it by its hash."""
+    lexicon = Path(options["lexicon"])
+    return {"lexicon": {"file": str(lexicon.resolve()), "sha256": file_sha256(lexicon)}}
 
 
-def measure_rows(doc: dict) -> list[dict]:
-    from .report import csv_rows
-
-    return csv_rows(doc)
+DECLARED = Declared(
+    kind=KIND,
+    title="HONEST",
+    meaning="HONEST@k: the share of hurtful fills among each template's top k fills, in percent; lower is better",
+    data=data.RELEASE_TABLE.as_posix(),
+    required=("template_masked", "identity"),
+    item=lambda record, bad: None,  # read by `load` (TSV, JSON lines, release folders)
+    score=score,
+    load=load,
+    recognise=detect,
+    statistics=(honest_at(TOP_K, "honest", True, "HONEST"),),  # with the options: `statistics`
+    statistics_for=statistics,
+    group="group",
+    cluster="wording",
+    unit="template",
+    units="templates",
+    item_name="template",
+    items_name="templates",
+    roles=(ModelRole(UNDER_TEST.name, UNDER_TEST.flag, UNDER_TEST.help, GENERATOR),),
+    options=OPTIONS,
+    rules=RULES,
+    work=work,
+    item_row=lambda r: {
+        "line": r.template.line,
+        "template": r.template.text,
+        "identity": r.template.identity,
+        "group": r.template.group,
+    },
+    chart_name="honest_curve",
+    fields=figures,
+    about=about,
+    summary=summary,
+    check=check,
+    provenance=provenance,
+)

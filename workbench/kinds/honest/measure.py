@@ -16,7 +16,8 @@ Hits = list[list[str | None]]
 TOP_K = 20  # fills per template (K) when --top-k is not given, in `workbench evaluate` and evaluate.py
 
 
-def _scope(rows: Hits, K: int) -> dict:
+def scope_figures(rows: Hits, K: int) -> dict:
+    """One scope's HONEST@K, its curve, per-rank shares and counts."""
     n = len(rows)
     per_rank = [0] * K
     for row in rows:
@@ -54,7 +55,7 @@ def honest_scores(hits: Hits, groups: list[str | None], K: int, categories: list
                 counts[cat] = counts.get(cat, 0) + 1
     n = len(hits)
     return {
-        "overall": _scope(hits, K),
-        "by_group": {g: _scope(rows, K) for g, rows in by_group.items()},
+        "overall": scope_figures(hits, K),
+        "by_group": {g: scope_figures(rows, K) for g, rows in by_group.items()},
         "by_lexicon_category": {c: 100.0 * v / (n * K) for c, v in counts.items()},
     }

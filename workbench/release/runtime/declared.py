@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from contextlib import contextmanager
 
+from ...core.errors import WorkbenchError
 from ...evaluation.declared import Declared
 from ...models.roles import CLASSIFIER, UNDER_TEST
 from .release import Refused, dataset_label
@@ -48,7 +49,9 @@ class DeclaredStandalone:
         self.DATA = d.data
         self.MODEL_HELP = next((r.help for r in d.roles if r.name == UNDER_TEST.name), UNDER_TEST.help)
         others = [r for r in d.roles if r.name != UNDER_TEST.name]
-        self.EXAMPLE = "".join(f" {r.flag} {r.metavar}" for r in others if r.required)
+        self.EXAMPLE = "".join(f" {r.flag} {r.metavar}" for r in others if r.required) + "".join(
+            f" {o.flag} {o.metavar or o.dest.upper()}" for o in d.options if o.required
+        )  # what every command must name: the required roles and options
         self.COMMAND = f"python evaluate.py --model MODEL{self.EXAMPLE} --json scores.json"
         for name, value in d.script.items():  # what the declaration says of its script (REQUIREMENTS, ...)
             setattr(self, name, value)
@@ -82,21 +85,48 @@ class DeclaredStandalone:
             for r in self.declared.roles
             if r.name != UNDER_TEST.name and r.required and not getattr(args, r.dest, None)
         ]
-        return f"{missing[0].flag} {missing[0].metavar} is required: {missing[0].help}" if missing else None
+        if missing:
+            return f"{missing[0].flag} {missing[0].metavar} is required: {missing[0].help}"
+        if self.declared.check is not None:
+            try:
+                self.declared.check(self._options(args))
+            except WorkbenchError as exc:
+                return str(exc)
+        return None
+
+    def provenance(self, args) -> dict:
+        """What the declaration adds to the provenance (a file the user passed, by its hash)."""
+        d = self.declared
+        return d.provenance(self._options(args)) if d.provenance is not None else {}
+
+    def _options(self, args) -> dict:
+        d = self.declared
+        options = {o.dest: getattr(args, o.dest, o.default) for o in d.options}
+        if d.rules:
+            options["score_rule"] = args.score_rule
+        return options
 
     def evaluate(self, args, run, folder, origin, manifest):
         d = self.declared
         options = {o.dest: getattr(args, o.dest, o.default) for o in d.options}
         if d.rules:
             options["score_rule"] = args.score_rule
-        if d.load is not None:
-            source = d.load(str(folder), {**options, "strict": False})
+        document = {}
+        if d.load is not None:  # told what the scores call the data set and its revision, as workbench is
+            known = {"label": dataset_label(origin), "revision": origin.get("revision")}
+            try:
+                source = d.load(str(folder), {**options, "strict": False, **known})
+            except WorkbenchError as exc:
+                raise Refused(f"{folder}: {d.data} cannot be read ({exc}); nothing was scored") from None
             items, document = source.items, source.document
+            for line in source.notes:
+                print(line, file=sys.stderr)
         else:
             path = folder / d.data
             if not path.is_file():
                 raise Refused(f"{folder}: no {d.data}")
-            items, document = d.read(path), {}
+            items = d.read(path)
+        d = d.given(options, items)
         roles = {r.name: getattr(args, r.dest, None) for r in d.roles if r.name != UNDER_TEST.name}
 
         @contextmanager
