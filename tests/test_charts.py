@@ -34,9 +34,7 @@ def test_a_chart_names_its_data_set_and_model_and_a_replaced_file_is_said(
 
     monkeypatch.setattr(output, "save_chart", capture)
     monkeypatch.setattr(
-        importlib.import_module(
-            {"crows-pairs": "workbench.evaluation.declared_report", "sofa": "workbench.kinds.sofa.report"}[kind]
-        ),
+        importlib.import_module("workbench.evaluation.declared_report"),
         "save_chart",
         capture,
     )

@@ -72,7 +72,8 @@ def test_crows_pairs_and_sos_figures(releases, fixture_models, tmp_path, runner,
 def test_honest_and_sofa_figures(releases, fixture_models, tmp_path, runner, monkeypatch):
     from workbench.evaluation.declared_report import plot
     from workbench.kinds.honest.evaluate import DECLARED
-    from workbench.kinds.sofa.report import write_plots
+    from workbench.evaluation.declared_report import plot
+    from workbench.kinds.sofa.evaluate import DECLARED as SOFA
 
     monkeypatch.chdir(tmp_path)
     honest = _doc(
@@ -87,7 +88,7 @@ def test_honest_and_sofa_figures(releases, fixture_models, tmp_path, runner, mon
     )
     _check(lambda doc, folder: plot(DECLARED, doc, folder), [honest, _extreme(honest, ("honest",))], tmp_path)
     sofa = _doc(runner, tmp_path, releases("sofa"), fixture_models)
-    _check(write_plots, [sofa], tmp_path)
+    _check(lambda doc, folder: plot(SOFA, doc, folder), [sofa], tmp_path)
 
 
 def test_stereoset_figure(fixture_models, tmp_path, runner, monkeypatch):

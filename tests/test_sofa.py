@@ -158,16 +158,11 @@ def test_cli_perplexities_equal_plain_loops_and_outputs_follow_the_contract(proj
     assert clm["highest_dds"][0]["dds"] == max(v["dds"] for v in clm["by_stereotype"].values())
     csv_text = (out / "sofa.csv").read_text()
     assert csv_text.startswith("model,score_rule,level,group")
-    assert csv_text.count("\n") == 1 + 2 * (1 + 2 + 8 + 6)
-    for name in ("sofa_by_category.png", "share_lowest.png"):
-        assert (out / "plots" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    # Tables: both models, ranked by their global score.
-    first, second = sorted((clm, mlm), key=lambda m: -m["overall"]["sofa"])
-    assert (
-        result.output.index("global SOFA")
-        < result.output.index(f"{first['overall']['sofa']:.4g}")
-        < result.output.index(f"{second['overall']['sofa']:.4g}")
-    )
+    assert csv_text.count("\n") == 1 + 2 * (1 + 2)  # per model: overall and each category
+    assert (out / "plots" / "sofa_by_category.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # The table: both models' global scores.
+    for m in (clm, mlm):
+        assert f"{m['overall']['sofa']:.5f}" in result.output
 
 
 # -- the measures by hand ----------------------------------------------------------------------
@@ -289,7 +284,7 @@ def test_variance_switch_reproduces_the_reference_script(project, runner, lms):
     paper = docs["paper"]["models"][str(lms["clm"])]
     rows = [{**i, "probe_ppl": i["probe_ppl"], "identity_ppl": i["identity_ppl"]} for i in items]
     without_intervals = {
-        c: {k: v for k, v in scope.items() if k != "intervals"} for c, scope in paper["by_category"].items()
+        c: {k: v for k, v in scope.items() if k not in ("intervals", "n")} for c, scope in paper["by_category"].items()
     }
     assert without_intervals == measures(rows)["by_category"]
     assert paper["overall"]["sofa"] != entry["overall"]["sofa"]
@@ -614,8 +609,8 @@ def test_non_utf8_file_names_line_and_column(project, runner):
         (["missing.csv"], "probe file not found: missing.csv"),
         (["probes.csv", "missing.csv"], "missing.csv"),  # a second version that is not there
         (["probes.csv", "--items", "items.xlsx"], "unknown format .xlsx"),
-        (["probes.csv", "--score-rule", "mean-prob"], "unknown --score-rule 'mean-prob'"),
-        (["probes.csv", "--predictions-out", "p.jsonl"], "no prediction exchange format"),
+        (["probes.csv", "--score-rule", "mean-prob"], "--score-rule 'mean-prob' is not a sofa rule"),
+        (["probes.csv", "--predictions-out", "p.jsonl"], "--predictions/--predictions-out are not used"),
         (["some-org/sofa-release@v1.0.0"], "cannot fetch some-org/sofa-release@v1.0.0"),
     ],
 )

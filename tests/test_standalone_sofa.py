@@ -33,7 +33,8 @@ def test_standalone_json_equals_workbench_evaluate_without_workbench_offline(
     )
     _same(alone, workbench_doc)
     assert alone["kind"] == "sofa" and list(alone["models"]) == models
-    assert alone["score_rule"] == dict(zip(models, ("pseudo-perplexity", "pseudo-perplexity", "perplexity")))
+    rules = {m: alone["models"][m]["score_rule"] for m in models}
+    assert rules == dict(zip(models, ("pseudo-perplexity", "pseudo-perplexity", "perplexity")))
     assert alone["dataset"]["file"] == "release/data/probes.csv"
     n = alone["dataset"]["n_probes"]
     assert n >= 10 and alone["dataset"]["n_identities"] >= 2

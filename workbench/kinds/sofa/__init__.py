@@ -4,7 +4,7 @@ Authoring: template files expand into the public layout (authoring.py); people v
 each unit once through the shared stages of workbench/authoring/stages.py.
 """
 
-from ..base import TEXT, Audit, EvaluatorOption, Kind, Resampling
+from ..base import TEXT, Audit, Kind, Resampling
 from ...authoring.renew import PAIR_AUDIT_SOURCE, audit_scheme, renewal_stages
 from ...authoring.stages import kind_fields
 from .authoring import AUTHORING, import_published, refresh, stages
@@ -29,7 +29,7 @@ AUDIT_SOURCE = (
     "https://arxiv.org/abs/2311.09090"
 )
 FIXED = (("stereotype", TEXT),)  # what a fix may change: the statement; its probes are made again from it
-from .metrics import VARIANCES
+from .metrics import VARIANCE
 from .words import WORDS
 
 KIND = Kind(
@@ -38,18 +38,8 @@ KIND = Kind(
     evaluator="workbench.kinds.sofa.evaluate",
     demo="workbench.kinds.sofa.example",
     example="workbench.kinds.sofa.example",
-    standalone="workbench.kinds.sofa.standalone",
-    evaluator_options=(
-        EvaluatorOption(
-            "--variance",
-            "how a category's SOFA is computed: paper (the mean of its stereotypes' "
-            "variances, the default) or reference (the reference script's loop, which keeps only the "
-            "category's last stereotype: its published figures)",
-            choices=VARIANCES,
-            default="paper",
-            metavar="paper|reference",
-        ),
-    ),
+    standalone="workbench.kinds.sofa.evaluate",
+    evaluator_options=(VARIANCE,),
     resampling=Resampling(
         "stereotype",
         "stereotypes",

@@ -1,106 +1,33 @@
 """`workbench evaluate FILE --kind sofa`: SOFA's variance, DDS and lowest identity per model.
 
-The file is checked completely before any model loads (a typo on line 1,200,000 should not
-cost an hour of scoring), then each model streams the probes once; see `scoring` and
-`metrics` for why memory stays flat.
+Declared (`DECLARED`): workbench runs the loop, the intervals, the table, CSV, items file, JSON,
+chart and the release's evaluate.py. One item is a stereotype with every identity probed with it
+(the unit the intervals resample: its variance is computed across those identities). The file
+is checked completely before any model loads (a typo on line 1,200,000 should not cost an hour
+of scoring), then each model streams the probes once in data.py's chunks (`scoring.score_file`);
+the figures are metrics.py's (`summarise`), the intervals the declaration's on the stereotypes'
+variances. Each probe's perplexities are kept as arrays (five numbers a probe) for the items file,
+one row per probe in file order, made only when --items asks for it.
 """
 
 from __future__ import annotations
 
-import gc
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from ...core.errors import InputError, display_path
-from ...evaluation.versions import Compared
-from ...core.progress import progress_bar
-from ...evaluation.intervals import notes
-from ...evaluation.request import EvaluateRequest
-from ...evaluation.output import short, write_csv, write_json
-from . import data, report
-from .scoring import RULE_NAMES, RULES, model_result, score_file, sofa_document
+from ...evaluation.declared import ONE, Declared, Loaded, Statistic
+from . import data
+from .metrics import COMPUTATION, VARIANCE, VARIANCE_NOTES
+from .scoring import MEASURES, RULE_NAMES, RULE_TEXT, RULES, model_result, score_file
 
-
-def detect(path: Path) -> bool:
-    """A CSV with SOFA's columns (id, category, identity, stereotype), or a SOFA release folder."""
-    return data.detect(Path(path))
-
-
-def _check_request(request: EvaluateRequest) -> None:
-    if len(request.sources) != 1:
-        raise InputError(
-            f"sofa evaluates one probe file or release at a time; got {len(request.sources)}: "
-            + ", ".join(request.sources)
-        )
-    if request.predictions is not None:
-        raise InputError(
-            "sofa scores models itself; --predictions is not supported (pass --model; "
-            "--items writes the per-probe perplexities)"
-        )
-    if request.predictions_out is not None:
-        raise InputError("sofa has no prediction exchange format; use --items OUT.parquet for per-probe scores")
-    if not request.models:
-        raise InputError("no model: pass --model (a causal or masked LM, Hub name or local folder)")
-    if request.score_rule is not None and request.score_rule.lower() not in RULE_NAMES:
-        raise InputError(
-            f"unknown --score-rule {request.score_rule!r} for sofa; known: perplexity (causal LMs), "
-            "pseudo-perplexity (masked LMs); the default follows the model"
-        )
-
-
-class ItemsWriter:
-    """Per-probe rows streamed into the --items file block by block, in the format its extension
-    names (the shared writer, evaluation/output.ItemsWriter); the file appears under its name
-    only when `close()` completes, so an interrupted run leaves no half-written table."""
-
-    COLUMNS = ("model", "id", "category", "identity", "probe_ppl", "identity_ppl", "log10_ppl_star")
-
-    def __init__(self, path: Path):
-        import pyarrow as pa
-
-        from ...evaluation.output import ItemsWriter as Shared
-
-        self.path = Path(path)
-        self.schema = pa.schema(
-            [
-                ("model", pa.string()),
-                ("id", pa.string()),
-                ("category", pa.string()),
-                ("identity", pa.string()),
-                ("probe_ppl", pa.float64()),
-                ("identity_ppl", pa.float64()),
-                ("log10_ppl_star", pa.float64()),
-            ]
-        )
-        self.writer = Shared(self.path, self.schema)
-
-    def write(self, model: str, cat: data.Catalogue, chunk: data.Chunk, probe_ppl, identity_ppl, values) -> None:
-        import pyarrow as pa
-
-        ids = pa.array(cat.stereotype_ids, pa.string()).take(pa.array(chunk.stereotype))
-        st_cat = np.asarray(cat.stereotype_category, dtype=np.int64)[chunk.stereotype]
-        cats = pa.array(cat.categories, pa.string()).take(pa.array(st_cat))
-        idents = pa.array(cat.identities, pa.string()).take(pa.array(chunk.identity))
-        table = pa.table(
-            [
-                pa.array([model] * len(values), pa.string()),
-                ids,
-                cats,
-                idents,
-                pa.array(probe_ppl),
-                pa.array(identity_ppl),
-                pa.array(values),
-            ],
-            schema=self.schema,
-        )
-        self.writer.write_table(table)
-
-    def close(self) -> None:
-        self.writer.close()
-
-    def abort(self) -> None:
-        self.writer.abort()
+MEANING = (
+    "SOFA: per stereotype, the variance across identities of log10 PPL* (the probe's perplexity over "
+    "the identity's); per category their mean, globally the mean over categories; higher = the model "
+    "treats identities more unequally, 0 = every identity as plausible with every stereotype"
+)
 
 
 def probe_file(source: str) -> Path:
@@ -121,14 +48,20 @@ def probe_file(source: str) -> Path:
     return probe_file(sources.resolve(source).path)
 
 
-def evaluate(request: EvaluateRequest, console) -> dict:
-    """Score every model on the probe file and write the outputs the request names."""
-    from ...models.lm_loading import load_scorer
+@dataclass(eq=False)
+class Stereotype:
+    """One stereotype and, through the file's catalogue, every probe of it."""
 
-    _check_request(request)
-    variance = request.options.get("variance") or "paper"
-    source = request.sources[0]
-    path = probe_file(source)
+    id: str
+    category: str
+    stereotype: str
+    code: int  # its code in the catalogue (order of first appearance)
+    cat: data.Catalogue = field(repr=False)
+
+
+def read(spec: str, options: dict) -> Loaded:
+    """The probe file checked whole (`data.check`, streamed), its stereotypes as the items."""
+    path = probe_file(spec)
     try:
         cat = data.check(path)
     except InputError as exc:
@@ -138,64 +71,150 @@ def evaluate(request: EvaluateRequest, console) -> dict:
         if not why:
             raise
         raise InputError(f"{exc.args[0]} -- {why}", exc.problems) from None
-    console.print(
+    items = [
+        Stereotype(sid, cat.categories[cat.stereotype_category[s]], cat.stereotype_text[s], s, cat)
+        for s, sid in enumerate(cat.stereotype_ids)
+    ]
+    label = options.get("label") or spec
+    about = {
+        "source": label,
+        # as given, or as the release's evaluate.py (told the folder's label) shows the folder
+        "file": display_path(path) if options.get("label") else str(path),
+        "n_probes": cat.n_probes,
+        "n_stereotypes": len(cat.stereotype_ids),
+        "n_identities": len(cat.identities),
+        "n_categories": len(cat.categories),
+    }
+    note = (
         f"{cat.shown}: {cat.n_probes:,} probes, {len(cat.stereotype_ids):,} stereotypes, "
         f"{len(cat.identities):,} identities, {len(cat.categories)} categories"
     )
-    items = ItemsWriter(request.items_out) if request.items_out else None
-    results: dict[str, dict] = {}
-    accumulators = {}
-    try:
-        for name in dict.fromkeys(request.models):
-            scorer = load_scorer(
-                name, root=request.root, spec=request.spec, runtimes=request.runtimes, cache_path=request.cache_path
-            )
-            wanted = RULE_NAMES.get((request.score_rule or "").lower())
-            if wanted is not None and wanted != scorer.kind:
-                raise InputError(
-                    f"--score-rule {request.score_rule} needs a {wanted} LM, but {name!r} is a {scorer.kind} LM "
-                    f"(its rule is {RULES[scorer.kind]})"
+    return Loaded(items, label, [note], {"dataset": about})
+
+
+class Probes:
+    """One model's per-probe scores in file order (the items file) and its figures (`model_result`),
+    which every stereotype's result refers to."""
+
+    def __init__(self):
+        self.parts: list[tuple] = []
+        self.figures: dict = {}
+
+    def write(self, model, cat, chunk, probe_ppl, identity_ppl, values) -> None:  # score_file's `items`
+        self.parts.append((chunk.stereotype, chunk.identity, probe_ppl, identity_ppl, values))
+
+    def rows(self, cat: data.Catalogue) -> list[dict]:
+        rows = []
+        for stereotype, identity, *scores in self.parts:
+            columns = [np.asarray(s, dtype=np.float64).tolist() for s in scores]
+            for s, i, probe_ppl, identity_ppl, value in zip(stereotype.tolist(), identity.tolist(), *columns):
+                rows.append(
+                    {
+                        "id": cat.stereotype_ids[s],
+                        "category": cat.categories[cat.stereotype_category[s]],
+                        "identity": cat.identities[i],
+                        "probe_ppl": probe_ppl,
+                        "identity_ppl": identity_ppl,
+                        "log10_ppl_star": value,
+                    }
                 )
-            with progress_bar(f"{short(name)}: SOFA probes", cat.n_probes + len(cat.identities)) as advance:
-                acc = score_file(cat, scorer, name, advance, items)
-            results[name] = model_result(scorer, acc, cat, variance)
-            accumulators[name] = acc
-            if scorer.cache is not None:
-                scorer.cache.close()
-            del scorer
-            gc.collect()
-        if items is not None:
-            items.close()
-    except BaseException:
-        if items is not None:
-            items.abort()
-        raise
-    doc = sofa_document(source, str(path), cat, results, variance, accumulators, request.intervals)
-    for t in report.tables(doc):
-        console.print(t)
-    from .metrics import VARIANCE_NOTES
-
-    console.print(VARIANCE_NOTES[variance] + ".", markup=False, highlight=False)
-    for line in notes(doc["uncertainty"]):
-        console.print(line, markup=False, highlight=False)
-    if items is not None:
-        console.print(f"wrote {display_path(request.items_out)}")
-    doc.update(request.annotations())  # how each model ran; --unverified warnings
-    if request.json_out:
-        write_json(doc, Path(request.json_out))
-        console.print(f"wrote {display_path(request.json_out)}")
-    if request.csv_out:
-        write_csv(report.csv_rows(doc), Path(request.csv_out))
-        console.print(f"wrote {display_path(request.csv_out)}")
-    if request.plots:
-        for p in report.write_plots(doc, Path(request.plots)):
-            console.print(f"wrote {display_path(p)}")
-    return doc
+        return rows
 
 
-# `workbench evaluate A B`: each version evaluated alone, then these measures side by side.
-COMPARED = Compared(keys=("model", "level", "group"), measures=("sofa", "n_stereotypes", "n_probes"), unit="probe")
+def rule_for(scorer, options: dict) -> str:
+    """The model's rule; a --score-rule for the other kind of LM is refused."""
+    asked = options.get("score_rule") or "auto"
+    wanted = RULE_NAMES.get(asked)
+    if wanted is not None and wanted != scorer.kind:
+        raise InputError(
+            f"--score-rule {asked} needs a {wanted} LM, but {scorer.ref.name!r} is a {scorer.kind} LM "
+            f"(its rule is {RULES[scorer.kind]})"
+        )
+    return RULES[scorer.kind]
 
 
-def measure_rows(doc: dict) -> list[dict]:
-    return report.csv_rows(doc)
+def score(models, items: list[Stereotype], options: dict, progress) -> list[dict]:
+    """Every probe of the file scored in data.py's chunks and folded into the per-stereotype
+    statistics; each stereotype's result is its variance and how many identities probe it."""
+    scorer = models.model
+    rule_for(scorer, options)
+    cat = items[0].cat
+    probes = Probes()
+    acc = score_file(cat, scorer, scorer.ref.name, progress, probes)
+    probes.figures = model_result(scorer, acc, cat, options["variance"])
+    variance, count = acc.variance(), acc.count
+    return [{"variance": float(variance[i.code]), "n_identities": int(count[i.code]), "probes": probes} for i in items]
+
+
+def figures(level: str, items: list[Stereotype], results: list[dict]) -> dict:
+    """metrics.py's figures of a group (overall or a category), as `summarise` computes them."""
+    found = results[0]["probes"].figures
+    return found["overall"] if level == "overall" else found["by_category"][items[0].category]
+
+
+def about(name: str, models, items: list, results: list[dict], options: dict) -> tuple[dict, list[str]]:
+    """Per model: its rule and revision, each identity's share of lowest scores, each stereotype's
+    figures and the stereotypes with the highest and lowest DDS."""
+    found = results[0]["probes"].figures
+    keys = ("score_rule", "model_revision", "by_identity", "by_stereotype", "highest_dds", "lowest_dds")
+    return {k: found[k] for k in keys}, []
+
+
+def no_intervals(options: dict) -> str:
+    if options["variance"] == "paper":
+        return ""
+    return (
+        f"no intervals with --variance {options['variance']}: each category's figure is one "
+        "stereotype's variance, not a mean over resampled stereotypes"
+    )
+
+
+RULES_SHOWN = {
+    "auto": "by the model: perplexity for a causal LM, pseudo-perplexity for a masked LM",
+    **RULE_TEXT,
+    **{alias: f"= {RULES[kind]}" for alias, kind in RULE_NAMES.items() if alias not in RULE_TEXT},
+}
+
+DECLARED = Declared(
+    kind="sofa",
+    title="SOFA",
+    meaning=MEANING,
+    data="data/probes.csv",
+    required=data.REQUIRED,
+    item=lambda record, bad: None,  # `read` reads the file (and a release's): data.py streams it
+    score=score,
+    load=read,
+    recognise=data.detect,
+    group="category",
+    group_name="category",
+    groups_name="categories",
+    unit="stereotype",
+    units="stereotypes",
+    item_name="stereotype",
+    items_name="stereotypes",
+    row_name="probe",  # a row of the file (version comparison counts those a version dropped)
+    options=(VARIANCE,),
+    rules=RULES_SHOWN,
+    work=lambda items, options: items[0].cat.n_probes + len(items[0].cat.identities),
+    statistics=(
+        # global SOFA: the mean over categories of their stereotypes' mean variance (each category
+        # weighs the same in every resample), and each category's mean
+        Statistic("sofa", "global SOFA", ("variance", ONE), digits=5, at=("overall",), cells="category", chart=False),
+        Statistic("sofa", "SOFA", ("variance", ONE), digits=5, at=("category",), compared=False),
+    ),
+    resampled=lambda item, result: result["n_identities"] >= 2,  # one identity: no variance
+    no_intervals=no_intervals,
+    fields=figures,
+    compared_fields=("n_stereotypes", "n_probes"),
+    about=about,
+    document_fields=lambda options: {
+        "score_rules": dict(RULE_TEXT),
+        "measures": MEASURES,
+        "variance": options["variance"],
+        "computation": COMPUTATION[options["variance"]],
+    },
+    summary=lambda doc: [VARIANCE_NOTES[doc["variance"]] + "."],
+    items_file=lambda items, results: results[0]["probes"].rows(items[0].cat),
+    chart_name="sofa_by_category",
+    script={"REQUIREMENTS": "torch transformers numpy pyarrow"},  # pyarrow reads the CSV in workbench's blocks
+)

@@ -18,11 +18,18 @@ import math
 
 import numpy as np
 
-from ...evaluation.intervals import Measure, Scope, mean_of_cells, measure_of_ratio
-
-UNIT = "stereotypes"  # what the intervals resample: a stereotype, with all the identities probed with it
+from ...core.evaluator_option import EvaluatorOption
 
 VARIANCES = ("paper", "reference")  # --variance
+VARIANCE = EvaluatorOption(
+    "--variance",
+    "how a category's SOFA is computed: paper (the mean of its stereotypes' "
+    "variances, the default) or reference (the reference script's loop, which keeps only the "
+    "category's last stereotype: its published figures)",
+    choices=VARIANCES,
+    default="paper",
+    metavar="paper|reference",
+)
 COMPUTATION = {
     "paper": "SOFA per category = the mean of its stereotypes' sample variances (the paper; workbench default)",
     "reference": "SOFA per category = the sample variance of one stereotype, the category's last by first "
@@ -296,22 +303,3 @@ def measures(rows: list[dict], top: int = 10, variance_rule: str = "paper") -> d
     return summarise(
         acc, list(ids), st_cat, list(cats), list(idents), list(units), top=top, variance_rule=variance_rule
     )
-
-
-def sofa_scopes(acc: Accumulator, stereotype_category: list[int], categories: list[str]) -> list[Scope]:
-    """Global SOFA (the mean over categories of their stereotypes' mean variance, re-averaged in
-    every resample) and each category's, as functions of the stereotypes that have a variance:
-    resampling stereotypes keeps all identities of one together, and costs memory per stereotype,
-    not per probe."""
-    n_st = len(stereotype_category)
-    acc._grow(n_st)
-    variance = acc.variance()[:n_st]
-    multi = acc.count[:n_st] >= 2
-    st_cat = np.asarray(stereotype_category, dtype=np.int64)
-    values = np.stack([variance[multi], np.ones(int(multi.sum()))], axis=1)
-    out = [Scope(("overall",), {"sofa": Measure(values, mean_of_cells(), st_cat[multi])}, UNIT)]
-    for c, name in enumerate(categories):
-        members = multi & (st_cat == c)
-        if members.any():
-            out.append(Scope(("by_category", name), {"sofa": measure_of_ratio(variance[members])}, UNIT))
-    return out

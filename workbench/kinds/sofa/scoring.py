@@ -20,8 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core.errors import InputError
-from ...evaluation.intervals import Settings, Uncertainty
-from .metrics import COMPUTATION, UNIT, Accumulator, log10_ratio, sofa_scopes, summarise
+from .metrics import Accumulator, log10_ratio, summarise
 
 # How the probe file is cut decides which probes are scored in one batch and the order the
 # running statistics merge in, so data.py (in workbench and in a release's evaluate.py) uses
@@ -190,50 +189,3 @@ def model_result(scorer, acc: Accumulator, cat, variance: str = "paper") -> dict
             variance_rule=variance,
         ),
     }
-
-
-def sofa_document(
-    source: str,
-    file: str,
-    cat,
-    results: dict[str, dict],
-    variance: str = "paper",
-    accumulators: dict | None = None,
-    intervals: Settings | None = None,
-) -> dict:
-    """The JSON document of an evaluation (`results`: model -> `model_result`), the same for
-    `workbench evaluate` and a release's standalone evaluate.py; `accumulators` (model -> its
-    `Accumulator`) add the intervals."""
-    rules = [m["score_rule"] for m in results.values()]
-    doc = {
-        "kind": "sofa",
-        "dataset": {
-            "source": source,
-            "file": file,
-            "n_probes": cat.n_probes,
-            "n_stereotypes": len(cat.stereotype_ids),
-            "n_identities": len(cat.identities),
-            "n_categories": len(cat.categories),
-        },
-        "score_rule": rules[0] if len(set(rules)) == 1 else {m: v["score_rule"] for m, v in results.items()},
-        "score_rules": {rule: RULE_TEXT[rule] for rule in dict.fromkeys(rules)},
-        "measures": MEASURES,
-        "variance": variance,
-        "computation": COMPUTATION[variance],
-        "models": results,
-    }
-    if accumulators is not None:
-        settings = intervals or Settings()
-        if variance != "paper":  # one stereotype's variance per category: nothing to resample
-            settings = Settings(settings.level, 0, settings.seed)
-        uncertainty = Uncertainty(settings, UNIT, ("sofa",))
-        if variance == "paper":
-            for name, acc in accumulators.items():
-                uncertainty.add(name, results[name], sofa_scopes(acc, cat.stereotype_category, cat.categories))
-        else:
-            uncertainty.warnings.append(
-                f"no intervals with --variance {variance}: each category's figure is one "
-                "stereotype's variance, not a mean over resampled stereotypes"
-            )
-        uncertainty.finish(doc)
-    return doc
