@@ -49,6 +49,7 @@ def test_standalone_json_equals_workbench_evaluate_without_workbench_offline(
     assert alone["models"][models[0]]["overall"]["sofa"] != alone["models"][models[2]]["overall"]["sofa"]
     assert alone["provenance"]["model_revisions"] == {m: alone["models"][m]["model_revision"] for m in models}
     assert "global SOFA" in ran.stdout and "Traceback" not in ran.stderr
+    assert ", SOFA" not in ran.stdout  # the per-category statistic is not shown as an overall figure
 
 
 def test_equal_when_the_probes_come_in_many_blocks_and_chunks(releases, fixture_models, tmp_path, monkeypatch):

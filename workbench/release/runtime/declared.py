@@ -158,7 +158,7 @@ class DeclaredStandalone:
                 f"{s.title} {entry['overall'][s.key]:.{s.digits}f}"
                 + (f" ({s.neutral:g} = unbiased)" if s.neutral is not None else "")
                 for s in d.statistics
-                if entry["overall"].get(s.key) is not None
+                if (not s.at or "overall" in s.at) and entry["overall"].get(s.key) is not None  # given overall
             )
             print(f"{name}: {shown} ({entry['overall']['n']} {d.items_name})")
         revisions = {name: entry["revision"] for name, entry in doc["models"].items()}
