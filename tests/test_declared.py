@@ -455,3 +455,103 @@ def test_statistics_from_the_options_a_check_first_a_provenance_and_items_withou
     assert alone.provenance(SimpleNamespace(cuts=[2])) == {"cuts": [2]}
     assert alone.COMMAND == "python evaluate.py --model MODEL --cuts C --json scores.json"  # a required option
     assert DeclaredStandalone(DECL).provenance(SimpleNamespace()) == {}
+
+
+def test_places_cell_formulas_version_measures_and_scores_read_from_a_file(tmp_path):
+    """`places`/`place_columns`: groups nested in the entry (a part within its section), warned about
+    by their path, named by their own CSV columns; a statistic in cells with a formula combines each
+    column pair's mean over cells; `versions`/`changed`/`without_removed` reach version comparison;
+    `read_scores` takes a `ScoresFile`'s results in place of scoring, `scored` sees each model's."""
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from workbench.evaluation.declared import ONE, ScoresFile
+    from workbench.evaluation.declared_report import DeclaredEvaluator, csv_rows, scores_path, table
+
+    items = toy_items()
+    for k, it in enumerate(items):
+        it["part"] = "xy"[k % 2]
+
+    def places(items):
+        out = []
+        for section in sorted({it["group"] for it in items}):
+            keep = [k for k, it in enumerate(items) if it["group"] == section]
+            out.append(((section, "overall"), keep))
+            for part in sorted({items[k]["part"] for k in keep}):
+                out.append(((section, "by_part", part), [k for k in keep if items[k]["part"] == part]))
+        return out
+
+    def removed(source, ids, folder):
+        return None
+
+    file_results = [{"hit": 1 - it["value"], "weight": 2.0} for it in items]
+    hooked = dataclasses.replace(
+        DECL,
+        gaps=(),
+        statistics=(
+            *DECL.statistics,
+            Statistic("spread", "spread", ("hit", ONE, "weight", ONE), lambda h, w: w - h, cells="part"),
+        ),
+        places=places,
+        place_columns=lambda path: {"section": path[0], "part": path[-1] if len(path) == 3 else "all"},
+        versions=("rate", "n"),
+        changed=("weight",),
+        without_removed=removed,
+        read_scores=lambda path, items: [dict(r, path=str(path)) for r in file_results],
+    )
+    seen = {}
+
+    @contextmanager
+    def progress(name, total):
+        yield lambda n: None
+
+    doc, rows = hooked.evaluate_items(
+        items,
+        "toy",
+        {},
+        Settings(0.95, 200, 0),
+        lambda role, name: ScoresFile(tmp_path / name) if name == "file" else 0,
+        ["m", "file"],
+        {},
+        progress,
+        lambda line: None,
+        scored=lambda name, chosen, results: seen.setdefault(name, results),
+    )
+    entry = doc["models"]["m"]
+    assert list(entry)[-3:] == ["a", "b", "c"] and set(entry["a"]) == {"overall", "by_part"}
+    part = [it for it in items if it["group"] == "a" and it["part"] == "x"]
+    assert entry["a"]["by_part"]["x"]["n"] == len(part)
+    assert entry["a"]["overall"]["n"] == sum(it["group"] == "a" for it in items)
+    assert "intervals" in entry["a"]["by_part"]["x"]  # the scope found its node by the path
+    assert any("m: c / by_part / x:" in w for w in doc["uncertainty"]["warnings"])  # 9 items: no verdict
+    results = [{"hit": it["value"], "weight": 1 + (k % 3)} for k, it in enumerate(items)]
+    means = {}
+    for key in ("hit", "weight"):
+        per = [[r[key] for it, r in zip(items, results) if it["part"] == p] for p in "xy"]
+        means[key] = sum(sum(v) / len(v) for v in per) / 2
+    assert entry["overall"]["spread"] == pytest.approx(means["weight"] - means["hit"])
+    assert seen["file"][0]["path"] == str(tmp_path / "file") and seen["m"][0] == results[0]
+    assert doc["models"]["file"]["overall"]["rate"] == pytest.approx(
+        100 * sum(r["hit"] for r in file_results) / len(items)
+    )
+
+    found = csv_rows(hooked, doc)
+    assert [(r["section"], r["part"]) for r in found[:4]] == [("overall", "all"), ("a", "all"), ("a", "x"), ("a", "y")]
+    assert "level" not in found[0] and found[2]["n"] == len(part)
+    console = Console(record=True, width=250)
+    console.print(table(hooked, doc))
+    assert "a / x" in console.export_text()
+    evaluator = DeclaredEvaluator(hooked)
+    assert evaluator.COMPARED.keys == ("model", "section", "part") and evaluator.COMPARED.measures == ("rate", "n")
+    assert evaluator.COMPARED.changed == ("weight",) and evaluator.without_removed is removed
+    assert scores_path(tmp_path / "s.json", "org/m", True).name == "s.m.json"
+
+    request = SimpleNamespace(
+        sources=["x"], predictions=tmp_path / "p.json", predictions_out=None, models=["m"], options={}, score_rule=None
+    )
+    with pytest.raises(InputError, match="either --model or --predictions"):
+        evaluator.evaluate(request, Console())
+    request.predictions, request.predictions_out = None, tmp_path / "out.json"
+    with pytest.raises(InputError, match="not used"):  # a kind that writes no scores refuses the option
+        DeclaredEvaluator(DECL).evaluate(request, Console())

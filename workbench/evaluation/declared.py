@@ -28,7 +28,12 @@ carry a verdict (a tie carries none), so a group of ties is reported, not given 
 `summary` adds lines below the table; `chart_note` writes a note above each bar. `levels` adds
 groupings beside the group (identities beside their attributes), each with its figures, table
 and CSV rows (`chart_level` charts one); a statistic given at some levels only names them (`at`),
-and one that is a mean over cells (each identity weighing the same) names the cell (`cells`).
+and one that is a mean over cells (each identity weighing the same) names the cell (`cells`;
+with a `formula`, each column pair's mean over cells, combined by it). `places` lays the groups out
+itself (a part within its section, nested in the JSON, named by `place_columns` in the CSV);
+`versions` orders the measures version comparison shows; `without_removed` writes a source without
+the units a renewed release removed; `read_scores`/`write_scores` exchange per-item scores with
+other tools (`--predictions`, `--predictions-out`).
 """
 
 from __future__ import annotations
@@ -75,7 +80,8 @@ class Statistic:
     chart: bool = True
     at: tuple[str, ...] = ()  # where it is given: "overall" and level names (group_name, ...); () everywhere
     cells: str = ""  # an item attribute: the figure is the unweighted mean over its values of
-    # each one's scale · Σ first / Σ second (each identity weighs the same)
+    # each one's scale · Σ first / Σ second (each identity weighs the same); with a formula, the
+    # columns are such pairs and the formula combines their means over cells
 
     def figure(self, sums: np.ndarray) -> np.ndarray:
         """Figures from sums (... × k), NaN where the formula divides by zero."""
@@ -236,6 +242,20 @@ class Declared:
     statistics_for: Callable[[dict, list], tuple[Statistic, ...]] | None = None
     check: Callable[[dict], None] | None = None  # options -> InputError for a bad value, before any reading
     provenance: Callable[[dict], dict] | None = None  # options -> what a release's provenance adds (a file's hash)
+    # places(items) -> [(path, indices)]: the groups after overall, in order, each with where its figures
+    # sit in a model's entry (nested: a part within its section) and its items; in place of the group
+    # and levels. place_columns(path) -> {column: value}: how the CSV, tables and version comparison
+    # name a place (overall's path is ("overall",))
+    places: Callable[[list], list[tuple[tuple[str, ...], list[int]]]] | None = None
+    place_columns: Callable[[tuple[str, ...]], dict] | None = None
+    versions: tuple[str, ...] = ()  # the measures version comparison shows, in order (default: compared ones)
+    changed: tuple[str, ...] = ()  # ... and those besides the first whose change it shows too
+    # without_removed(source, removed ids, folder) -> (file, units dropped) | None (evaluation/versions.py)
+    without_removed: Callable[..., tuple[Path, int] | None] | None = None
+    # read_scores(path, items) -> one result per item from a file of another tool's scores (--predictions);
+    # write_scores(items, results, path) writes a model's in that format (--predictions-out)
+    read_scores: Callable[[Path, list], list[dict]] | None = None
+    write_scores: Callable[[list, list[dict], Path], None] | None = None
 
     # --- the data --------------------------------------------------------------------------
 
@@ -364,6 +384,13 @@ class Declared:
 
         overall, measured = figures("overall", list(range(len(items))), ("overall",))
         entry: dict = {"overall": overall}
+        if self.places is not None:
+            for path, keep in self.places(items):
+                node = entry
+                for key in path[:-1]:
+                    node = node.setdefault(key, {})
+                node[path[-1]] = figures(path[0], keep, path)[0]
+            return entry, scopes
         late = [g for g in self.gaps if g.key not in measured]  # units span groups: the point alone
         for level in self.levels_all:
             seen = list(dict.fromkeys(str(_get(i, level.of)) for i in items if _get(i, level.of) is not None))
@@ -400,7 +427,7 @@ class Declared:
                 first.setdefault(owner, codes[str(_get(items[k], stat.cells))])
             return Measure(
                 summed,
-                mean_of_cells(stat.scale),
+                mean_of_cells(stat.scale) if stat.formula is None else _cell_means(stat),
                 cells=np.array(list(first.values()), dtype=np.int64),
                 neutral=stat.neutral,
             )
@@ -450,10 +477,12 @@ class Declared:
         say,
         document: dict | None = None,
         keep_rows: bool = True,
+        scored: Callable[[str, list, list[dict]], None] | None = None,
     ) -> tuple[dict, list[dict]]:
         """The whole evaluation, as both faces run it: `load_role(role, name)` loads a model,
         `progress_for(model, total)` is a context giving progress(n), `say(line)` prints,
-        `document` adds to the document's head (`Loaded.document`). Returns
+        `document` adds to the document's head (`Loaded.document`), `scored(model, items, results)`
+        sees each model's results; a `ScoresFile` as the model reads them (`read_scores`). Returns
         the document (figures, intervals, comparisons) and the per-item rows (none without `keep_rows`:
         nothing writes an items file)."""
         if self.select is not None:
@@ -483,9 +512,11 @@ class Declared:
         for name in dict.fromkeys(models):
             model = load_role(under_test, name)
             loaded = Models(model, {r: m for r, (_, m) in others.items()})
-            total = self._work(items, options, loaded)
-            with progress_for(name, total) as advance:
-                results = self.score(loaded, items, options, advance)
+            if isinstance(model, ScoresFile) and self.read_scores is not None:
+                results = self.read_scores(model.path, items)
+            else:
+                with progress_for(name, self._work(items, options, loaded)) as advance:
+                    results = self.score(loaded, items, options, advance)
             if len(results) != len(items):
                 raise RuntimeError(f"{self.kind}: score returned {len(results)} results for {len(items)} items")
             entry, scopes = self.model_entry(items, results)
@@ -504,6 +535,8 @@ class Declared:
             if not why:
                 uncertainty.add(name, doc["models"][name], scopes)
                 self._variant(name, items, results, uncertainty.settings, variants)
+            if scored is not None:
+                scored(name, items, results)
             if not keep_rows:
                 pass
             elif self.items_file is not None:
@@ -561,6 +594,25 @@ class Declared:
         for role in self.roles:
             if role.name != UNDER_TEST.name and role.required and not roles.get(role.name):
                 raise InputError(f"{self.kind} needs {role.flag} {role.metavar}: {role.help}")
+
+
+@dataclass(frozen=True)
+class ScoresFile:
+    """In place of a model: its scores, read from a file (`Declared.read_scores`)."""
+
+    path: Path
+
+
+def _cell_means(stat: Statistic):
+    """A statistic with cells and a formula: each (Σ num, Σ den) column pair's mean over cells
+    (as `mean_of_cells`), combined by the formula."""
+    means, formula = mean_of_cells(stat.scale), stat.formula
+    assert formula is not None
+
+    def combine(sums: np.ndarray) -> np.ndarray:
+        return formula(*(means(sums[:, :, j : j + 2]) for j in range(0, sums.shape[2], 2)))
+
+    return combine
 
 
 @dataclass

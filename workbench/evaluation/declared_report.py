@@ -9,8 +9,8 @@ from __future__ import annotations
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..core.errors import InputError
-from .declared import Declared, Level
+from ..core.errors import InputError, display_path
+from .declared import Declared, Level, ScoresFile
 from .intervals import bar_errors, interval_columns, with_interval
 from .output import chart_caption, save_chart, short, write_outputs
 from .versions import Compared
@@ -45,12 +45,16 @@ class DeclaredEvaluator:
     def __init__(self, declared: Declared):
         self.declared = declared
         keys = tuple(s.key for s in declared.statistics if s.compared)
+        places = tuple(declared.place_columns(("overall",))) if declared.places else ("level", "group")
         self.COMPARED = Compared(
-            keys=("model", "level", "group"),
-            measures=(*keys, "n", *declared.compared_fields),
+            keys=("model", *places),
+            measures=declared.versions or (*keys, "n", *declared.compared_fields),
+            changed=declared.changed,
             unit=declared.row_name or declared.unit,  # what a dropped row is called
         )
         self.MANY_SOURCES = declared.many_sources  # several sources go to the kind's `own` evaluator
+        if declared.without_removed is not None:  # versions.py looks for it on the evaluator
+            self.without_removed = declared.without_removed
 
     def detect(self, path) -> bool:
         return self.declared.detect(path)
@@ -63,7 +67,9 @@ class DeclaredEvaluator:
         found = d.own(request, console) if d.own is not None else None
         if found is not None:  # a request the kind's own evaluator answers
             return found
-        if request.predictions is not None or request.predictions_out is not None:
+        exchange = {"--predictions": (request.predictions, d.read_scores)}
+        exchange["--predictions-out"] = (request.predictions_out, d.write_scores)
+        if any(given is not None and hook is None for given, hook in exchange.values()):
             raise InputError(
                 f"{d.kind} scores models directly: --predictions/--predictions-out are not used "
                 "(--items writes each item's scores)"
@@ -71,10 +77,11 @@ class DeclaredEvaluator:
         if len(request.sources) != 1:
             raise InputError(f"{d.kind} evaluates one file or release at a time (got {len(request.sources)})")
         roles = {r.name: request.options.get(r.dest) for r in d.roles}
-        d.check_roles(request.models, roles)
+        models = _scored_models(request, d)
+        d.check_roles(models, roles)
         options = {o.dest: request.options.get(o.dest, o.default) for o in d.options}
         rule = d.rule(request.score_rule)
-        if rule:
+        if rule and request.predictions is None:  # scores read from a file follow no rule of ours
             options["score_rule"] = rule
         if d.check is not None:  # bad values refused before anything is read
             d.check(options)
@@ -89,6 +96,8 @@ class DeclaredEvaluator:
         d = d.given(options, source.items)
 
         def loaded(role, name):
+            if request.predictions is not None:
+                return ScoresFile(Path(request.predictions))
             if d.open_model is not None:  # the kind opens its own
                 how = {"root": request.root, "spec": request.spec, "runtimes": request.runtimes}
                 how.update(cache_path=request.cache_path, config=request.config, options=options)
@@ -108,24 +117,34 @@ class DeclaredEvaluator:
                 yield advance
 
         notes: list[str] = []
+        results: dict[str, tuple[list, list]] = {}
+
+        def scored(name, items, found):
+            results[name] = (items, found)
+
         doc, rows = d.evaluate_items(
             source.items,
             source.label,
             options,
             request.intervals,
             loaded,
-            request.models,
+            models,
             roles,
             progress_for,
             notes.append,
             source.document,
             keep_rows=request.items_out is not None,
+            scored=scored,
         )
         for shown in tables(d, doc):
             console.print(shown)
         console.print(d.meaning, markup=False, highlight=False)
         for line in [*(d.summary(doc) if d.summary else []), *notes]:
             console.print(line, markup=False, highlight=False)
+        for name, (items, found) in results.items() if request.predictions_out is not None else ():
+            path = scores_path(Path(request.predictions_out), name, len(results) > 1)
+            d.write_scores(items, found, path)
+            console.print(f"wrote {display_path(path)}", markup=False)
         write_outputs(request, doc, csv_rows(d, doc), rows, lambda doc, folder: plot(d, doc, folder), console)
         return doc
 
@@ -133,9 +152,49 @@ class DeclaredEvaluator:
         return csv_rows(self.declared, doc)
 
 
+def scores_path(base: Path, model: str, several: bool) -> Path:
+    """Where --predictions-out writes a model's scores: the path given, or with several models
+    NAME.<model>.json beside it, one file each."""
+    return base.with_name(f"{base.stem}.{short(model)}{base.suffix or '.json'}") if several else base
+
+
+def _scored_models(request, d: Declared) -> list[str]:
+    """The models to score, or the --predictions file in place of one; --predictions-out with several
+    models checked, each model's file as every output is, before anything loads."""
+    if request.predictions is not None:
+        if request.models:
+            raise InputError("give either --model or --predictions, not both")
+        if request.predictions_out is not None:
+            raise InputError(
+                "--predictions-out writes model scores; with --predictions the scores are read from a file"
+            )
+        return [str(request.predictions)]
+    if not request.models and d.read_scores is not None:
+        raise InputError("no model: pass --model (a Hub name or a local folder), or --predictions FILE")
+    models = list(dict.fromkeys(request.models))
+    if request.predictions_out is not None and len(models) > 1:
+        from ..core.outputs import check_outputs
+        from .output import request_inputs
+
+        check_outputs(
+            [
+                (f"--predictions-out for {m}", scores_path(Path(request.predictions_out), m, True), False)
+                for m in models
+            ],
+            request_inputs(request),
+        )
+    return models
+
+
 def _levels(d: Declared, entry: dict, only: Level | None = None):
     """(level, group, figures): overall (group "all", as every kind's CSV says it), then each group
-    of each level (of `only` alone where given)."""
+    of each level (of `only` alone where given). A kind that places its groups (`Declared.places`):
+    (path, label, figures) of each place, in the entry's order."""
+    if d.places is not None:
+        return [
+            (path, " / ".join(str(v) for v in d.place_columns(path).values() if v != "all"), node)
+            for path, node in _placed(d, entry)
+        ]
     return [
         ("overall", "all", entry["overall"]),
         *(
@@ -146,7 +205,20 @@ def _levels(d: Declared, entry: dict, only: Level | None = None):
     ]
 
 
+def _placed(d: Declared, entry: dict, path: tuple[str, ...] = ()):
+    """(path, figures) of every group in a model's entry, nested or not, in its order."""
+    for key, value in entry.items():
+        if not isinstance(value, dict) or key == "intervals":
+            continue
+        if "n" in value and any(s.key in value for s in d.statistics):
+            yield (*path, key), value
+        else:
+            yield from _placed(d, value, (*path, key))
+
+
 def _shown(d: Declared, level: str, group: str, node: dict) -> str:
+    if isinstance(level, tuple):  # a place: its label
+        return group
     if level == "overall":
         return "overall"
     found = next((lv for lv in d.levels_all if lv.name.replace(" ", "_") == level), None)
@@ -173,7 +245,7 @@ def table(d: Declared, doc: dict, level: Level | None = None):
         + (f" ({d.units} resampled)" if doc.get("uncertainty", {}).get("resamples") else "")
         + (f"; {next(iter(neutral)):g} = unbiased" if len(neutral) == 1 and None not in neutral else "")
     )
-    t.add_column(level.name)
+    t.add_column(" / ".join(d.place_columns(("overall",))) if d.places else level.name)
     t.add_column(d.items_name, justify="right")
     models = doc["models"]
     for name in models:
@@ -220,8 +292,7 @@ def csv_rows(d: Declared, doc: dict) -> list[dict]:
                 {
                     "model": name,
                     **({"score_rule": entry["score_rule"]} if "score_rule" in entry else {}),
-                    "level": level,
-                    "group": group,
+                    **(d.place_columns(level) if d.places else {"level": level, "group": group}),
                     **{k: node[k] for k in present},
                     "n": node["n"],
                     **fields,
@@ -247,6 +318,8 @@ def plot(d: Declared, doc: dict, folder: Path) -> Path:
     level = next((lv for lv in d.levels_all if lv.name == d.chart_level), d.levels_all[0])
     levels = _levels(d, next(iter(models.values())), level)
     labels = [f"{_shown(d, at, g, node)}\n(n={node['n']})" for at, g, node in levels]
+    if d.places is not None:  # a place's names one above the other: the labels stay narrow
+        labels = [label.replace(" / ", "\n") for label in labels]
     width = 0.8 / max(1, len(models))
     fig, axes = plt.subplots(
         1,
