@@ -72,7 +72,6 @@ def test_crows_pairs_and_sos_figures(releases, fixture_models, tmp_path, runner,
 def test_honest_and_sofa_figures(releases, fixture_models, tmp_path, runner, monkeypatch):
     from workbench.evaluation.declared_report import plot
     from workbench.kinds.honest.evaluate import DECLARED
-    from workbench.evaluation.declared_report import plot
     from workbench.kinds.sofa.evaluate import DECLARED as SOFA
 
     monkeypatch.chdir(tmp_path)
@@ -93,11 +92,12 @@ def test_honest_and_sofa_figures(releases, fixture_models, tmp_path, runner, mon
 
 def test_stereoset_figure(fixture_models, tmp_path, runner, monkeypatch):
     from workbench.kinds.stereoset.example import write_example
-    from workbench.kinds.stereoset.report import write_plot
+    from workbench.evaluation.declared_report import plot
+    from workbench.kinds.stereoset.evaluate import DECLARED
 
     monkeypatch.chdir(tmp_path)
     doc = _doc(runner, tmp_path, write_example(tmp_path / "ss"), fixture_models)
-    _check(write_plot, [doc, _extreme(doc, ("ss", "lms"))], tmp_path)
+    _check(lambda doc, folder: plot(DECLARED, doc, folder), [doc, _extreme(doc, ("ss", "lms"))], tmp_path)
 
 
 @pytest.mark.parametrize("datasets, models", [(1, 1), (2, 3), (1, 4)])

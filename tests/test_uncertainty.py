@@ -206,7 +206,7 @@ def test_the_options_are_checked_and_zero_resamples_turn_intervals_off(tmp_path,
 
 def test_stereoset_intervals_re_average_target_terms_as_the_figures_do():
     from workbench.kinds.stereoset.cats import Example, Sentence, StereoSetData
-    from workbench.kinds.stereoset.metrics import document
+    from workbench.kinds.stereoset.evaluate import DECLARED, Cat, _results
 
     examples, scores = [], {}
     rng = random.Random(3)
@@ -218,8 +218,10 @@ def test_stereoset_intervals_re_average_target_terms_as_the_figures_do():
             scores[sid] = rng.random()
         examples.append(Example(f"e{i}", "intrasentence", f"term{i % 7}", ["age", "work"][i % 2], "ctx", sentences))
     data = StereoSetData("test", Path("test.json"), "1", examples)
-    doc = document(data, "mean-prob", {"m": scores}, {}, iv.Settings(seed=1))
-    for node in (doc["models"]["m"]["overall"], doc["models"]["m"]["intrasentence"]["by_domain"]["age"]):
+    cats = [Cat(e, data) for e in examples]
+    entry, scopes = DECLARED.model_entry(cats, _results(cats, scores))
+    iv.Uncertainty(iv.Settings(seed=1), DECLARED.units, ("ss", "icat")).add("m", entry, scopes)
+    for node in (entry["overall"], entry["intrasentence"]["by_domain"]["age"]):
         for k in ("lms", "ss", "icat"):
             assert node["intervals"][k]["estimate"] == pytest.approx(node[k])
             assert node["intervals"][k]["lower"] <= node[k] <= node["intervals"][k]["upper"]

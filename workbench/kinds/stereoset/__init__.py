@@ -10,8 +10,9 @@ Everything heavy is imported on first use.
 
 from __future__ import annotations
 
-from ..base import Audit, EvaluatorOption, Kind, Resampling
+from ..base import Audit, Kind, Resampling
 from .scheme import SCHEME
+from .scoring import CAUSAL_OPTION, MASKED_OPTION
 from . import renew
 from ...authoring.renew import template_check
 from .renew import AUDIT_SOURCE, CAT_AUDIT, fix_fields
@@ -72,7 +73,7 @@ KIND = Kind(
     evaluator="workbench.kinds.stereoset.evaluate",
     demo="workbench.kinds.stereoset.example",
     example="workbench.kinds.stereoset.example",
-    standalone="workbench.kinds.stereoset.standalone",
+    standalone="workbench.kinds.stereoset.evaluate",
     resampling=Resampling(
         "example",
         "examples",
@@ -95,25 +96,5 @@ KIND = Kind(
         check_templates=template_check(renew.AUTHORING),
         words=AUDIT_WORDS,
     ),  # StereoSet: five validators per sentence (Label Studio's overlap)
-    evaluator_options=(
-        EvaluatorOption(
-            "--causal-intersentence",
-            "a causal LM's intersentence score: continuation (mean "
-            "log-probability of the sentence given the context, the default) or reference (the "
-            "reference script's rule: the sentence's mean log-probability alone / the context's)",
-            choices=("continuation", "reference"),
-            default="continuation",
-            metavar="continuation|reference",
-        ),
-        EvaluatorOption(
-            "--masked-intrasentence",
-            "a masked LM's intrasentence inputs: in-sentence (the option's "
-            "tokens as the filled sentence gives them, the default) or reference (as the reference "
-            "loader builds them: the template word tokenised bare, every BLANK masked, punctuation "
-            "removed from the word)",
-            choices=("in-sentence", "reference"),
-            default="in-sentence",
-            metavar="in-sentence|reference",
-        ),
-    ),
+    evaluator_options=(CAUSAL_OPTION, MASKED_OPTION),
 )

@@ -214,7 +214,7 @@ def load(source: str) -> StereoSetData:
 def write_predictions(data: StereoSetData, scores: dict[str, float], path: Path) -> None:
     """{"intrasentence": [{"id", "score"}], "intersentence": [...]}: what the reference
     evaluator reads, full float precision so a round trip gives the same numbers."""
-    from ...core.workspace import atomic_write_text
+    from ...core.outputs import atomic_write_text
 
     doc = {
         split: [{"id": s.id, "score": scores[s.id]} for e in data.split(split) for s in (e.sentences[g] for g in GOLD)]

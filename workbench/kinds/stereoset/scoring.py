@@ -31,8 +31,8 @@ Intersentence (context, then the option sentence)
     other masked LMs: mean pseudo-log-likelihood of the continuation's tokens, each masked
     in turn with the context (with a final ".") and the rest of the continuation in place.
 
-Pure code (the standard library, `core.errors` and cats.py; the scorer comes in as an
-argument): a release's standalone evaluate.py carries it verbatim (see `release/standalone`).
+Pure code (the standard library, `core.errors`, `core.evaluator_option` and cats.py; the scorer
+comes in as an argument): a release's standalone evaluate.py carries it verbatim (see `release/standalone`).
 """
 
 from __future__ import annotations
@@ -41,12 +41,32 @@ import math
 from collections.abc import Callable
 
 from ...core.errors import ModelError
+from ...core.evaluator_option import EvaluatorOption
 from .cats import BLANK, GOLD, Example, Sentence, StereoSetData, reference_word
 
 RULES = ("mean-prob", "mean-logprob")
 CAUSAL_INTERSENTENCE = ("continuation", "reference")  # --causal-intersentence; the first is the default
 MASKED_INTRASENTENCE = ("in-sentence", "reference")  # --masked-intrasentence; the first is the default
 DEFAULT_RULE = RULES[0]  # the reference code's; `workbench evaluate` and the standalone script default to it
+CAUSAL_OPTION = EvaluatorOption(
+    "--causal-intersentence",
+    "a causal LM's intersentence score: continuation (mean "
+    "log-probability of the sentence given the context, the default) or reference (the "
+    "reference script's rule: the sentence's mean log-probability alone / the context's)",
+    choices=CAUSAL_INTERSENTENCE,
+    default=CAUSAL_INTERSENTENCE[0],
+    metavar="continuation|reference",
+)
+MASKED_OPTION = EvaluatorOption(
+    "--masked-intrasentence",
+    "a masked LM's intrasentence inputs: in-sentence (the option's "
+    "tokens as the filled sentence gives them, the default) or reference (as the reference "
+    "loader builds them: the template word tokenised bare, every BLANK masked, punctuation "
+    "removed from the word)",
+    choices=MASKED_INTRASENTENCE,
+    default=MASKED_INTRASENTENCE[0],
+    metavar="in-sentence|reference",
+)
 
 
 def reference_queries(scorer, context: str, sentence: Sentence) -> list[tuple[list[int], int, int]]:
