@@ -107,3 +107,19 @@ def test_an_adjective_after_the_group_is_not_read_as_its_verb(tmp_path):
     )
     (row,) = [r for r in rows if r["stance"] == "anti"]
     assert not row["hypothesis"].startswith("un ingénieur malade ")  # "malades" is the author's word: never changed
+
+
+@pytest.mark.parametrize(
+    "written, anti, word",
+    [
+        ("{{GROUP2}} travaille et dort peu.", "les infirmières travaillent et dort peu.", "dort"),
+        ("{{GROUP2}} arrive tôt et part tard.", "les infirmières arrivent tôt et part tard.", "part"),
+        ("{{GROUP1}} lisent et écrivent.", "un ingénieur lit et écrivent.", "écrivent"),
+    ],
+)
+def test_a_coordinated_verb_the_parse_leaves_out_is_noted_not_passed_silently(tmp_path, written, anti, word):
+    rows = expand_all(templates_of(tmp_path, GROUPS, "{{GROUP1}} et {{GROUP2}} travaillent.", [written]), FR)
+    (row,) = [r for r in rows if r["stance"] == "anti"]
+    group = anti.split(" ")[0] + " " + anti.split(" ")[1]
+    assert row["hypothesis"] == anti
+    assert row["grammar"] == [f"hypothesis: {word!r} after 'et' may be a verb of {group!r} the parser does not read so"]

@@ -294,8 +294,11 @@ def analyse(texts: list[str], kinds: list[str], pos: list, language, nlp) -> Ana
                     after.i not in found
                     and after.i not in group_of
                     and not _has_subject(after)
-                    and grammar.maybe_verb(after.text)
-                    and after.pos_ != "VERB"
+                    and (
+                        (grammar.maybe_verb(after.text) and after.pos_ != "VERB")
+                        # a verb's form the parse leaves out of the group's predicate ("et dort")
+                        or (grammar.finite_reading is not None and grammar.finite_reading(_word(after)) is not None)
+                    )
                 ):
                     doubt(
                         g, f"{after.text!r} after {t.text!r} may be a verb of {texts[g]!r} the parser does not read so"
