@@ -107,8 +107,9 @@ def pure_forward(tokenizer, model, texts: list[str]) -> float:
 def run(ctx) -> dict:
     from transformers import pipeline
 
-    from workbench.kinds.honest.data import read_lexicon, read_templates
-    from workbench.kinds.honest.evaluate import score_model
+    from workbench.evaluation.declared import Models
+    from workbench.kinds.honest.evaluate import DECLARED
+    from workbench.kinds.honest.options import OPTIONS
     from workbench.models.fixtures import build_mlm
     from workbench.models.lm_loading import load_scorer
 
@@ -119,8 +120,10 @@ def run(ctx) -> dict:
     if not (model_dir / "config.json").is_file():
         build_mlm(model_dir, "bert", size="base", seed=2)
     tsv, lex = template_set(work / "honest")
-    templates, lexicon = read_templates(str(tsv)), read_lexicon(lex)
-    texts = [t.text for t in templates.templates]
+    options = {**{o.dest: o.default for o in OPTIONS}, "lexicon": str(lex), "top_k": K}
+    rows = DECLARED.load(str(tsv), options).items  # the declared evaluator's items: one per template row
+    declared = DECLARED.given(options, rows)  # HONEST@K and each lexicon category's share
+    texts = [r.template.text for r in rows]
     f: dict = {"templates": len(texts), "top_k": K, "batch_size": BATCH}
 
     scorer = load_scorer(str(model_dir), device="cpu", batch_size=BATCH, cache_path=None)
@@ -130,10 +133,13 @@ def run(ctx) -> dict:
     entry: dict = {}
 
     def ours():
-        entry["doc"], _, _, _ = score_model(scorer, templates, lexicon, K)
+        """What `workbench evaluate --kind honest` runs per model: the declaration's score (fills,
+        decoding, lexicon matching) and its figures (the curve, HONEST@K, per group)."""
+        results = declared.score(Models(scorer, {}), rows, options, lambda n: None)
+        entry["doc"], _ = declared.model_entry(rows, results)
 
     with Clock("cpu1") as clock:
-        score_model(scorer, read_templates(str(tsv)), lexicon, K)  # warm-up
+        ours()  # warm-up
         pure_forward(tok, model, texts[:BATCH])
         fill_mask(subset[0])
         times = interleaved(clock, {"pure": lambda: pure_forward(tok, model, texts), "ours": ours}, repeats=3)
@@ -163,7 +169,12 @@ def run(ctx) -> dict:
         ),
         targets=["× roof ≥ 0.85, × plain loop ≥ 5"],
         figures=f,
-        notes=["best of 3 interleaved runs; no cache, so every run computes every fill"],
+        notes=[
+            "best of 3 interleaved runs; no cache, so every run computes every fill",
+            "'ours' is the declared evaluator's score and figures (workbench.kinds.honest.evaluate.DECLARED: "
+            "score, then model_entry), as `workbench evaluate --kind honest` runs them per model; HONEST@K "
+            "in percent",
+        ],
     )
 
 

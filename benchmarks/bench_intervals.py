@@ -4,14 +4,19 @@
 1. Each kind's example (the files `make demo` scores; for NLI the BBNLI templates) with two tiny
    fixture models, through `workbench evaluate` in this process (and an NLI predictions file,
    where no model runs at all): the wall time of the whole command, and the time spent
-   in the intervals (`Uncertainty.add` and `finish`: building the per-unit measures, resampling,
-   comparing the two models; and NLI's one-variant-per-template draws), timed by wrapping them. Tiny models make the scoring
-   cheap, so the share is an upper bound of what a real checkpoint would see.
+   in the intervals (`Uncertainty.add` and `finish`, which the declared evaluators call per model
+   and per run: resampling every group's figures, comparing the two models; and NLI's
+   one-variant-per-template draws, `variant_stability`), timed by wrapping them. The per-unit sums
+   the declaration builds for every figure (`Declared._measure`, `_gaps`: the points come from
+   them too) are timed beside them. Tiny models make the scoring cheap, so the share is an upper
+   bound of what a real checkpoint would see.
 2. Full sizes without a model (the intervals do not depend on how scores were made): CrowS-Pairs'
    1,508 pairs, StereoSet's 4,229 examples (overall, 2 splits, 4 domains each), HONEST's 1,620
    template rows of 60 templates, SOFA's 11,349 stereotypes in 9 categories (1.49M probes: the
-   intervals see one value per stereotype) and an NLI release of 20,000 samples in 2,000 templates;
-   peak memory of the intervals measured with tracemalloc.
+   intervals see one value per stereotype) and an NLI release of 20,000 samples in 2,000 templates,
+   each as its declared evaluator's items and one model's results: the declaration's figures with
+   their per-unit sums (`model_entry`) and the intervals (`Uncertainty.add`, NLI's variant draws,
+   `finish`), as `workbench evaluate` runs them; peak memory measured with tracemalloc.
 """
 
 from __future__ import annotations
@@ -32,28 +37,39 @@ RESAMPLES = 1000
 
 
 def _timed_uncertainty():
-    """Wrap Uncertainty.add/finish (and the NLI kind's variant draws) so their time adds up in
-    `spent[0]`; returns (spent, undo)."""
-    from workbench.evaluation import intervals
+    """Wrap Uncertainty.add/finish and the variant draws (the declared layer's and the NLI kind's own
+    evaluator's) so their time adds up in `spent["intervals"]`, and the declaration's per-unit sums
+    (`Declared._measure`, `_gaps`) in `spent["unit_sums"]`; returns (spent, undo)."""
+    from workbench.evaluation import declared, intervals
     from workbench.kinds.nli.evaluation import results
 
-    spent = [0.0]
-    originals = intervals.Uncertainty.add, intervals.Uncertainty.finish, results.variant_stability
+    spent = {"intervals": 0.0, "unit_sums": 0.0}
+    targets = [
+        (intervals.Uncertainty, "add", "intervals"),
+        (intervals.Uncertainty, "finish", "intervals"),
+        (declared, "variant_stability", "intervals"),
+        (results, "variant_stability", "intervals"),
+        (declared.Declared, "_measure", "unit_sums"),
+        (declared.Declared, "_gaps", "unit_sums"),
+    ]
+    originals = [getattr(owner, name) for owner, name, _ in targets]
 
-    def wrap(method):
+    def wrap(method, key):
         def timed(*args, **kwargs):
             start = time.perf_counter()
             try:
                 return method(*args, **kwargs)
             finally:
-                spent[0] += time.perf_counter() - start
+                spent[key] += time.perf_counter() - start
 
         return timed
 
-    intervals.Uncertainty.add, intervals.Uncertainty.finish, results.variant_stability = (wrap(m) for m in originals)
+    for (owner, name, key), method in zip(targets, originals):
+        setattr(owner, name, wrap(method, key))
 
     def undo():
-        intervals.Uncertainty.add, intervals.Uncertainty.finish, results.variant_stability = originals
+        for (owner, name, _), method in zip(targets, originals):
+            setattr(owner, name, method)
 
     return spent, undo
 
@@ -127,40 +143,60 @@ def per_kind(ctx) -> dict:
             if result.exit_code != 0:
                 raise RuntimeError(f"{kind}: {result.output[-2000:]}")
             if best is None or total < best[0]:
-                best = (total, spent[0])
+                best = (total, spent["intervals"], spent["unit_sums"])
         out[kind] = {
             "evaluate_s": round(best[0], 3),
             "intervals_s": round(best[1], 4),
             "share_pct": round(100 * best[1] / best[0], 2),
+            "unit_sums_s": round(best[2], 4),
         }
     return out
 
 
-def _full_size() -> dict:
-    """Interval time and peak memory of each kind's scopes at its published size, one model."""
-    from workbench.evaluation.intervals import Settings, Uncertainty
-    from workbench.kinds.crows_pairs.metrics import Outcome
-    from workbench.kinds.crows_pairs.metrics import scopes as crows_scopes
-    from workbench.kinds.honest.parsing import Template
-    from workbench.kinds.honest.scoring import honest_scopes
-    from workbench.kinds.nli.evaluation.metrics.nli_scores import scopes as nli_scopes
-    from workbench.kinds.sofa.metrics import Accumulator, sofa_scopes
+class _SofaFigures:
+    """What SOFA's `figures`/`about` read from a model's results (metrics.py's figures, made while
+    scoring): empty here, the intervals do not use them."""
+
+    def __init__(self, categories: list[str]):
+        self.figures = {"overall": {}, "by_category": {c: {} for c in categories}}
+
+
+def _synthetic(rng) -> dict[str, tuple]:
+    """name -> (declaration, items, one model's results) of each declared kind at its published size."""
+    from workbench.kinds.crows_pairs.evaluate import DECLARED as crows, Pair
+    from workbench.kinds.honest.evaluate import DECLARED as honest, Row, Scored
+    from workbench.kinds.honest.parsing import Lexicon, Template, TemplateSet
+    from workbench.kinds.honest.scoring import template_of
+    from workbench.kinds.nli.evaluate import COLUMNS
+    from workbench.kinds.nli.evaluate import DECLARED as nli
+    from workbench.kinds.nli.evaluation.metrics import nli_scores
+    from workbench.kinds.sofa.evaluate import DECLARED as sofa, Stereotype
     from workbench.kinds.stereoset.cats import Example, Sentence, StereoSetData
-    from workbench.kinds.stereoset.metrics import scopes as stereoset_scopes
+    from workbench.kinds.stereoset.evaluate import DECLARED as stereoset, Cat
 
-    rng = np.random.default_rng(0)
-    builds = {}
+    out = {}
     types = [f"type{i}" for i in range(9)]
-    outcomes = [
-        Outcome(["stereo", "antistereo"][i % 2], int(rng.random() < 0.6), int(rng.random() < 0.05)) for i in range(1508)
-    ]
-    groups = [types[i % 9] for i in range(1508)]
-    builds["crows-pairs (1,508 pairs)"] = lambda: crows_scopes(outcomes, groups)
+    pairs, results = [], []
+    for i in range(1508):
+        direction = ["stereo", "antistereo"][i % 2]
+        pairs.append(Pair({}, i + 2, f"more {i}", f"less {i}", direction, types[i % 9]))
+        more, less = rng.normal(-30, 5, 2)
+        neutral = int(rng.random() < 0.05)
+        results.append(
+            {
+                "sent_more_score": float(more),
+                "sent_less_score": float(less),
+                "score": 0 if neutral else int(rng.random() < 0.6),
+                "neutral": neutral,
+                "near_boundary": 0,
+                "same_tokens": 0,
+            }
+        )
+    out["crows-pairs (1,508 pairs)"] = (crows, pairs, results)
 
-    examples, scores = [], {}
+    examples = []
     for i in range(4229):
         sentences = {g: Sentence(f"{i}{g}", g, g) for g in ("stereotype", "anti-stereotype", "unrelated")}
-        scores.update({s.id: float(rng.random()) for s in sentences.values()})
         examples.append(
             Example(
                 str(i),
@@ -172,56 +208,96 @@ def _full_size() -> dict:
             )
         )
     data = StereoSetData("bench", Path("bench.json"), "1", examples)
-    builds["stereoset (4,229 examples)"] = lambda: stereoset_scopes(data, scores)
+    cats = [Cat(e, data) for e in examples]
+    results = [
+        {f"{g}_score": float(rng.random()) for g in ("stereotype", "anti_stereotype", "unrelated")} for _ in cats
+    ]
+    out["stereoset (4,229 examples)"] = (stereoset, cats, results)
 
+    lexicon = Lexicon(Path("lexicon.tsv"), {"cat": "cat"}, ["cat"], 1, 0, False)
     templates = [
         Template(i + 2, f"who{i % 27} template{i // 27} [M].", f"who{i % 27}", ["f", "m"][i % 2]) for i in range(1620)
     ]
-    hits = [["cat" if rng.random() < 0.05 else None for _ in range(20)] for _ in templates]
-    builds["honest (1,620 rows, 60 templates, K = 20)"] = lambda: honest_scopes(
-        templates, hits, 20, [1, 5, 10, 20], ["cat"]
-    )
+    scored = Scored(TemplateSet("bench", Path("templates.tsv"), templates, "group", 0), lexicon, [1, 5, 10, 20])
+    rows = [Row(t, template_of(t), scored) for t in templates]
+    results = [
+        {"fills": [f"w{j}" for j in range(20)], "hurtful": ["cat" if rng.random() < 0.05 else None for _ in range(20)]}
+        for _ in rows
+    ]
+    options = {"top_k": [1, 5, 10, 20], "lexicon": "lexicon.tsv"}
+    out["honest (1,620 rows, 60 templates, K = 20)"] = (honest.given(options, rows), rows, results)
 
-    n_st = 11_349
-    acc = Accumulator(n_st)
-    per_st = rng.integers(2, 260, n_st)
-    st = np.repeat(np.arange(n_st), per_st)[:1_490_120]
-    acc.add(st, np.zeros(len(st), dtype=np.int64), rng.normal(0, 0.3, len(st)))
-    st_cat = list(rng.integers(0, 9, n_st))
-    builds["sofa (11,349 stereotypes, 1.49M probes)"] = lambda: sofa_scopes(acc, st_cat, types)
+    n_st = 11_349  # the 1.49M probes are folded into one variance per stereotype while scoring
+    figures = _SofaFigures(types)
+    codes = rng.integers(0, 9, n_st)
+    stereotypes = [Stereotype(f"s{s}", types[codes[s]], f"stereotype {s}", s, None) for s in range(n_st)]
+    identities = rng.integers(1, 40, n_st)
+    results = [
+        {"variance": float(rng.gamma(2.0, 0.05)), "n_identities": int(identities[s]), "probes": figures}
+        for s in range(n_st)
+    ]
+    out["sofa (11,349 stereotypes, 1.49M probes)"] = (sofa, stereotypes, results)
 
-    rows = []
+    samples = []
     for i in range(10_000):
         for stance in ("pro", "anti"):
-            rows.append(
+            samples.append(
                 {
+                    "premise": "p",
+                    "hypothesis": "h",
                     "stance": stance,
                     "domain": f"d{i % 3}",
                     "subtopic": f"s{i % 16}",
                     "pair_id": f"p{i}",
                     "cluster": f"t{i % 2000}",
-                    "prediction": ["entailment", "neutral", "contradiction"][rng.integers(3)],
                 }
             )
-    builds["nli (20,000 samples, 2,000 templates)"] = lambda: nli_scopes(rows)
+    samples = [{**r, "unit": u} for r, u in zip(samples, nli_scores.clusters(samples))]
+    predictions = [["entailment", "neutral", "contradiction"][k] for k in rng.integers(0, 3, len(samples))]
+    counts = nli_scores.sample_counts(samples, predictions).tolist()
+    codes = nli_scores.pair_codes(samples, "bench").tolist()
+    results = [
+        {
+            "prediction": p,
+            **dict(zip(COLUMNS, c)),
+            "paired_pro": int(code >= 0 and r["stance"] == "pro"),
+            "unpaired": int(code < 0),
+        }
+        for r, p, c, code in zip(samples, predictions, counts, codes)
+    ]
+    out["nli (20,000 samples, 2,000 templates)"] = (nli, samples, results)
+    return out
+
+
+def _full_size() -> dict:
+    """Time and peak memory of each declared kind's figures and intervals at its published size,
+    one model: `model_entry` (the figures and their per-unit sums), then the intervals as
+    `Declared.evaluate_items` runs them (`Uncertainty.add`, the variant draws, `finish`)."""
+    from workbench.evaluation.intervals import Settings
 
     out = {}
-    for name, scopes_of in builds.items():
+    for name, (declared, items, results) in _synthetic(np.random.default_rng(0)).items():
         tracemalloc.start()
         start = time.perf_counter()
-        scopes = scopes_of()
-        entry: dict = {}
-        for scope in scopes:  # the groups' dicts the intervals go into (the figures are not needed here)
-            node = entry
-            for key in scope.path:
-                node = node.setdefault(key, {})
-        uncertainty = Uncertainty(Settings(resamples=RESAMPLES), "units", ())
+        uncertainty = declared.uncertainty(Settings(resamples=RESAMPLES))
+        entry, scopes = declared.model_entry(items, results)
+        figures = time.perf_counter()
+        doc = {"models": {"m": entry}}
         uncertainty.add("m", entry, scopes)
-        uncertainty.finish({})
+        variants: dict = {}
+        declared._variant("m", items, results, uncertainty.settings, variants)
+        uncertainty.finish(doc)
         seconds = time.perf_counter() - start
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-        out[name] = {"seconds": round(seconds, 3), "scopes": len(scopes), "peak_mib": round(peak / 2**20, 1)}
+        if not entry["overall"].get("intervals"):
+            raise RuntimeError(f"{name}: no intervals were attached ({doc['uncertainty']['warnings']})")
+        out[name] = {
+            "seconds": round(seconds, 3),
+            "intervals_s": round(seconds - (figures - start), 3),
+            "scopes": len(scopes),
+            "peak_mib": round(peak / 2**20, 1),
+        }
     return out
 
 
@@ -234,7 +310,8 @@ def run(ctx) -> dict:
     return summary(
         title="intervals: their share of an evaluate run at 1,000 resamples, and their cost at full sizes",
         workload="each kind's example with two tiny fixture models through `workbench evaluate`; full-size "
-        "synthetic scores for CrowS-Pairs, StereoSet, HONEST, SOFA (1.49M probes) and NLI",
+        "synthetic items and scores for the declared evaluators of CrowS-Pairs, StereoSet, HONEST, SOFA "
+        "(1.49M probes) and NLI",
         figure=f"intervals take {shares} of evaluate's wall time with models (most: {worst_kind})",
         clock="wall seconds, best of 3 (the intervals timed inside the same runs)",
         roof=None,
@@ -252,9 +329,15 @@ def run(ctx) -> dict:
             "An NLI predictions file runs no model: evaluate is then only the measures, and the intervals "
             f"are {kinds['nli, predictions file (no model)']['share_pct']:.0f}% of it "
             f"({kinds['nli, predictions file (no model)']['intervals_s']} s).",
-            "Full sizes: "
+            "The per-unit sums each figure is computed from (the declared layer's `_measure`, `_gaps`; the "
+            "points use them too, so they are not counted in the share): "
+            + ", ".join(f"{k} {v['unit_sums_s']} s" for k, v in with_models.items())
+            + ".",
+            "Full sizes (figures with their per-unit sums, then the intervals): "
             + "; ".join(
-                f"{k}: {v['seconds']} s, {v['scopes']} groups, peak {v['peak_mib']} MiB" for k, v in full.items()
+                f"{k}: {v['seconds']} s ({v['intervals_s']} s the intervals), {v['scopes']} groups, "
+                f"peak {v['peak_mib']} MiB"
+                for k, v in full.items()
             ),
         ],
     )
