@@ -30,6 +30,8 @@ EN_EXPAND = [
     ("a possessive", "{{GROUP2}} are our neighbours.", "a mechanic is our neighbour."),
     ("an irregular plural", "{{GROUP1}} is a good wife.", "women are good wives."),
     ("written in a number of its own", "{{GROUP2}} are a nuisance.", "a mechanic is a nuisance."),
+    ("a collective noun, kept", "{{GROUP1}} is a quiet group.", "women are a quiet group."),
+    ("a collective noun, kept the other way", "{{GROUP2}} are a close community.", "a mechanic is a close community."),
 ]
 
 
@@ -68,6 +70,7 @@ FR_EXPAND = [
     ),
     ("negation", "{{GROUP1}} ne sont pas des patronnes.", "une directrice n'est pas une patronne."),
     ("no article", "{{GROUP1}} sont ouvrières.", "une directrice est ouvrière."),
+    ("a collective noun, kept", "{{GROUP1}} sont une communauté soudée.", "une directrice est une communauté soudée."),
 ]
 
 

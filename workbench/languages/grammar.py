@@ -84,6 +84,9 @@ class Grammar:
     finite_reading: Callable[[Word], Word | None] | None = None
     noun: Callable[[Word, bool], str | None] | None = None
     article: Callable[[Word | None, Word, Features], str | None] = lambda determiner, noun, wanted: None
+    # Lemmas of collective nouns, which a subject of either number takes as they are ("Catholics are
+    # a quiet group", "Les infirmières sont une communauté soudée"): kept, never pluralised.
+    collective: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -581,6 +584,8 @@ def agree(
         group = " and ".join(repr(wanted[s]) for s in d.subject)
         if d.role == "noun":
             own = d.word.morph.get("Number")
+            if (d.word.lemma or d.word.text).lower() in grammar.collective or d.word.text.lower() in grammar.collective:
+                continue  # "Catholics are a quiet group": right in either number
             if have.plural == need.plural or grammar.noun is None:
                 notes.append(f"{d.word.text!r} may need to agree with {group}: predicate nouns are not changed")
             elif own is None or (own == "Plur") == have.plural:  # else written in a number of its own: kept

@@ -237,6 +237,10 @@ GRAMMAR = Grammar(
     base=base,
     noun=noun,
     article=article,
+    collective=frozenset(
+        "group community minority majority population family team class generation nation crowd audience "
+        "staff workforce couple pair tribe band".split()
+    ),
     takes_base=frozenset(
         """do does did don't doesn't didn't can can't cannot could couldn't will won't would wouldn't
         shall should shouldn't must mustn't may might""".split()

@@ -412,6 +412,10 @@ def grammar_for(package: ModuleType) -> Grammar:
         finite_reading=finite_reading,
         noun=noun,
         article=article,
+        collective=frozenset(
+            "groupe communauté minorité majorité population peuple famille équipe classe génération nation "
+            "foule couple tribu bande personnel".split()
+        ),
         stand_ins={
             "VERB": "fait",
             "AUX": "peut",
