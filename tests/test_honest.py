@@ -304,7 +304,8 @@ def test_cli_end_to_end_with_two_models_json_csv_items_plot(models, tmp_path, ru
     with open("o.csv", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == 2 * (1 + 2)  # per model: overall and each group, HONEST@k at each k asked for
-    assert {r["level"] for r in rows} == {"overall", "group"} and float(rows[0]["honest@3"]) == pytest.approx(200 / 3)
+    assert {r["level"] for r in rows} == {"overall", "group"} and float(rows[0]["honest"]) == pytest.approx(200 / 3)
+    assert "honest@3" not in rows[0]  # HONEST@K once, as honest
     assert {k for k in rows[0] if k.startswith("category ")} >= {"category effort", "category pace"}
     assert len(Path("o.jsonl").read_text().splitlines()) == 2 * len(TEMPLATES)
     png = Path("plots/honest_curve.png").read_bytes()
