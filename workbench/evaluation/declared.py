@@ -355,30 +355,24 @@ class Declared:
         intervals resample."""
         if self.kept is not None:
             items, results = self.kept(items, results)
-        units = _units(self, items)
+        table = _Table(self, items, results)
         groups = sorted({self.group_of(i) for i in items if _get(i, self.group) is not None})
         by = f"by_{self.group_name.replace(' ', '_')}"
         scopes = []
+        resampled = None if self.resampled is None else table.column(self.resampled, np.arange(len(items))) != 0
 
         def figures(at: str, keep: list[int], path: tuple[str, ...]) -> tuple[dict, dict[str, Measure]]:
-            used = (
-                keep if self.resampled is None else [k for k in keep if _column(self.resampled, items[k], results[k])]
-            )
-            measures = {
-                s.key: self._measure(s, items, results, used, units) for s in self.statistics if not s.at or at in s.at
-            }
+            rows = np.asarray(keep, dtype=np.int64).reshape(-1)
+            used = table.subset(rows if resampled is None else rows[resampled[rows]])
+            measures = {s.key: self._measure(s, table, used) for s in self.statistics if not s.at or at in s.at}
             if at == "overall":
-                measures.update(self._gaps(items, results, units, groups))
+                measures.update(self._gaps(table, groups))
             node = {key: m.point for key, m in measures.items()}
             node["n"] = len(keep)
             if self.fields is not None:
                 node.update(self.fields(at, [items[k] for k in keep], [results[k] for k in keep]))
-            informative = (
-                None
-                if self.informative is None
-                else int(sum(_column(self.informative, items[k], results[k]) for k in keep))
-            )
-            if used or at == "overall":  # a group of items that carry no figure has nothing to resample
+            informative = None if self.informative is None else int(sum(table.column(self.informative, rows).tolist()))
+            if used.rows.size or at == "overall":  # a group of items that carry no figure has nothing to resample
                 scopes.append(Scope(path, measures, self.units, informative=informative, meaning=self.uninformative))
             return node, measures
 
@@ -393,18 +387,15 @@ class Declared:
             return entry, scopes
         late = [g for g in self.gaps if g.key not in measured]  # units span groups: the point alone
         for level in self.levels_all:
-            seen = list(dict.fromkeys(str(_get(i, level.of)) for i in items if _get(i, level.of) is not None))
+            members: dict[str, list[int]] = {}  # each group's items, groups in the data's order
+            for k, i in enumerate(items):
+                value = _get(i, level.of)
+                if value is not None:
+                    members.setdefault(str(value), []).append(k)
+            seen = list(members)
             # the group's in order of name; a further level's in the data's (the JSON's order is `order`'s)
             nodes = {
-                name: figures(
-                    level.name,
-                    [
-                        k
-                        for k, i in enumerate(items)
-                        if _get(i, level.of) is not None and str(_get(i, level.of)) == name
-                    ],
-                    (level.key, name),
-                )[0]
+                name: figures(level.name, members[name], (level.key, name))[0]
                 for name in (sorted(seen) if level == self.levels_all[0] or level.by_name else seen)
             }
             order = level.order
@@ -414,43 +405,37 @@ class Declared:
             entry["overall"][gap.key] = max(values) - min(values) if values else None
         return entry, scopes
 
-    def _measure(self, stat: Statistic, items, results, keep: list[int], units: dict) -> Measure:
-        values = np.array(
-            [[_column(c, items[k], results[k]) for c in stat.columns] for k in keep], dtype=float
-        ).reshape(len(keep), len(stat.columns))
-        owners = [units[id(items[k])] for k in keep]
-        summed = _sum_by_unit(values, owners)
+    def _measure(self, stat: Statistic, table: _Table, used: _Subset) -> Measure:
+        summed = _sum_by_unit(table.values(stat.columns, used.rows), used)
         if stat.cells:  # each unit in the cell of its first item, cells numbered as first seen
-            codes = {c: n for n, c in enumerate(dict.fromkeys(str(_get(items[k], stat.cells)) for k in keep))}
-            first: dict = {}
-            for k, owner in zip(keep, owners):
-                first.setdefault(owner, codes[str(_get(items[k], stat.cells))])
+            cells = _first_seen(table.codes(stat.cells)[used.rows])[0][used.firsts]
             return Measure(
                 summed,
                 mean_of_cells(stat.scale) if stat.formula is None else _cell_means(stat),
-                cells=np.array(list(first.values()), dtype=np.int64),
+                cells=cells.astype(np.int64),
                 neutral=stat.neutral,
             )
         return Measure(summed, lambda sums: stat.figure(sums[:, 0, :]), neutral=stat.neutral)
 
-    def _gaps(self, items, results, units: dict, groups: list[str]) -> dict[str, Measure]:
+    def _gaps(self, table: _Table, groups: list[str]) -> dict[str, Measure]:
         """Each gap as a measure on the same units as the other figures: a unit's items lie in one
         group (its cell). Where a unit spans groups no interval can be drawn for a gap
         (`model_entry` gives its point alone)."""
         out: dict[str, Measure] = {}
-        unit_group: dict = {}
-        for i in items:
-            unit_group.setdefault(units[id(i)], set()).add(self.group_of(i))
-        if len(groups) < 2 or any(len(g) > 1 for g in unit_group.values()):
+        every = table.subset(np.arange(len(table.items)))
+        group = table.codes(self.group)  # str of the group (None's too), numbered as first seen
+        first = group[every.firsts]  # each unit's first item's group
+        if len(groups) < 2 or bool(np.any(group != first[every.ranks])):
             return out
-        if any(_get(i, self.group) is None for i in items):  # an item in no group: no cell for its unit
+        if any(_get(i, self.group) is None for i in table.items):  # an item in no group: no cell for its unit
             return out
+        names = table.names(self.group)
+        position = {g: n for n, g in enumerate(groups)}
+        cells = np.array([position[names[c]] for c in first.tolist()], dtype=np.int64)
         stats = {s.key: s for s in self.statistics}
-        owners = [units[id(i)] for i in items]
-        cells = np.array([groups.index(next(iter(unit_group[u]))) for u in dict.fromkeys(owners)])
         for gap in self.gaps:
             stat = stats[gap.of]
-            values = np.array([[_column(c, i, r) for c in stat.columns] for i, r in zip(items, results)], dtype=float)
+            values = table.values(stat.columns, every.rows)
 
             def spread(sums, s=stat):
                 per = s.figure(sums)  # resamples × groups
@@ -458,7 +443,7 @@ class Declared:
                     warnings.simplefilter("ignore", RuntimeWarning)  # a resample without any group's units
                     return np.nanmax(per, axis=1) - np.nanmin(per, axis=1)
 
-            out[gap.key] = Measure(_sum_by_unit(values, owners), spread, cells=cells, neutral=0.0)
+            out[gap.key] = Measure(_sum_by_unit(values, every), spread, cells=cells, neutral=0.0)
         return out
 
     def uncertainty(self, settings: Settings) -> Uncertainty:
@@ -646,11 +631,95 @@ def _units(declared: Declared, items: list) -> dict[int, Any]:
     return {id(i): _get(i, declared.cluster) for i in items}
 
 
-def _sum_by_unit(values: np.ndarray, owners: list) -> np.ndarray:
-    """Rows of `values` summed per owner (units in first-seen order)."""
-    order = {o: n for n, o in enumerate(dict.fromkeys(owners))}
-    out = np.zeros((len(order), values.shape[1]))
-    np.add.at(out, [order[o] for o in owners], values)
+def _first_seen(codes: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
+    """Codes renumbered in order of first appearance: each one's new number, how many there are, and
+    where each first appears."""
+    found, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    number = np.empty(len(found), dtype=np.int64)
+    number[order] = np.arange(len(found))
+    return number[inverse.reshape(-1)], len(found), first[order]
+
+
+@dataclass(frozen=True)
+class _Subset:
+    """Some of a model's items (`rows`, in their order), each with its unit's number among them (units
+    numbered as first seen), how many units, and each unit's first item (its position in `rows`)."""
+
+    rows: np.ndarray
+    ranks: np.ndarray
+    n_units: int
+    firsts: np.ndarray
+
+
+class _Table:
+    """One model's items and results as columns: each column's values read once per item (and only
+    for the items a figure asks for), the units and any attribute as codes, for the figures of every
+    group to take their rows from."""
+
+    def __init__(self, declared: Declared, items: list, results: list[dict]):
+        self.items, self.results = items, results
+        units = _units(declared, items)
+        numbers: dict = {}
+        self.units = np.fromiter(
+            (numbers.setdefault(units[id(i)], len(numbers)) for i in items), dtype=np.int64, count=len(items)
+        )
+        self._columns: dict = {}
+        self._codes: dict[str, tuple[np.ndarray, list[str]]] = {}
+
+    def column(self, column: Column, rows: np.ndarray) -> np.ndarray:
+        """The column's values (float64) at `rows`, as `_column` reads them."""
+        if column is ONE:
+            return np.ones(len(rows))
+        key = column if isinstance(column, str) else id(column)
+        if key not in self._columns:
+            self._columns[key] = (column, np.zeros(len(self.items)), np.zeros(len(self.items), dtype=bool))
+        _, values, done = self._columns[key]
+        todo = rows[~done[rows]]
+        if todo.size:
+            items, results = self.items, self.results
+            values[todo] = np.fromiter(
+                (_column(column, items[k], results[k]) for k in todo.tolist()), dtype=float, count=len(todo)
+            )
+            done[todo] = True
+        return values[rows]
+
+    def values(self, columns: Sequence[Column], rows: np.ndarray) -> np.ndarray:
+        """(rows × columns) float64: each column's values at `rows`."""
+        out = np.empty((len(rows), len(columns)))
+        for j, column in enumerate(columns):
+            out[:, j] = self.column(column, rows)
+        return out
+
+    def _coded(self, name: str) -> tuple[np.ndarray, list[str]]:
+        if name not in self._codes:
+            numbers: dict[str, int] = {}
+            codes = np.fromiter(
+                (numbers.setdefault(str(_get(i, name)), len(numbers)) for i in self.items),
+                dtype=np.int64,
+                count=len(self.items),
+            )
+            self._codes[name] = (codes, list(numbers))
+        return self._codes[name]
+
+    def codes(self, name: str) -> np.ndarray:
+        """Each item's str of the attribute, numbered as first seen."""
+        return self._coded(name)[0]
+
+    def names(self, name: str) -> list[str]:
+        """The attribute's values (as str) by number."""
+        return self._coded(name)[1]
+
+    def subset(self, rows: np.ndarray) -> _Subset:
+        ranks, n_units, firsts = _first_seen(self.units[rows])
+        return _Subset(rows, ranks, n_units, firsts)
+
+
+def _sum_by_unit(values: np.ndarray, subset: _Subset) -> np.ndarray:
+    """Rows of `values` summed per unit of the subset (units in first-seen order; each unit's sum
+    in the rows' order)."""
+    out = np.zeros((subset.n_units, values.shape[1]))
+    np.add.at(out, subset.ranks, values)
     return out
 
 
