@@ -33,7 +33,8 @@ with a `formula`, each column pair's mean over cells, combined by it). `places` 
 itself (a part within its section, nested in the JSON, named by `place_columns` in the CSV);
 `versions` orders the measures version comparison shows; `without_removed` writes a source without
 the units a renewed release removed; `read_scores`/`write_scores` exchange per-item scores with
-other tools (`--predictions`, `--predictions-out`).
+other tools (`--predictions`, `--predictions-out`); `predictions` reads a file of predictions that
+is its own source, each model with its own items (`--predictions` without a source).
 """
 
 from __future__ import annotations
@@ -256,6 +257,9 @@ class Declared:
     # write_scores(items, results, path) writes a model's in that format (--predictions-out)
     read_scores: Callable[[Path, list], list[dict]] | None = None
     write_scores: Callable[[list, list[dict], Path], None] | None = None
+    # predictions(path) -> (Loaded, {model: (items, results)}): a file of predictions that is its own
+    # source (--predictions without one), each model with its own items and their results
+    predictions: Callable[[Path], tuple[Loaded, dict[str, tuple[list, list[dict]]]]] | None = None
 
     # --- the data --------------------------------------------------------------------------
 
@@ -497,7 +501,9 @@ class Declared:
         for name in dict.fromkeys(models):
             model = load_role(under_test, name)
             loaded = Models(model, {r: m for r, (_, m) in others.items()})
-            if isinstance(model, ScoresFile) and self.read_scores is not None:
+            if isinstance(model, Scored):  # every model's own items (`predictions`): the head counts them all
+                items, results = model.items, model.results
+            elif isinstance(model, ScoresFile) and self.read_scores is not None:
                 results = self.read_scores(model.path, items)
             else:
                 with progress_for(name, self._work(items, options, loaded)) as advance:
@@ -586,6 +592,14 @@ class ScoresFile:
     """In place of a model: its scores, read from a file (`Declared.read_scores`)."""
 
     path: Path
+
+
+@dataclass(frozen=True)
+class Scored:
+    """In place of a model: its own items and their results, read from a file (`Declared.predictions`)."""
+
+    items: list
+    results: list[dict]
 
 
 def _cell_means(stat: Statistic):

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..core.errors import InputError, display_path
-from .declared import Declared, Level, ScoresFile
+from .declared import Declared, Level, Scored, ScoresFile
 from .intervals import bar_errors, interval_columns, with_interval
 from .output import chart_caption, save_chart, short, write_outputs
 from .versions import Compared
@@ -67,17 +67,24 @@ class DeclaredEvaluator:
         found = d.own(request, console) if d.own is not None else None
         if found is not None:  # a request the kind's own evaluator answers
             return found
-        exchange = {"--predictions": (request.predictions, d.read_scores)}
+        exchange = {"--predictions": (request.predictions, d.read_scores or d.predictions)}
         exchange["--predictions-out"] = (request.predictions_out, d.write_scores)
         if any(given is not None and hook is None for given, hook in exchange.values()):
             raise InputError(
                 f"{d.kind} scores models directly: --predictions/--predictions-out are not used "
                 "(--items writes each item's scores)"
             )
-        if len(request.sources) != 1:
+        own = request.predictions is not None and d.read_scores is None  # a file of predictions as the source
+        if own and request.sources:
+            raise InputError("give either datasets (with --model) or --predictions, not both")
+        if len(request.sources) != 1 and not own:
             raise InputError(f"{d.kind} evaluates one file or release at a time (got {len(request.sources)})")
         roles = {r.name: request.options.get(r.dest) for r in d.roles}
         models = _scored_models(request, d)
+        by_model: dict = {}
+        if own:
+            source, by_model = d.predictions(Path(request.predictions))
+            models = list(by_model)
         d.check_roles(models, roles)
         options = {o.dest: request.options.get(o.dest, o.default) for o in d.options}
         rule = d.rule(request.score_rule)
@@ -85,17 +92,20 @@ class DeclaredEvaluator:
             options["score_rule"] = rule
         if d.check is not None:  # bad values refused before anything is read
             d.check(options)
-        spec = request.sources[0]
-        source = d.read_source(
-            spec,
-            {**options, "strict": getattr(request, "strict", False)},
-            lambda: sources.data_file(spec, d.kind, d.data, d.suffixes),
-        )
+        if not own:
+            spec = request.sources[0]
+            source = d.read_source(
+                spec,
+                {**options, "strict": getattr(request, "strict", False)},
+                lambda: sources.data_file(spec, d.kind, d.data, d.suffixes),
+            )
         for line in source.notes:  # checked whole before any model loads
             console.print(line, markup=False, highlight=False)
         d = d.given(options, source.items)
 
         def loaded(role, name):
+            if own:
+                return Scored(*by_model[name])
             if request.predictions is not None:
                 return ScoresFile(Path(request.predictions))
             if d.open_model is not None:  # the kind opens its own
@@ -251,15 +261,25 @@ def table(d: Declared, doc: dict, level: Level | None = None):
     for name in models:
         for n, title in enumerate([s.title for s in stats] + list(d.shown)):
             t.add_column(f"{short(name)}\n{title}" if n == 0 else title, justify="right")
-    first = _levels(d, next(iter(models.values())), level)
-    for k, (at, group, node) in enumerate(first):
-        cells = []
-        for entry in models.values():
-            v = _levels(d, entry, level)[k][2]
+    # each model's groups by place: models scored on items of their own (`Declared.predictions`) may
+    # lack a group, or count other items in one
+    placed = [{(at, group): node for at, group, node in _levels(d, entry, level)} for entry in models.values()]
+    rows = list(dict.fromkeys(key for found in placed for key in found))
+    for k, (at, group) in enumerate(rows):
+        cells, counts = [], []
+        for found in placed:
+            v = found.get((at, group), {})
+            counts.append(str(v.get("n", "-")))
             cells += [with_interval(v.get(s.key), (v.get("intervals") or {}).get(s.key), s.digits) for s in stats] + [
                 _cell(v.get(f)) for f in d.shown
             ]
-        t.add_row(_shown(d, at, group, node), str(node["n"]), *cells, end_section=k == 0)
+        node = next(found[(at, group)] for found in placed if (at, group) in found)
+        t.add_row(
+            _shown(d, at, group, node),
+            counts[0] if len(set(counts)) == 1 else "/".join(counts),
+            *cells,
+            end_section=k == 0,
+        )
     for gap in d.gaps if level == d.levels_all[0] else ():
         for name, entry in models.items():
             v = entry["overall"]

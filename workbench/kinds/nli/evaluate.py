@@ -8,9 +8,10 @@ JSON, chart and the release's evaluate.py. A model is an NLI classifier (its lab
 config, or given), a causal LM asked in a prompt, or a judge behind a server (classifier.py); a
 sample a judge gave no answer word for is left out and its counterfactual partner counts as
 unpaired. Every figure is a share of the samples, in percent; the resampling unit is the masked
-template a sample's fill came from (a pair stays whole). Several releases side by side (their
-versions compared, a renewal's move split into dropping and editing) and a file of precomputed
-predictions (`--predictions`) go to the kind's own evaluator (evaluation/evaluator.py).
+template a sample's fill came from (a pair stays whole). A file of precomputed predictions
+(`--predictions`) is its own source, each model scored on its own samples (`predictions`). Several
+releases side by side (their versions compared, a renewal's move split into dropping and editing)
+go to the kind's own evaluator (evaluation/evaluator.py).
 """
 
 from __future__ import annotations
@@ -161,9 +162,13 @@ def score(models, items: Samples, options: dict, progress) -> list[dict]:
     predictions = judge.run([(r["premise"], r["hypothesis"]) for r in items], items.config, progress)
     if judge.asked is not None and "unparseable" in judge.asked:  # asked by generation: None is no answer word
         judge.asked["unparseable"] = predictions.count(None)
-    rows, labels = answered(list(items), predictions, f"{items.label}: {judge.name}")
-    counts = iter(nli_scores.sample_counts(rows, labels, items.label).tolist())
-    pairs = iter(nli_scores.pair_codes(rows, items.label).tolist())
+    return _results(list(items), predictions, items.label, f"{items.label}: {judge.name}")
+
+
+def _results(items: list[dict], predictions: list, label: str, where: str) -> list[dict]:
+    rows, labels = answered(items, predictions, where)
+    counts = iter(nli_scores.sample_counts(rows, labels, label).tolist())
+    pairs = iter(nli_scores.pair_codes(rows, label).tolist())
     out = []
     for row, prediction in zip(items, predictions):
         if prediction is None:
@@ -179,6 +184,30 @@ def score(models, items: Samples, options: dict, progress) -> list[dict]:
             }
         )
     return out
+
+
+def predictions(path: Path) -> tuple[Loaded, dict[str, tuple[list, list[dict]]]]:
+    """--predictions: a JSON-lines file of samples with each model's prediction (no premise needed),
+    every model scored on its own samples, each in its pair (else alone) as its unit."""
+    try:  # workbench's reader (a release's evaluate.py reads no predictions file)
+        from .evaluation.data import load_predictions
+    except ImportError:
+        load_predictions = None
+    if load_predictions is None:
+        raise InputError("--predictions files are read by `workbench evaluate`")
+    where = str(path)
+    by_model = {}
+    for model, rows in load_predictions(path).items():
+        try:
+            units = nli_scores.clusters(rows)
+            results = _results(rows, [r["prediction"] for r in rows], where, where)
+        except nli_scores.PairError as exc:
+            raise InputError(str(exc)) from None
+        by_model[model] = ([{**r, "unit": u} for r, u in zip(rows, units)], results)
+    every = [item for items, _ in by_model.values() for item in items]
+    head = {"dataset": where, "repo": None, "revision": None, "n_samples": len(every), "source": where}
+    document = {"dataset": head, "repo": None, "revision": None, "notes": [], "measures_unit": "percent"}
+    return Loaded(every, where, [], document), by_model
 
 
 def kept(items: list, results: list[dict]) -> tuple[list, list[dict]]:
@@ -212,7 +241,7 @@ def figures(level: str, items: list, results: list[dict]) -> dict:
 
 def about(name: str, models, items: Samples, results: list[dict], options: dict) -> tuple[dict, list[str]]:
     """A judge asked in a prompt: how it was asked, and how many of its answers held no answer word."""
-    asked = models.model.asked
+    asked = getattr(models.model, "asked", None)  # predictions read from a file have none
     if asked is None:
         return {}, []
     lines = []
@@ -225,14 +254,16 @@ def about(name: str, models, items: Samples, results: list[dict], options: dict)
 
 
 def own(request, console):
-    """Several releases side by side, or --predictions: the kind's own evaluator. Without --model,
-    the models the project names (evaluate.models, else the paper's held-out ones)."""
+    """Several releases side by side: the kind's own evaluator. Without --model, the models the
+    project names (evaluate.models, else the paper's held-out ones)."""
     try:  # workbench's own evaluator and settings (a release's script never asks for them)
         from .evaluation.evaluator import evaluate
         from .settings import evaluate_models
     except ImportError:
         return None
-    if request.predictions is not None or len(request.sources) != 1:
+    if request.predictions is not None:
+        return None
+    if len(request.sources) != 1:
         return evaluate(request, console)
     if not request.models:
         request.models.extend(evaluate_models(request.config))
@@ -279,6 +310,7 @@ DECLARED = Declared(
     about=about,
     open_model=open_model,
     kept=kept,
+    predictions=predictions,
     variants=lexical_variants,
     own=own,
     many_sources=True,

@@ -1,7 +1,6 @@
 """The `nli` kind's own evaluator, for what its declaration (../evaluate.py) hands it: several
 releases side by side (each version against the one before, a renewal's move split into dropping
-and editing), or a file of precomputed predictions -> accuracy, aggregate bias and counterfactual
-measures."""
+and editing) -> accuracy, aggregate bias and counterfactual measures."""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ from ....evaluation.intervals import notes
 
 def evaluate(request, console) -> list[dict]:
     from .report import tables, write_csv, write_json, write_plots
-    from .runner import evaluate_datasets, evaluate_predictions
+    from .runner import evaluate_datasets
 
     config = request.config
     if request.items_out is not None or request.predictions_out is not None:  # refused, not silently dropped
@@ -24,27 +23,20 @@ def evaluate(request, console) -> list[dict]:
             "nli writes no per-item file: --items and --predictions-out do not apply to it "
             "(--json, --csv and --plots do)"
         )
-    if request.predictions is not None:
-        if request.sources:
-            raise InputError("give either datasets (with --model) or --predictions, not both")
-        results = evaluate_predictions(request.predictions, request.intervals)
-    else:
-        if not request.sources:
-            raise InputError("name a dataset to evaluate (or --predictions FILE); see --help")
-        models = list(request.models) or evaluate_models(config)
-        if not models:
-            raise InputError("no model: pass --model or set evaluate.models in workbench.toml")
-        with tempfile.TemporaryDirectory(prefix="workbench-versions-") as folder:
-            specs, names = list(request.sources), {}
-            middle = _without_dropped(specs, Path(folder))
-            if middle is not None:  # a renewal and its original: the original without the dropped samples too
-                names = {str(middle[0]): f"{specs[0]} without the {middle[1]} dropped samples"}
-                specs = [specs[0], str(middle[0]), specs[1]]
-            results = evaluate_datasets(
-                specs, models, config, request.cache_path, request.spec, request.runtimes, request.intervals, names
-            )
-        if middle is not None:
-            results[-1]["decomposition"] = decomposition(results, middle[1])
+    models = list(request.models) or evaluate_models(config)
+    if not models:
+        raise InputError("no model: pass --model or set evaluate.models in workbench.toml")
+    with tempfile.TemporaryDirectory(prefix="workbench-versions-") as folder:
+        specs, names = list(request.sources), {}
+        middle = _without_dropped(specs, Path(folder))
+        if middle is not None:  # a renewal and its original: the original without the dropped samples too
+            names = {str(middle[0]): f"{specs[0]} without the {middle[1]} dropped samples"}
+            specs = [specs[0], str(middle[0]), specs[1]]
+        results = evaluate_datasets(
+            specs, models, config, request.cache_path, request.spec, request.runtimes, request.intervals, names
+        )
+    if middle is not None:
+        results[-1]["decomposition"] = decomposition(results, middle[1])
     for entry in results:
         for note in entry["notes"]:
             console.print(f"{entry['dataset']}: {note}")

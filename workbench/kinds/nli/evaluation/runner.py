@@ -7,11 +7,10 @@ from pathlib import Path
 
 from ....core.config import Config
 from ....core.progress import progress_bar
-from ....evaluation.intervals import Settings, Uncertainty, compare_versions
-from .data import EvalSet, load_eval_set, load_predictions
-from .metrics.nli_scores import HEADLINE, UNIT, scopes
+from ....evaluation.intervals import Settings, compare_versions
+from .data import EvalSet, load_eval_set
+from .metrics.nli_scores import HEADLINE
 from .results import Judge, score_models
-from .scoring import score
 
 
 def predict(
@@ -118,22 +117,3 @@ def evaluate_datasets(
                 compare_versions(overall[i - 1][m], overall[i][m], HEADLINE, settings, m, labels) for m in models
             ]
     return results
-
-
-def evaluate_predictions(path: Path, intervals: Settings | None = None) -> list[dict]:
-    by_model = load_predictions(path)
-    entry = {
-        "dataset": str(path),
-        "source": str(path),
-        "repo": None,
-        "revision": None,
-        "n_samples": sum(len(v) for v in by_model.values()),
-        "notes": [],
-        "models": {},
-    }
-    uncertainty = Uncertainty(intervals or Settings(), UNIT, HEADLINE)
-    for model, rows in by_model.items():
-        entry["models"][model] = score(rows, where=str(path))
-        uncertainty.add(model, entry["models"][model], scopes(rows, where=str(path)))
-    uncertainty.finish(entry)
-    return [entry]
