@@ -828,6 +828,10 @@ def test_the_state_line_fits_80_columns_with_a_flag_and_history_review(tmp_path)
             line = shown(app, "#state")
             assert session.reviewing and "⚑" in line and "yours: valid-anti" in line, line
             assert "HISTORY 104/105" in line and len(line) <= 78, line
+            await pilot.resize_terminal(60, 24)  # a narrower window: both lines fitted again
+            await pilot.pause()
+            assert len(shown(app, "#state")) <= 58 and "⚑" in shown(app, "#state"), shown(app, "#state")
+            assert len(shown(app, "#topbar")) <= 58, shown(app, "#topbar")
             await pilot.press("q")
 
     run(go())

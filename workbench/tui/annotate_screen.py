@@ -116,6 +116,12 @@ class AnnotateScreen(Screen):
     def on_resize(self, event) -> None:
         self._check_size(event.size.width, event.size.height)
         self.call_after_refresh(self._draw_more)
+        self.call_after_refresh(self._draw_lines)
+
+    def _draw_lines(self) -> None:
+        """The top bar and the state line, fitted to the width the screen has now."""
+        self._draw_topbar()
+        self._draw_state(self.session.current)
 
     # -- an item longer than the screen ------------------------------------------------------
     def _scrolled(self, _old: float, _new: float) -> None:
