@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -252,9 +253,14 @@ def test_two_datasets_side_by_side(bbnli_dir, fixture_models, tmp_path, runner, 
     )
     assert result.exit_code == 0, result.output
     data = json.loads(out.read_text())
-    assert [d["dataset"] for d in data["datasets"]] == [str(bbnli_dir / "gender"), str(bbnli_dir / "race")]
-    assert "models" not in data  # only the per-dataset entries when several are compared
-    assert "dataset" in result.output
+    # each version evaluated alone (its own JSON beside the comparison's), then side by side
+    assert [v["source"] for v in data["versions"]] == [str(bbnli_dir / "gender"), str(bbnli_dir / "race")]
+    assert "models" not in data  # only the rows side by side when several are compared
+    for v in data["versions"]:
+        alone = json.loads(Path(v["json"]).read_text())  # written where the comparison's is (the cwd)
+        assert alone["dataset"]["dataset"] == v["source"]
+    assert {r["model"] for r in data["rows"]} == {str(fixture_models["nli-b"])}
+    assert "nli: gender vs race" in result.output  # the table side by side, the versions by their tags
 
 
 def test_evaluate_errors(tmp_path, runner, monkeypatch):
@@ -264,103 +270,3 @@ def test_evaluate_errors(tmp_path, runner, monkeypatch):
     assert r.exit_code == 2 and "cannot fetch no/such@v1.0.0" in str(r.exception)
     r = invoke(runner, "evaluate", "not a spec", "--model", "x")
     assert r.exit_code == 2 and "neither a local folder" in str(r.exception)
-
-
-def _plot_results(datasets: int, models: int, seed: int = 0) -> list[dict]:
-    rng = random.Random(seed)
-
-    def block():
-        a = rng.uniform(20, 95)
-        p = rng.uniform(0, 100 - a)
-        q = rng.uniform(0, 100 - a - p)
-        spread = rng.choice([None, 3.0, 8.0])  # some figures with an interval (an error bar), some without
-        intervals = (
-            {"accuracy": {"lower": max(0.0, a - spread), "upper": min(100.0, a + spread), "se": spread / 2}}
-            if spread
-            else {}
-        )
-        return {
-            "accuracy": a,
-            "cf_pro": p,
-            "cf_anti": q,
-            "cf_error": (100 - a - p - q) / 2,
-            "unpaired_mispredicted": 1.0,
-            "intervals": intervals,
-        }
-
-    names = ["roberta", "xlnet", "bart", "albert"][:models]
-    return [
-        {
-            "dataset": f"test-org/bbnli-next@v1.{v}.0",
-            "models": {
-                f"ynie/{n}-large-snli_mnli_fever_anli_R1_R2_R3-nli": {
-                    "overall": block(),
-                    "by_domain": {d: block() for d in ("gender", "age", "disability", "race-ethnicity")},
-                }
-                for n in names
-            },
-        }
-        for v in range(datasets)
-    ]
-
-
-def test_the_accuracy_chart_draws_each_interval_and_puts_the_value_above_it():
-    import math
-
-    import matplotlib.pyplot as plt
-
-    from workbench.kinds.nli.evaluation.report import accuracy_figure
-
-    results = _plot_results(1, 2, seed=3)
-    m = results[0]["models"]
-    scopes = [s for model in m.values() for s in [*model["by_domain"].values(), model["overall"]]]
-    with_bounds = [s for s in scopes if s["intervals"]]
-    assert 0 < len(with_bounds) < len(scopes)
-    fig = accuracy_figure(results)
-    ax = fig.axes[0]
-    caps = [line for c in ax.containers if hasattr(c, "has_yerr") and c.has_yerr for line in c.lines[2]]
-    tops = sorted(
-        round(float(seg[1][1]), 6)
-        for coll in caps
-        for seg in coll.get_segments()
-        if len(seg) == 2 and all(map(math.isfinite, seg[1]))
-    )
-    assert tops == sorted(round(s["intervals"]["accuracy"]["upper"], 6) for s in with_bounds)
-    labels = {round(t.xy[1], 6) for t in ax.texts}
-    for s in scopes:  # each value label sits at the top of its error bar, or of its bar without one
-        top = s["intervals"]["accuracy"]["upper"] if s["intervals"] else s["accuracy"]
-        assert round(top, 6) in labels
-    plt.close(fig)
-
-
-@pytest.mark.parametrize("datasets, models", [(1, 1), (2, 3), (1, 4)])
-def test_plots_keep_every_label_on_the_canvas_and_apart(datasets, models):
-    """Legends inside the figure, and no two texts (ticks, values, titles, legend) overlapping."""
-    import itertools
-
-    import matplotlib.pyplot as plt
-    import matplotlib.text
-
-    from workbench.kinds.nli.evaluation.report import accuracy_figure, counterfactual_figure
-
-    results = _plot_results(datasets, models)
-    for make in (accuracy_figure, counterfactual_figure):
-        fig = make(results)
-        fig.canvas.draw()
-        renderer = fig.canvas.get_renderer()
-        texts = [
-            (t.get_text(), t.get_window_extent(renderer))
-            for t in fig.findobj(matplotlib.text.Text)
-            if t.get_visible() and t.get_text().strip()
-        ]
-        width, height = fig.bbox.width, fig.bbox.height
-        assert len(texts) > 10
-        for text, box in texts:
-            assert box.x0 >= -0.5 and box.y0 >= -0.5 and box.x1 <= width + 0.5 and box.y1 <= height + 0.5, (make, text)
-        for (a, box_a), (b, box_b) in itertools.combinations(texts, 2):
-            dx = min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0)
-            dy = min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0)
-            assert dx <= 1 or dy <= 1, (make.__name__, a, b)
-        legends = fig.legends
-        assert legends and all(t.get_text() for t in legends[0].get_texts())
-        plt.close(fig)

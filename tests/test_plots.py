@@ -8,10 +8,8 @@ from __future__ import annotations
 import copy
 import json
 
-import pytest
 from conftest import invoke
 from support.canvas import capture
-from test_evaluate import _plot_results
 from test_standalone_honest import lexicon_in
 
 MODELS = ("mlm-bert", "clm-gpt2")
@@ -100,14 +98,17 @@ def test_stereoset_figure(fixture_models, tmp_path, runner, monkeypatch):
     _check(lambda doc, folder: plot(DECLARED, doc, folder), [doc, _extreme(doc, ("ss", "lms"))], tmp_path)
 
 
-@pytest.mark.parametrize("datasets, models", [(1, 1), (2, 3), (1, 4)])
-def test_nli_figures(datasets, models, tmp_path):
-    from workbench.kinds.nli.evaluation.report import write_plots
+def test_nli_figures(bbnli_dir, fixture_models, tmp_path, runner, monkeypatch):
+    from workbench.evaluation.declared_report import plot
+    from workbench.kinds.nli.evaluate import DECLARED
 
-    results = _plot_results(datasets, models)
-    extreme = copy.deepcopy(results)
-    for entry in extreme:
-        for m in entry["models"].values():
-            for block in [m["overall"], *m["by_domain"].values()]:
-                block.update(accuracy=100.0, cf_pro=0.0, cf_anti=0.0, cf_error=0.0, unpaired_mispredicted=0.0)
-    _check(write_plots, [results, extreme], tmp_path)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "nli.json"
+    args = [a for m in ("nli-a", "nli-b") for a in ("--model", str(fixture_models[m]))]
+    result = invoke(
+        runner, "evaluate", str(bbnli_dir / "gender"), *args, "--json", str(out), "--cache", str(tmp_path / "c.sqlite")
+    )
+    assert result.exit_code == 0, (result.output, result.exception)
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    extreme = _extreme(doc, ("accuracy", "bias_aggregate"))
+    _check(lambda doc, folder: plot(DECLARED, doc, folder), [doc, extreme], tmp_path)

@@ -230,24 +230,23 @@ def test_an_audited_subtopic_drops_fixes_and_compares_with_the_original(
     doc = json.loads((tmp_path / "both.json").read_text())
     original_rows = pq.read_table(project / "exports" / "renewed" / "1.0.0" / "data" / "all.parquet").to_pylist()
     gone = [x for x in original_rows if json.loads(x["provenance"])["audit_item"] in (items[0], items[2])]
-    # the original, the original without the dropped samples, the renewed release
-    assert [d["n_samples"] for d in doc["datasets"]] == [len(original_rows), len(original_rows) - len(gone), len(rows)]
-    assert doc["datasets"][1]["dataset"].endswith(f"without the {len(gone)} dropped samples")
-    dropping = doc["datasets"][1]["uncertainty"]["versions"][0]  # the hypotheses both have, the fixed one too
-    editing = doc["datasets"][2]["uncertainty"]["versions"][0]
+    # each version alone (the original, the renewed release), then side by side
+    tags = [v["tag"] for v in doc["versions"]]
+    alone = [json.loads((tmp_path / f"both.{tag}.json").read_text()) for tag in tags]
+    assert [a["dataset"]["n_samples"] for a in alone] == [len(original_rows), len(rows)]
+    split = doc["decomposition"]  # the original without the dropped samples, evaluated apart
+    assert split["dropped"] == len(gone) and split["measures"] == ["accuracy", "bias_aggregate"]
+    dropping = split["paired"]["dropping"][0]  # the hypotheses both have, the fixed one too
+    editing = split["paired"]["editing"][0]
     assert (dropping["shared"], dropping["dropped"], dropping["added"]) == (len(items) - 2, 2, 0)
     assert (editing["shared"], editing["dropped"], editing["added"]) == (len(items) - 2, 0, 0)
-    split = doc["datasets"][2]["decomposition"]
-    assert split["dropped"] == len(gone) and {r["group"] for r in split["rows"]} == {"overall", "gender"}
-    for row in split["rows"]:
-        assert round(row["moved by dropping"] + row["moved by editing"], 3) == round(
-            row["renewed"] - row["original"], 3
-        )
-    overall = {r["measure"]: r for r in split["rows"] if r["group"] == "overall"}
-    assert (
-        overall["accuracy"]["original"]
-        == doc["datasets"][0]["models"][str(fixture_models["nli-a"])]["overall"]["accuracy"]
-    )
+    assert {(r["level"], r["group"]) for r in doc["rows"]} >= {("overall", "all"), ("domain", "gender")}
+    for row in doc["rows"]:
+        for measure in split["measures"]:
+            dropped, edited = row[f"{measure} moved by dropping"], row[f"{measure} moved by editing"]
+            assert round(dropped + edited, 3) == round(row[f"{measure} {tags[1]}"] - row[f"{measure} {tags[0]}"], 3)
+    overall = next(r for r in doc["rows"] if r["level"] == "overall")
+    assert overall[f"accuracy {tags[0]}"] == alone[0]["models"][str(fixture_models["nli-a"])]["overall"]["accuracy"]
 
 
 def test_a_fix_with_a_placeholder_the_subtopic_lacks_is_refused_at_the_build(bbnli_dir, tmp_path, runner, monkeypatch):

@@ -265,9 +265,11 @@ def test_versions_are_compared_on_the_templates_both_have(bbnli_dir, fixture_mod
         runner, "evaluate", str(bbnli_dir / "gender"), str(later), "--model", model, "--json", str(tmp_path / "v.json")
     )
     assert result.exit_code == 0, result.output
-    first, second = json.loads((tmp_path / "v.json").read_text())["datasets"]
+    doc = json.loads((tmp_path / "v.json").read_text())
+    first = json.loads((tmp_path / f"v.{doc['versions'][0]['tag']}.json").read_text())  # the first version alone
     assert "versions" not in first["uncertainty"]
-    (versions,) = second["uncertainty"]["versions"]
+    (paired,) = doc["paired"]  # the second version against the first
+    (versions,) = paired["models"]
     kept = first["models"][model]["overall"]["intervals"]["accuracy"]["n_units"] - versions["dropped"]
     assert versions["dropped"] > 0 and versions["added"] == 0 and versions["shared"] == kept
     change = versions["measures"]["bias_aggregate"]

@@ -377,7 +377,10 @@ class Declared:
                 node.update(self.fields(at, [items[k] for k in keep], [results[k] for k in keep]))
             informative = None if self.informative is None else int(sum(table.column(self.informative, rows).tolist()))
             if used.rows.size or at == "overall":  # a group of items that carry no figure has nothing to resample
-                scopes.append(Scope(path, measures, self.units, informative=informative, meaning=self.uninformative))
+                keys = [table.keys[u] for u in table.units[used.rows[used.firsts]].tolist()] if self.cluster else None
+                scopes.append(
+                    Scope(path, measures, self.units, informative=informative, meaning=self.uninformative, keys=keys)
+                )
             return node, measures
 
         overall, measured = figures("overall", list(range(len(items))), ("overall",))
@@ -467,11 +470,13 @@ class Declared:
         document: dict | None = None,
         keep_rows: bool = True,
         scored: Callable[[str, list, list[dict]], None] | None = None,
+        overall: dict | None = None,
     ) -> tuple[dict, list[dict]]:
         """The whole evaluation, as both faces run it: `load_role(role, name)` loads a model,
         `progress_for(model, total)` is a context giving progress(n), `say(line)` prints,
         `document` adds to the document's head (`Loaded.document`), `scored(model, items, results)`
-        sees each model's results; a `ScoresFile` as the model reads them (`read_scores`). Returns
+        sees each model's results; a `ScoresFile` as the model reads them (`read_scores`); `overall`
+        (when given) gets each model's overall `Scope`, to compare versions. Returns
         the document (figures, intervals, comparisons) and the per-item rows (none without `keep_rows`:
         nothing writes an items file)."""
         if self.select is not None:
@@ -511,6 +516,8 @@ class Declared:
             if len(results) != len(items):
                 raise RuntimeError(f"{self.kind}: score returned {len(results)} results for {len(items)} items")
             entry, scopes = self.model_entry(items, results)
+            if overall is not None:
+                overall[name] = scopes[0]
             lm = getattr(model, "kind", None)  # a scorer says masked or causal
             head = {
                 "revision": _revision(model),
@@ -678,6 +685,7 @@ class _Table:
         self.units = np.fromiter(
             (numbers.setdefault(units[id(i)], len(numbers)) for i in items), dtype=np.int64, count=len(items)
         )
+        self.keys = list(numbers)  # each unit's cluster value, by number (to pair two versions' units)
         self._columns: dict = {}
         self._codes: dict[str, tuple[np.ndarray, list[str]]] = {}
 

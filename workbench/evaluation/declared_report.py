@@ -53,6 +53,9 @@ class DeclaredEvaluator:
             unit=declared.row_name or declared.unit,  # what a dropped row is called
         )
         self.MANY_SOURCES = declared.many_sources  # several sources go to the kind's `own` evaluator
+        # versions.py pairs each version with the one before on these, over the units both have
+        self.PAIRED = keys
+        self.overall: dict = {}  # the last evaluation's overall scope of each model
         if declared.without_removed is not None:  # versions.py looks for it on the evaluator
             self.without_removed = declared.without_removed
 
@@ -64,6 +67,7 @@ class DeclaredEvaluator:
         from ..core.progress import progress_bar
 
         d = self.declared
+        self.overall = {}
         found = d.own(request, console) if d.own is not None else None
         if found is not None:  # a request the kind's own evaluator answers
             return found
@@ -145,6 +149,7 @@ class DeclaredEvaluator:
             source.document,
             keep_rows=request.items_out is not None,
             scored=scored,
+            overall=self.overall,
         )
         for shown in tables(d, doc):
             console.print(shown)

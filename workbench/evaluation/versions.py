@@ -211,16 +211,51 @@ def _csv_without(original: Path, removed: set[str], folder: Path) -> tuple[Path,
     return target, len(rows) - 1 - len(kept)
 
 
-def _decompose(rows: list[dict], middle: list[dict], compared: Compared, tags: list[str]) -> None:
-    """Each row's move of the headline from the first to the last version, split at the middle step."""
+def _split(compared: Compared) -> tuple[str, ...]:
+    """The measures whose change between versions is shown: the headline and `changed`."""
     headline = compared.measures[0]
-    by_key = {tuple(r.get(k) for k in compared.keys): r.get(headline) for r in middle}
+    return (headline, *(m for m in compared.changed if m != headline))
+
+
+def _decompose(rows: list[dict], middle: list[dict], compared: Compared, tags: list[str]) -> None:
+    """Each row's move of every measure whose change is shown (`_split`) from the first to the last
+    version, split at the middle step."""
+    by_key = {tuple(r.get(k) for k in compared.keys): r for r in middle}
     for row in rows:
-        first, last = row.get(f"{headline} {tags[0]}"), row.get(f"{headline} {tags[-1]}")
-        mid = by_key.get(tuple(row.get(k) for k in compared.keys))
-        numbers = all(isinstance(v, (int, float)) for v in (first, mid, last))
-        row[f"{headline} moved by dropping"] = round(mid - first, 4) if numbers else None
-        row[f"{headline} moved by editing"] = round(last - mid, 4) if numbers else None
+        found = by_key.get(tuple(row.get(k) for k in compared.keys), {})
+        for measure in _split(compared):
+            first, last = row.get(f"{measure} {tags[0]}"), row.get(f"{measure} {tags[-1]}")
+            mid = found.get(measure)
+            numbers = all(_number(v) for v in (first, mid, last))
+            row[f"{measure} moved by dropping"] = round(mid - first, 4) if numbers else None
+            row[f"{measure} moved by editing"] = round(last - mid, 4) if numbers else None
+
+
+def _paired(module, before: tuple[str, dict], after: tuple[str, dict], settings, console) -> list[dict]:
+    """Each model both versions scored, on the measures the evaluator pairs (`PAIRED`): the change
+    over the units both versions have (`intervals.compare_versions`, units matched by their keys);
+    none without resamples or without units' keys. `before`/`after`: (label, {model: overall Scope})."""
+    from .intervals import compare_versions
+
+    names = tuple(getattr(module, "PAIRED", ()))
+    if not names or settings is None or settings.resamples <= 0:
+        return []
+    out = []
+    for model, first in before[1].items():
+        last = after[1].get(model)
+        if last is None or first.keys is None or last.keys is None:
+            continue
+        found = compare_versions(first, last, names, settings, model, (before[0], after[0]))
+        out.append(found)
+        for measure in found["measures"].values():
+            console.print(measure["sentence"], markup=False, highlight=False)
+    return out
+
+
+def _label(doc, tag: str) -> str:
+    """What a version's document calls its data set (else its tag)."""
+    head = doc.get("dataset") if isinstance(doc, dict) else None
+    return str(head.get("dataset") or tag) if isinstance(head, dict) else tag
 
 
 def _shown(value) -> str:
@@ -244,7 +279,7 @@ def evaluate_versions(module, request, console, kind: Kind) -> dict:
     from .output import per_version_path, write_csv, write_json
 
     tags = version_tags(list(request.sources))
-    docs = []
+    docs, scopes = [], []
     for source, tag in zip(request.sources, tags):
         console.rule(f"{source}  [{tag}]", style="dim")
         one = dataclasses.replace(
@@ -256,6 +291,13 @@ def evaluate_versions(module, request, console, kind: Kind) -> dict:
             plots=Path(request.plots) / tag if request.plots else None,
         )
         docs.append(module.evaluate(one, console))
+        scopes.append((_label(docs[-1], tag), dict(getattr(module, "overall", None) or {})))
+    settings = getattr(request, "intervals", None)
+    paired = [
+        {"from": tags[i - 1], "to": tags[i], "models": found}
+        for i in range(1, len(tags))
+        if (found := _paired(module, scopes[i - 1], scopes[i], settings, console))
+    ]
     rows = side_by_side(tags, [module.measure_rows(d) for d in docs], compared)
     decomposed = None
     if len(request.sources) == 2:
@@ -276,13 +318,19 @@ def evaluate_versions(module, request, console, kind: Kind) -> dict:
                     request, sources=[str(found[0])], json_out=None, csv_out=None, items_out=None, plots=None
                 )
                 _decompose(rows, module.measure_rows(module.evaluate(one, console)), compared, tags)
+                middle = (f"{scopes[0][0]} without the {found[1]} dropped {unit}(s)", getattr(module, "overall", {}))
                 decomposed = {
                     "dropped": found[1],
                     "unit": unit,
                     "measure": compared.measures[0],
+                    "measures": list(_split(compared)),
                     "how": f"{tags[0]} without the {unit}s {tags[1]} dropped, evaluated apart: dropping "
-                    f"moved the measure from {tags[0]} to it, editing from it to {tags[1]}",
+                    f"moved each measure from {tags[0]} to it, editing from it to {tags[1]}",
                 }
+                dropping = _paired(module, scopes[0], middle, settings, console)
+                editing = _paired(module, middle, scopes[1], settings, console)
+                if dropping or editing:
+                    decomposed["paired"] = {"dropping": dropping, "editing": editing}
     table = Table(title=f"{kind_name}: {' vs '.join(tags)} (each version's own counts beside its figures)")
     columns = list(rows[0]) if rows else list(compared.keys)
     for c in columns:
@@ -307,6 +355,7 @@ def evaluate_versions(module, request, console, kind: Kind) -> dict:
         "keys": list(compared.keys),
         "measures": list(compared.measures),
         "rows": rows,
+        **({"paired": paired} if paired else {}),
         **({"decomposition": decomposed} if decomposed else {}),
     }
     if request.json_out:

@@ -10,8 +10,10 @@ sample a judge gave no answer word for is left out and its counterfactual partne
 unpaired. Every figure is a share of the samples, in percent; the resampling unit is the masked
 template a sample's fill came from (a pair stays whole). A file of precomputed predictions
 (`--predictions`) is its own source, each model scored on its own samples (`predictions`). Several
-releases side by side (their versions compared, a renewal's move split into dropping and editing)
-go to the kind's own evaluator (evaluation/evaluator.py).
+releases or template folders side by side are each evaluated alone and compared by
+evaluation/versions.py (each version against the one before on the templates both have; a
+renewal's move split into dropping and editing, its release written without the dropped samples
+by `release_without`).
 """
 
 from __future__ import annotations
@@ -128,13 +130,9 @@ def load(spec: str, options: dict) -> Loaded:
 def open_model(role: ModelRole, name: str, how: dict) -> Judge:
     """workbench's: resolved with the project's label overrides, its predictions cached; a release's
     script: named offline, its labels from its config or --labels, nothing cached."""
-    if how["config"] is not None:
-        try:  # workbench's own: the project's settings and the score cache (a release's script has neither)
-            from .evaluation.runner import open_judge
-        except ImportError:
-            open_judge = None
-        if open_judge is not None:
-            return open_judge(name, how)
+    judge = open_judge(name, how) if how["config"] is not None else None
+    if judge is not None:  # workbench's own: the project's settings and the score cache
+        return judge
     from ...release.runtime.models import model_ref
     from ...release.runtime.release import Refused
     from .classifier import check_labels, classifier_factory, predict_labels
@@ -153,6 +151,51 @@ def open_model(role: ModelRole, name: str, how: dict) -> Judge:
             raise Refused("scoring needs torch and transformers (pip install torch transformers)") from None
 
     return Judge(name, ref, run)
+
+
+def open_judge(name: str, how: dict) -> Judge | None:
+    """An NLI model as workbench runs it: its labels checked with the project's overrides before any
+    weights load, its predictions cached in `how["cache_path"]` (None: --no-cache, nothing kept), how
+    it ran recorded in `how["runtimes"]`, and for a causal LM how it was asked (the release's own
+    [llm] where it has one). None in a release's script (it has neither the settings nor the cache)."""
+    from contextlib import contextmanager
+
+    try:  # workbench's own settings, cache and progress bar (a release's script never asks for them)
+        from ...core.cache import Cache
+        from ...core.progress import progress_bar
+        from .classifier import classifier_factory, predict_labels, resolve_classifiers
+        from .settings import filter_settings, llm_asking
+    except ImportError:
+        return None
+
+    config = how["config"]
+    ec = config.evaluate
+    ((ref, labels),) = resolve_classifiers(
+        [name], root=config.root, overrides={**filter_settings(config).label_overrides, **ec.label_overrides}
+    )
+    judge = Judge(name, ref, None)
+
+    def run(pairs: list, release_config: dict | None, progress) -> list:
+        factory = classifier_factory(
+            ref, labels, ec.batch_size, how["spec"] or ec.device, llm_asking(config, release_config)
+        )
+        how["runtimes"][name] = factory.runtime
+        if getattr(factory, "asking", None) is not None:
+            describe = getattr(factory, "describe", None)  # a served judge says how it was asked itself
+            judge.asked = describe() if describe is not None else factory.asking.describe()
+
+        @contextmanager
+        def advancing(description, total):  # the evaluation's own bar, where it has one
+            yield progress
+
+        cache = Cache(Path(":memory:") if how["cache_path"] is None else how["cache_path"])
+        try:
+            return predict_labels(cache, ref, pairs, factory, progress_bar if progress is None else advancing)
+        finally:
+            cache.close()
+
+    judge.run = run
+    return judge
 
 
 def score(models, items: Samples, options: dict, progress) -> list[dict]:
@@ -219,6 +262,28 @@ def kept(items: list, results: list[dict]) -> tuple[list, list[dict]]:
     return [{**r, "unit": u} for r, u in zip(rows, units)], [r for r in results if r["prediction"] is not None]
 
 
+def release_without(first: str, removed: set[str], folder: Path) -> tuple[Path, int] | None:
+    """An NLI release folder without the samples `removed` names (by id), written into `folder`;
+    None when `first` is not a release folder or has none of them (evaluation/versions.py)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    data = Path(first) / "data" / "all.parquet"
+    if not data.is_file():
+        return None
+    table = pq.read_table(data)
+    if "id" not in table.column_names:
+        return None
+    kept = table.filter(pc.invert(pc.is_in(table["id"], value_set=pa.array(sorted(removed), pa.string()))))
+    if kept.num_rows == table.num_rows:
+        return None
+    target = Path(folder) / f"{Path(first).name}-without-dropped"
+    (target / "data").mkdir(parents=True)
+    pq.write_table(kept, target / "data" / "all.parquet")
+    return target, table.num_rows - kept.num_rows
+
+
 def lexical_variants(items: list, results: list[dict]) -> tuple:
     """The aggregate bias score over the lexical variants, each in its template."""
     measure, clusters = nli_scores.variants(items, [r["prediction"] for r in results], "dataset")
@@ -254,17 +319,14 @@ def about(name: str, models, items: Samples, results: list[dict], options: dict)
 
 
 def own(request, console):
-    """Several releases side by side: the kind's own evaluator. Without --model, the models the
-    project names (evaluate.models, else the paper's held-out ones)."""
-    try:  # workbench's own evaluator and settings (a release's script never asks for them)
-        from .evaluation.evaluator import evaluate
+    """Nothing of its own to run: without --model, the models the project names (evaluate.models,
+    else the paper's held-out ones)."""
+    try:  # workbench's settings (a release's script never asks for them)
         from .settings import evaluate_models
     except ImportError:
         return None
     if request.predictions is not None:
         return None
-    if len(request.sources) != 1:
-        return evaluate(request, console)
     if not request.models:
         request.models.extend(evaluate_models(request.config))
     if request.predictions_out is not None:
@@ -303,6 +365,7 @@ DECLARED = Declared(
     unit="template",
     units="templates",
     item_name="sample",
+    row_name="sample",  # a renewal drops samples (version comparison counts them)
     items_name="samples",
     roles=(ModelRole("model", "--model", "NLI model: a Hub name or a local checkpoint folder; repeat for several"),),
     options=(LABELS,),
@@ -313,7 +376,8 @@ DECLARED = Declared(
     predictions=predictions,
     variants=lexical_variants,
     own=own,
-    many_sources=True,
+    without_removed=release_without,
+    changed=("bias_aggregate",),
     chart_name="accuracy",
     script={
         "SCORES": "NLI models",

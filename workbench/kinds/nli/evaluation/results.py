@@ -1,6 +1,5 @@
 """What the NLI evaluators share besides the measures (scoring.py): reading a release's rows,
-a model as it is run (`Judge`), the samples a model answered, and for the kind's own evaluator
-(several releases side by side) scoring a data set with each model and the JSON document.
+a model as it is run (`Judge`) and the samples a model answered.
 
 The declaration (../evaluate.py), which is also a release's evaluate.py, reads the rows and
 leaves out unanswered samples with these functions, so workbench and the script read the same
@@ -19,9 +18,6 @@ from pathlib import Path
 from ....core.errors import InputError, ModelError, display_path
 from ....core.files import read_parquet
 from ....core.text import check_header, read_json
-from ....evaluation.intervals import Settings, Uncertainty, variant_stability
-from .metrics.nli_scores import HEADLINE, UNIT, scopes, variants
-from .scoring import score
 
 COLUMNS = ("premise", "hypothesis", "stance", "domain", "subtopic", "pair_id")
 
@@ -130,63 +126,3 @@ def answered(rows: list[dict], predictions: list, where: str) -> tuple[list[dict
             "score; see the prompt and answers in [llm]"
         )
     return [r for r, _ in kept], [p for _, p in kept]
-
-
-def score_models(
-    eval_set: EvalSet,
-    models: list[str],
-    predict: Callable[[str], list[str]],
-    scored: Callable[[str, dict], None] | None = None,
-    intervals: Settings | None = None,
-    overall: dict | None = None,
-) -> dict:
-    """The data set's entry of the JSON: its names, each model's measures and their intervals
-    (`intervals.Uncertainty`). `predict(model)` runs a model over the samples' (premise,
-    hypothesis) pairs and returns its labels; `scored(model, measures)` is told each model's
-    result as it comes; `overall` (when given) gets each model's overall `Scope`, to compare
-    versions."""
-    if not eval_set.rows:
-        raise InputError(f"{eval_set.source}: no samples to evaluate")
-    if any(not r.get("premise") or not r.get("hypothesis") for r in eval_set.rows):
-        raise InputError(f"{eval_set.label}: samples without premise/hypothesis cannot be run through a model")
-    entry = {
-        "dataset": eval_set.label,
-        "source": eval_set.source,
-        "repo": eval_set.repo,
-        "revision": eval_set.revision,
-        "n_samples": len(eval_set.rows),
-        "notes": eval_set.notes,
-        "models": {},
-    }
-    uncertainty = Uncertainty(intervals or Settings(), UNIT, HEADLINE)
-    kept = {}  # model -> how its aggregate score depends on which variant of each template was kept
-    for model in models:
-        rows, predictions = answered(eval_set.rows, predict(model), f"{eval_set.label}: {model}")
-        entry["models"][model] = score(rows, predictions, where=eval_set.label)
-        found = scopes(rows, predictions, eval_set.label)
-        uncertainty.add(model, entry["models"][model], found)
-        if overall is not None:
-            overall[model] = found[0]
-        stable = variant_stability(
-            *variants(rows, predictions, eval_set.label), uncertainty.settings, f"bias_aggregate ({model})"
-        )
-        if stable is not None:
-            kept[model] = stable
-        if scored is not None:
-            scored(model, entry["models"][model])
-    uncertainty.finish(entry)
-    if kept:
-        entry["uncertainty"]["variants"] = kept
-    return entry
-
-
-def document(results: list[dict], annotations: dict | None = None) -> dict:
-    """The JSON document of one or more data sets' entries (the tool and its version aside).
-    `annotations`: how the models ran, --unverified warnings (EvaluateRequest.annotations)."""
-    out = {"measures_unit": "percent", "datasets": results, **(annotations or {})}
-    if len(results) == 1:
-        out["dataset"] = {k: results[0][k] for k in ("dataset", "repo", "revision", "n_samples")}
-        out["models"] = results[0]["models"]
-        if "uncertainty" in results[0]:
-            out["uncertainty"] = results[0]["uncertainty"]
-    return out
