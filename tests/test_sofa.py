@@ -610,7 +610,7 @@ def test_non_utf8_file_names_line_and_column(project, runner):
         (["probes.csv", "missing.csv"], "missing.csv"),  # a second version that is not there
         (["probes.csv", "--items", "items.xlsx"], "unknown format .xlsx"),
         (["probes.csv", "--score-rule", "mean-prob"], "--score-rule 'mean-prob' is not a sofa rule"),
-        (["probes.csv", "--predictions-out", "p.jsonl"], "--predictions/--predictions-out are not used"),
+        (["probes.csv", "--predictions-out", "p.jsonl"], "scores models directly: --predictions-out is not used"),
         (["some-org/sofa-release@v1.0.0"], "cannot fetch some-org/sofa-release@v1.0.0"),
     ],
 )

@@ -73,10 +73,11 @@ class DeclaredEvaluator:
             return found
         exchange = {"--predictions": (request.predictions, d.read_scores or d.predictions)}
         exchange["--predictions-out"] = (request.predictions_out, d.write_scores)
-        if any(given is not None and hook is None for given, hook in exchange.values()):
+        unused = [flag for flag, (given, hook) in exchange.items() if given is not None and hook is None]
+        if unused:  # named as given: the one the user typed, not its sibling
             raise InputError(
-                f"{d.kind} scores models directly: --predictions/--predictions-out are not used "
-                "(--items writes each item's scores)"
+                f"{d.kind} scores models directly: {' and '.join(unused)} {'is' if len(unused) == 1 else 'are'} "
+                "not used (--items writes each item's scores)"
             )
         own = request.predictions is not None and d.read_scores is None  # a file of predictions as the source
         if own and request.sources:
