@@ -13,19 +13,11 @@ from pathlib import Path
 
 import pytest
 from conftest import invoke
+from support.renewal import CROWS_HEADER
 
 from workbench.sources import known
 
-HEADER = [
-    "",
-    "sent_more",
-    "sent_less",
-    "stereo_antistereo",
-    "bias_type",
-    "annotations",
-    "anon_writer",
-    "anon_annotators",
-]
+HEADER = CROWS_HEADER  # CrowS-Pairs' published header
 GROUPS = [("Older", "Younger", "age"), ("Poor", "Rich", "socioeconomic"), ("Women", "Men", "gender")]
 ROWS = [
     [
