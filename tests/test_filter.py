@@ -8,7 +8,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -192,6 +191,26 @@ def _stored(cache: Path) -> int:
         return 0
 
 
+# Runs `workbench ARGS...` and sends itself signal SIG (argv[1]) just after the cache's first committed
+# write of NLI predictions.
+STOP_AFTER_FIRST_BATCH = """
+import os, sys
+from workbench.core.cache import Cache
+from workbench.cli.main import main
+
+how, put = int(sys.argv[1]), Cache.put_many
+
+def put_then_stop(self, namespace, *args, **kwargs):
+    put(self, namespace, *args, **kwargs)
+    if namespace == "nli":
+        os.kill(os.getpid(), how)
+
+Cache.put_many = put_then_stop
+sys.argv = ["workbench", *sys.argv[2:]]
+main()
+"""
+
+
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["killed", "ctrl-c"])
 def test_stopped_run_resumes_without_recomputing_and_matches(fixture_models, tmp_path, how):
     models = [str(fixture_models["nli-a"]), str(fixture_models["nli-b"])]
@@ -203,27 +222,19 @@ def test_stopped_run_resumes_without_recomputing_and_matches(fixture_models, tmp
     cache = killed / ".workbench" / "cache" / "models.sqlite"
     base = _stored(cache)
 
-    def child_setup():
-        # Niced, so the poller below sees the first committed batch while the run is still going;
-        # Ctrl-C as in a terminal: a shell starts background jobs with SIGINT ignored, and a test
-        # run started that way would pass the ignored signal on to the workbench process.
-        os.nice(15)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-
+    # The child stops itself right after its first committed batch of NLI predictions, as a user's
+    # Ctrl-C (or a kill) landing there would: the outcome depends on no timing, so a loaded machine
+    # cannot make the run finish, or stop before anything was written, before the signal arrives.
     proc = subprocess.Popen(
-        [sys.executable, "-m", "workbench", "filter"],
+        [sys.executable, "-c", STOP_AFTER_FIRST_BATCH, str(int(how)), "filter"],
         cwd=killed,
         text=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env={**os.environ, "WORKBENCH_PROGRESS": "0"},
-        preexec_fn=child_setup,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as in a terminal, not a background job
     )
-    deadline = time.time() + 120
-    while time.time() < deadline and _stored(cache) - base < 1:
-        time.sleep(0.02)
-    proc.send_signal(how)
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=600)
     stored = _stored(cache) - base
     assert 0 < stored < total_pairs, "the run was not stopped part-way"
     if how == signal.SIGINT:  # Ctrl-C: a message and exit code 130, no traceback
