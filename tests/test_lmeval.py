@@ -203,3 +203,19 @@ def test_a_published_release_task_reads_the_hub_file_at_its_tag_and_a_changed_lo
         _data_module(local / lmeval.FOLDER).load(data_file="data/pairs.csv")
     assert lmeval.write_tasks(kinds.get("honest"), "t", None, tmp_path / "none") is False  # no task: nothing written
     assert not (tmp_path / "none").exists()
+
+
+def test_the_lm_eval_extra_holds_what_its_api_backends_need():
+    """`pip install 'bias-workbench[lm-eval]'` is also how an evaluator runs a release's task against a
+    served model (lm-eval's local-completions): that backend refuses to start without its own
+    packages (tenacity, aiohttp, ...), which `lm_eval[hf]` alone does not bring."""
+    from lm_eval.models.openai_completions import LocalCompletionsAPI
+
+    model = LocalCompletionsAPI(base_url="http://127.0.0.1:9/v1/completions", tokenizer_backend=None, model="m")
+    assert model.model == "m"
+    extra = next(
+        line
+        for line in (Path(__file__).parents[1] / "pyproject.toml").read_text().splitlines()
+        if line.startswith("lm-eval =")
+    )
+    assert "api" in extra and "api" in lmeval.INSTALL  # the release card names the same install

@@ -31,7 +31,7 @@ FOLDER = "lm_eval_tasks"
 KIND_FILES = ("task.yaml", "utils.py")
 GROUP_FILE = "group.yaml"
 DATA_MODULE = Path(__file__).with_name("lmeval_data.py")
-INSTALL = "pip install 'lm_eval[hf]'"
+INSTALL = "pip install 'lm_eval[hf,api]'"
 UNNAMED = "unspecified"  # the subtask of rows with an empty group value
 
 
