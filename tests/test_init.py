@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from conftest import invoke
+from workbench import kinds
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,10 +27,13 @@ def test_init_writes_a_project_that_validates_and_never_overwrites(kind, tmp_pat
     config = folder / "workbench.toml"
     data = tomllib.loads(config.read_text())
     assert data["project"] == {"name": "My-Bench", "kind": kind}
-    assert len(list((folder / "templates").rglob("*.yaml"))) == 1
+    examples = kinds.get(kind).part("example").EXAMPLE_TEMPLATES
+    written = sorted(str(p.relative_to(folder / "templates")) for p in (folder / "templates").rglob("*.yaml"))
+    assert written == sorted(examples)  # every example file, not only the first
+    assert all((folder / "templates" / f).read_text() == text for f, text in examples.items())
     monkeypatch.chdir(folder)
     checked = invoke(runner, "validate")
-    assert checked.exit_code == 0 and "1 template(s), 0 error(s)" in checked.output, checked.output
+    assert checked.exit_code == 0 and " 0 error(s)" in checked.output, checked.output
     if kind not in ("nli", "stereoset"):  # those need models; the others run to their queue at once
         assert invoke(runner, "run").exit_code == 0
         assert (folder / ".workbench" / "queue").exists()

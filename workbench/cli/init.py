@@ -268,8 +268,8 @@ def init(
     ),
     name: Optional[str] = typer.Option(None, "--name", help="The dataset's name (default: the folder's name)."),
 ) -> None:
-    """Start a project: workbench.toml with every setting commented at its default, and one
-    example template file of the kind to edit. Nothing that exists is overwritten."""
+    """Start a project: workbench.toml with every setting commented at its default, and the kind's
+    example template files to edit. Nothing that exists is overwritten."""
     import re
 
     from .. import kinds
@@ -288,18 +288,17 @@ def init(
     templates = {}
     if kind.example:
         templates = getattr(kind.part("example"), "EXAMPLE_TEMPLATES", {})
-    first = dict(list(templates.items())[:1])
-    clashes = [t for t in first if (folder / "templates" / t).exists()]
+    clashes = [t for t in templates if (folder / "templates" / t).exists()]
     if clashes:
         raise ConfigError(f"{folder / 'templates' / clashes[0]} exists: `workbench init` never overwrites a file")
     folder.mkdir(parents=True, exist_ok=True)
-    for file, text in first.items():
+    for file, text in templates.items():
         target = folder / "templates" / file
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(target, text)
     atomic_write_text(config_file, commented_toml(kind, name))
     console.print(
         f"wrote {config_file}"
-        + "".join(f" and templates/{f}" for f in first)
+        + (f" and {len(templates)} example template file(s) in templates/" if templates else "")
         + f" (kind {kind.name}). Next: edit them, then `workbench validate` and `workbench run`."
     )
