@@ -81,3 +81,27 @@ def test_models_scored_by_different_rules_are_compared_with_a_caution(
     )
     assert result.exit_code == 0, result.output
     assert "caution" not in json.loads((tmp_path / "same.json").read_text(encoding="utf-8"))["uncertainty"]
+
+
+def test_counts_and_signed_figures_read_as_written():
+    """'only 1 template', never 'only 1 templates'; a difference two decimals write as -0.10 is not
+    written -0.1 beside +0.10 (#56's words)."""
+    from workbench.evaluation.intervals import Difference, Interval, _signed, degenerate
+
+    assert degenerate(1, 1, "overall", "templates", one="template") == (
+        "overall: only 1 template (fewer than 10): no verdict"
+    )
+    assert degenerate(2, 2, "overall", "templates", one="template") == (
+        "overall: only 2 templates (fewer than 10): no verdict"
+    )
+    assert degenerate(1, 0, "overall", "pairs", one="pair").startswith("overall: the only pair tied or failed")
+    assert [_signed(x) for x in (-0.09999, 0.1, 0.0996, -0.0949, 0.000312, 0.0)] == [
+        "-0.10",
+        "+0.10",
+        "+0.10",
+        "-0.0949",
+        "+0.000312",
+        "+0.00",
+    ]
+    d = Difference(-0.09999, Interval(-0.09999, -0.3, 0.10001, 0.1, 40, 0.95, 100), 0.5, 100)
+    assert "= -0.10 [-0.30, +0.10]" in d.sentence("accuracy", "a", "b", "templates")

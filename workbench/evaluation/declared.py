@@ -379,7 +379,15 @@ class Declared:
             if used.rows.size or at == "overall":  # a group of items that carry no figure has nothing to resample
                 keys = [table.keys[u] for u in table.units[used.rows[used.firsts]].tolist()] if self.cluster else None
                 scopes.append(
-                    Scope(path, measures, self.units, informative=informative, meaning=self.uninformative, keys=keys)
+                    Scope(
+                        path,
+                        measures,
+                        self.units,
+                        informative=informative,
+                        meaning=self.uninformative,
+                        keys=keys,
+                        one=self.unit,
+                    )
                 )
             return node, measures
 
@@ -454,7 +462,7 @@ class Declared:
         return out
 
     def uncertainty(self, settings: Settings) -> Uncertainty:
-        return Uncertainty(settings, self.units, tuple(s.key for s in self.statistics if s.compared))
+        return Uncertainty(settings, self.units, tuple(s.key for s in self.statistics if s.compared), one=self.unit)
 
     def evaluate_items(
         self,

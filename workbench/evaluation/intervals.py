@@ -181,8 +181,14 @@ def spread(values: np.ndarray, point: float | None, n_units: int, level: float) 
 
 
 def _signed(x: float) -> str:
-    """+1.25 for figures in percent, three significant digits for small ones (+0.000312)."""
-    return f"{x:+.2f}" if x == 0 or abs(x) >= 0.1 else f"{x:+.3g}"
+    """+1.25 for figures in percent, three significant digits for small ones (+0.000312). A figure
+    that two decimals write as ±0.10 is written so (three digits would give -0.1 beside +0.10)."""
+    return f"{x:+.2f}" if x == 0 or round(abs(x), 2) >= 0.1 else f"{x:+.3g}"
+
+
+def counted(n: int, units: str, one: str = "") -> str:
+    """'1 template', '2 templates': `one` is the unit's singular (the plural stands where none is given)."""
+    return f"{n} {one if n == 1 and one else units}"
 
 
 @dataclass(frozen=True)
@@ -301,16 +307,23 @@ def sign_stability(
 
 
 def degenerate(
-    n_units: int, n_informative: int, what: str, unit: str, value_meaning: str = "", minimum: int = MIN_UNITS
+    n_units: int,
+    n_informative: int,
+    what: str,
+    unit: str,
+    value_meaning: str = "",
+    minimum: int = MIN_UNITS,
+    one: str = "",
 ) -> str | None:
     """A warning when a figure says nothing: no informative unit (all tied or failed), or fewer
     units than `minimum`. None when the figure can carry a verdict."""
     if n_units == 0:
         return f"{what}: no {unit} to score"
     if n_informative == 0:
-        return f"{what}: all {n_units} {unit} tied or failed to score" + (f": {value_meaning}" if value_meaning else "")
+        every = f"the only {one or unit}" if n_units == 1 else f"all {n_units} {unit}"
+        return f"{what}: {every} tied or failed to score" + (f": {value_meaning}" if value_meaning else "")
     if n_units < minimum:
-        return f"{what}: only {n_units} {unit} (fewer than {minimum}): no verdict"
+        return f"{what}: only {counted(n_units, unit, one)} (fewer than {minimum}): no verdict"
     return None
 
 
@@ -474,6 +487,7 @@ class Scope:
     informative: int | None = None
     meaning: str = ""
     keys: list | None = None  # each unit's identity, stable across versions (to pair versions' units)
+    one: str = ""  # the unit's singular, where `unit` is a plural ("template" for "templates")
     n_units: int = field(init=False, default=0)
 
     def __post_init__(self):
@@ -511,7 +525,9 @@ def attach(entry: dict, scopes: list[Scope], settings: Settings, label: str) -> 
     warnings = []
     for scope in scopes:
         informative = scope.n_units if scope.informative is None else scope.informative
-        warning = degenerate(scope.n_units, informative, " / ".join(scope.path), scope.unit, scope.meaning)
+        warning = degenerate(
+            scope.n_units, informative, " / ".join(scope.path), scope.unit, scope.meaning, one=scope.one
+        )
         if warning:
             warnings.append(f"{label}: {warning}")
         if settings.resamples <= 0:
@@ -523,7 +539,7 @@ def attach(entry: dict, scopes: list[Scope], settings: Settings, label: str) -> 
         )
         out = {}
         for name, measure in scope.measures.items():
-            own = warning or small_figure(measure, " / ".join((*scope.path, name)), scope.unit)
+            own = warning or small_figure(measure, " / ".join((*scope.path, name)), scope.unit, scope.one)
             if own and not warning:
                 warnings.append(f"{label}: {own}")
             if own:
@@ -535,17 +551,19 @@ def attach(entry: dict, scopes: list[Scope], settings: Settings, label: str) -> 
     return warnings
 
 
-def small_figure(measure: Measure, what: str, unit: str) -> str | None:
+def small_figure(measure: Measure, what: str, unit: str, one: str = "") -> str | None:
     """The small-group rule of `degenerate` for one figure of a scope that has enough units:
     a figure resting on fewer than MIN_UNITS of them (see Measure.support) gets no verdict
     either, as a group of that size would not."""
     support = measure.support
     if 0 < support < MIN_UNITS:
-        return f"{what}: only {support} {unit} (fewer than {MIN_UNITS}): no verdict"
+        return f"{what}: only {counted(support, unit, one)} (fewer than {MIN_UNITS}): no verdict"
     return None
 
 
-def compare(scopes_by_model: dict[str, Scope], names: tuple[str, ...], settings: Settings, unit: str) -> dict:
+def compare(
+    scopes_by_model: dict[str, Scope], names: tuple[str, ...], settings: Settings, unit: str, one: str = ""
+) -> dict:
     """Paired comparisons of several models on one scope (the same units): for each measure in
     `names`, every pair's difference with its paired interval and permutation p-value, the share
     of resamples that keep the reported ranking, and per model the share that keep the sign of its
@@ -564,7 +582,7 @@ def compare(scopes_by_model: dict[str, Scope], names: tuple[str, ...], settings:
                 "pairs": [],
                 "ranking_stability": None,
                 "sign_stability": {},
-                "sentence": f"{name}: models not compared: only {n} {unit} (fewer than {MIN_UNITS})",
+                "sentence": f"{name}: models not compared: only {counted(n, unit, one)} (fewer than {MIN_UNITS})",
             }
             continue
         pairs = []
@@ -740,8 +758,8 @@ class Uncertainty:
     document: `uncertainty` holds the settings, the degenerate groups' warnings and, for several
     models, their paired comparisons on the `headline` measures. `finish` returns the lines to print."""
 
-    def __init__(self, settings: Settings, unit: str, headline: tuple[str, ...]):
-        self.settings, self.unit, self.headline = settings, unit, headline
+    def __init__(self, settings: Settings, unit: str, headline: tuple[str, ...], one: str = ""):
+        self.settings, self.unit, self.headline, self.one = settings, unit, headline, one
         self.warnings: list[str] = []
         self.overall: dict[str, Scope] = {}
 
@@ -758,7 +776,7 @@ class Uncertainty:
             "seed": s.seed,
             "unit": self.unit,
             "warnings": self.warnings,
-            "comparisons": compare(self.overall, self.headline, s, self.unit),
+            "comparisons": compare(self.overall, self.headline, s, self.unit, self.one),
         }
         caution = mixed_rules(doc, list(self.overall))
         if caution and doc["uncertainty"]["comparisons"]:

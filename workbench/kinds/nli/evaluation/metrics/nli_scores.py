@@ -125,6 +125,7 @@ def scopes(rows: list[dict], predictions: list[str] | None = None, where: str = 
             },
             UNIT,
             keys=keys,
+            one=UNIT[:-1],
         )
 
     out = [scope(("overall",), np.arange(len(rows)))]
