@@ -122,11 +122,11 @@ stereotypes:
     monkeypatch.chdir(tmp_path)
     assert invoke(runner, "run").exit_code == 0
     queue = queue_rows(tmp_path)
-    assert [q["hypothesis"] for q in queue] == ["are lazy at work", "are slow with a laptop"]
+    assert [q["hypothesis"] for q in queue] == ["are slow with a laptop", "are lazy at work"]  # as written
     assert [q["n_samples"] for q in queue] == [3, 3]
-    details = dict((d["label"], d["text"]) for d in queue[0]["details"])
+    details = dict((d["label"], d["text"]) for d in queue[1]["details"])
     assert details["category"] == "age" and details["probe"] == "older people are lazy at work"
-    lazy, slow = (q["item_id"] for q in queue)
+    slow, lazy = (q["item_id"] for q in queue)
     labels = tmp_path / "l.jsonl"
     labels.write_text(
         json.dumps({"item_id": lazy, "label": "valid"})
@@ -283,6 +283,26 @@ def test_the_same_row_in_two_files_is_kept_once_with_a_warning(tmp_path, monkeyp
     )
     assert invoke(runner, "run").exit_code == 0
     assert len(queue_rows(tmp_path)) == 1
+
+
+def test_the_queue_serves_items_in_the_order_they_were_written(tmp_path, monkeypatch, runner):
+    """Annotators meet a file's items as its author wrote them (by domain, then template by template),
+    not sorted by their text."""
+    (tmp_path / "templates").mkdir()
+    written = ["Young drivers are reckless.", "Old drivers are careful.", "Middle-aged drivers are calm."]
+    pairs = "".join(f'  - {{more: "{t}", less: "{t.replace("drivers", "riders")}"}}\n' for t in written)
+    (tmp_path / "templates" / "z.yaml").write_text(
+        f"format: workbench-crows-pairs/1\nid: z\nbias_type: age\npairs:\n{pairs}"
+    )
+    (tmp_path / "templates" / "a.yaml").write_text(
+        'format: workbench-crows-pairs/1\nid: a\nbias_type: age\npairs:\n  - {more: "Boys are loud.", less: "Girls are loud."}\n'
+    )
+    (tmp_path / "workbench.toml").write_text('[project]\nkind = "crows-pairs"\n')
+    monkeypatch.chdir(tmp_path)
+    assert invoke(runner, "run").exit_code == 0
+    rows = sorted(queue_rows(tmp_path), key=lambda r: r["position"])
+    z = [r["hypothesis"] for r in rows if r["template_id"] == "z"]
+    assert [next(t for t in written if t in h) for h in z] == written
 
 
 def test_an_annotator_sees_the_pair_and_its_identity_in_the_tui(tmp_path, monkeypatch, runner):

@@ -329,6 +329,7 @@ def expand_schema():
             ("details", _details_type()),
             ("record", pa.string()),
             ("entry", pa.string()),
+            ("order", pa.int64()),  # the row's place in the files as written (the queue serves items so)
         ]
     )
 
@@ -369,13 +370,8 @@ class Expand(ReadsTemplateFiles, Stage):
     """Template files -> rows of the public layout, each tied to the unit people validate."""
 
     name = "expand"
-    format = 2  # 2: the entry column
-    sort_keys = [
-        ("domain", "ascending"),
-        ("template_id", "ascending"),
-        ("item_id", "ascending"),
-        ("row_id", "ascending"),
-    ]
+    format = 3  # 2: the entry column; 3: the order column
+    sort_keys = [("domain", "ascending"), ("template_id", "ascending"), ("order", "ascending")]
 
     def __init__(self, authoring: Authoring):
         self.authoring = authoring
@@ -401,8 +397,9 @@ class Expand(ReadsTemplateFiles, Stage):
                     "details": [{"label": a, "text": b} for a, b in r.details],
                     "record": json.dumps(r.record, ensure_ascii=False, sort_keys=True),
                     "entry": entry,
+                    "order": n,
                 }
-                for (tid, r), entry in zip(rows, entries(rows))
+                for n, ((tid, r), entry) in enumerate(zip(rows, entries(rows)))
             ],
             schema=expand_schema(),
         )
@@ -421,12 +418,13 @@ class Expand(ReadsTemplateFiles, Stage):
 
 
 class Queue(Stage):
-    """One item per unit, in template order; `n_samples` is how many rows its label decides and
+    """One item per unit, in expand's order (by domain and template, then as written in the files);
+    `n_samples` is how many rows its label decides and
     `domains` every domain its rows are in (a template crossed with two identity groups is in
     both, so annotators can filter to or opt out of either; `domain` is the first)."""
 
     name = "queue"
-    format = 2  # 2: the domains column
+    format = 3  # 2: the domains column; 3: items in written order (they were sorted by their text)
     upstream = ("expand",)
 
     def schema(self):
@@ -444,7 +442,7 @@ class Queue(Stage):
             units.setdefault(r["item_id"], r)
             sizes[r["item_id"]] += 1
             domains.setdefault(r["item_id"], {})[r["domain"]] = None
-        ordered = sorted(units.values(), key=lambda r: (r["domain"], r["template_id"], r["hypothesis"], r["item_id"]))
+        ordered = list(units.values())  # expand's order: by domain and template, then as written
         items = [
             {**r, "position": i, "n_samples": sizes[r["item_id"]], "domains": list(domains[r["item_id"]])}
             for i, r in enumerate(ordered)
