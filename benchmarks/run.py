@@ -3,7 +3,7 @@
     python -m benchmarks.run                       # every section (make bench)
     python -m benchmarks.run fluency sofa          # some sections (make bench SECTION="fluency sofa")
 
-Sections: expand, generate, filter, fluency, queue, evaluate, annotate, labels, labelstudio,
+Sections: expand, generate, filter, filter_scale (the paper-scale filter), fluency, queue, evaluate, annotate, labels, labelstudio,
 distributed (the NLI loop, its annotation and scale-out), stereoset, crows_pairs, sos, sofa,
 honest (the intrinsic kinds' evaluators), intervals (their cost in every kind's evaluate). Each
 section's result replaces its earlier one in results.json, and REPORT.md is rewritten from all
