@@ -318,3 +318,23 @@ def test_the_page_in_chromium_sorts_its_tables_loads_nothing_and_fits_a_phone(re
         "Math.max.apply(null, Array.prototype.map.call(document.querySelectorAll('svg'), s => s.getBoundingClientRect().right))"
     )
     assert 300 < widest <= 390
+
+
+def test_names_and_paths_of_this_machine_show_by_their_last_components():
+    from workbench.evaluation.html_report import Text, display_names
+
+    names = ["/srv/a/runs/model", "/srv/b/runs/model", "~/models/bert-ft", "org/hub-model", "plain"]
+    assert display_names(names) == {
+        "/srv/a/runs/model": "a/runs/model",  # two folders named alike: as many components as tell them apart
+        "/srv/b/runs/model": "b/runs/model",
+        "~/models/bert-ft": "bert-ft",
+        "org/hub-model": "org/hub-model",  # a Hub name is no path of this machine: as given
+        "plain": "plain",
+    }
+    text = Text(names)
+    assert text("score: /srv/a/runs/model − /srv/b/runs/model = +1") == "score: a/runs/model − b/runs/model = +1"
+    assert text("read /home/someone/data/pairs.csv, C:\\Users\\x\\lex.tsv and ~/x/y.json") == (
+        "read pairs.csv, lex.tsv and y.json"
+    )
+    kept = "log10(PPL(probe) / PPL(identity)); 50/50; see https://example.org/a/b; ORG/NAME@v1.0.0"
+    assert text(kept) == kept

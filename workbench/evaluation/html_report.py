@@ -19,6 +19,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .. import __version__
 from ..core.errors import InputError, display_path
@@ -235,8 +236,8 @@ def tick(value: float) -> str:
     return f"{value:.6g}"
 
 
-def _range(values: list[float], neutral: float | None = None, zero: bool = True) -> tuple[float, float]:
-    found = [v for v in values if _is_number(v)] + ([neutral] if _is_number(neutral) else [])
+def _range(values: list, neutral=None, zero: bool = True) -> tuple[float, float]:
+    found = [float(v) for v in [*values, neutral] if _is_number(v)]
     if zero:
         found.append(0.0)
     low, high = (min(found), max(found)) if found else (0.0, 1.0)
@@ -250,7 +251,10 @@ def _clip(label: str, most: int = 20) -> str:
     return label if len(label) <= most else label[: most - 1] + "…"
 
 
-def bar_chart(sections: list[tuple[str, list[tuple[str, object, dict | None, str]]]], neutral=None) -> str:
+Bar = tuple[str, Any, "dict | None", str]  # label, value, interval (its lower and upper), colour
+
+
+def bar_chart(sections: list[tuple[str, list[Bar]]], neutral=None) -> str:
     """Horizontal bars, one per (label, value, interval, colour), under section headings ("" for
     none): each bar's interval as a whisker, the no-bias value as a dashed line, the value to the
     right."""
@@ -474,7 +478,7 @@ class KindSection:
                     f" · brackets: {_e(round(100 * float(units.get('level', 0.95))))}% intervals from "
                     f"{_e(number(units['resamples']))} resamples of the {_e(of)} (seed {_e(units.get('seed'))})"
                 )
-            options = doc.get("options") if isinstance(doc.get("options"), dict) else {}
+            options = doc["options"] if isinstance(doc.get("options"), dict) else {}
             shown = ", ".join(f"{k} {self.text(v)}" for k, v in options.items() if v not in (None, "", [], {}))
             if shown:
                 line += f'<br><span class="muted">options: {_e(shown)}</span>'
@@ -499,7 +503,7 @@ class KindSection:
         return stats, list(extra)
 
     def _figure_cells(self, node: dict, stats: list[str], extra: list[str]) -> list[Cell]:
-        found = node.get("intervals") if isinstance(node.get("intervals"), dict) else {}
+        found = node["intervals"] if isinstance(node.get("intervals"), dict) else {}
         return [number_cell(node.get(k), found.get(k)) for k in stats] + [number_cell(node.get(k)) for k in extra]
 
     def overall(self) -> str:
@@ -723,7 +727,7 @@ def versions_section(result: Result, text: Text, anchor: str) -> str:
     out += ["<h3>Side by side</h3>", table(columns, cells, text=text)]
     headline = str(doc["measures"][0])
     colours = {t: PALETTE[n % len(PALETTE)] for n, t in enumerate(tags)}
-    sections = [
+    sections: list[tuple[str, list[Bar]]] = [
         (
             " / ".join(text(r.get(k)) for k in keys if r.get(k) not in (None, "")),
             [(t, r.get(f"{headline} {t}"), None, colours[t]) for t in tags],
@@ -863,7 +867,7 @@ def render(results: list[Result]) -> str:
     text = Text(list(dict.fromkeys(names)))
     kinds: dict[str, list[Result]] = {}
     parts: list[tuple[str, str]] = []  # (anchor, title) for the contents
-    order: list[object] = []
+    order: list[Result | str] = []
     for r in results:
         if r.comparison:
             order.append(r)
