@@ -338,3 +338,27 @@ def test_names_and_paths_of_this_machine_show_by_their_last_components():
     )
     kept = "log10(PPL(probe) / PPL(identity)); 50/50; see https://example.org/a/b; ORG/NAME@v1.0.0"
     assert text(kept) == kept
+
+
+def test_fields_the_page_does_not_know_are_shown_or_passed_over_never_a_traceback(results, tmp_path):
+    doc = json.loads(results["nli"].read_text(encoding="utf-8"))
+    first, *others = doc["models"].values()
+    for n, entry in enumerate(doc["models"].values()):  # named figures beside a group's (percentiles, a rank)
+        entry["overall"]["percentiles"] = {"q1": 1.5 + n, "q50": 2.5 + n}
+        entry["overall"]["rank"] = n + 1
+    first["overall"]["intervals"] = [1, 2]  # fields of a shape the page does not expect
+    first["by_domain"]["gender"]["intervals"]["accuracy"] = "wide"
+    doc["uncertainty"]["comparisons"]["accuracy"] = "not a comparison"
+    doc["uncertainty"]["warnings"] = "one warning, not a list"
+    doc["notes"] = {"a": 1}
+    doc["statistics"]["later"] = "a statistic described as text"
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps(doc), encoding="utf-8")
+    out = tmp_path / "report"
+    page = Page(written(report(odd, "--out", out), out))
+    overall = page.table("Overall")
+    for column in ("percentiles q1", "percentiles q50", "rank"):
+        assert column in overall["head"]
+    at = overall["head"].index("percentiles q50")
+    assert [row[at] for row in overall["rows"]] == [f"{2.5 + n:.2f}" for n in range(len(doc["models"]))]
+    assert overall["rows"][0][overall["head"].index("accuracy")] == f"{first['overall']['accuracy']:.2f}"

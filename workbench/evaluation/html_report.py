@@ -164,6 +164,16 @@ def number(value) -> str:
     return f"{value:,.2f}"
 
 
+def _dict(value) -> dict:
+    """A mapping of the document as read, {} where it holds something else (the page is still made)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _dicts(value) -> list[dict]:
+    """The mappings of a list of the document, [] where it holds something else."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
 def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -187,6 +197,7 @@ def number_cell(value, interval: dict | None = None) -> Cell:
     """A figure with its interval in brackets beside it (and its warning as a tooltip)."""
     shown = _e(number(value))
     title = ""
+    interval = interval if isinstance(interval, dict) else None
     if interval and _is_number(interval.get("lower")) and _is_number(interval.get("upper")):
         shown += f' <span class="iv">[{_e(number(interval["lower"]))}, {_e(number(interval["upper"]))}]</span>'
     if interval and interval.get("warning"):
@@ -263,7 +274,7 @@ def bar_chart(sections: list[tuple[str, list[Bar]]], neutral=None) -> str:
         v
         for _, bars in sections
         for _, value, found, _ in bars
-        for v in (value, *((found or {}).get(k) for k in ("lower", "upper")))
+        for v in (value, *(_dict(found).get(k) for k in ("lower", "upper")))
     ]
     low, high = _range(values, neutral)
     x = lambda v: left + (float(v) - low) / (high - low) * (width - left - right)  # noqa: E731
@@ -283,7 +294,7 @@ def bar_chart(sections: list[tuple[str, list[Bar]]], neutral=None) -> str:
                     f'<rect x="{a:.1f}" y="{mid - 5}" width="{max(b - a, 0.8):.1f}" height="10" fill="{colour}">'
                     f"<title>{_e(label)}: {_e(number(value))}</title></rect>"
                 )
-                lo, hi = (found or {}).get("lower"), (found or {}).get("upper")
+                lo, hi = _dict(found).get("lower"), _dict(found).get("upper")
                 if _is_number(lo) and _is_number(hi):
                     lines.append(
                         f'<path d="M{x(lo):.1f} {mid}H{x(hi):.1f}M{x(lo):.1f} {mid - 4}v8M{x(hi):.1f} {mid - 4}v8" '
@@ -389,7 +400,18 @@ def _curves(node: dict) -> dict[str, list[tuple[float, float]]]:
 
 
 def _scalars(node: dict, skip: set[str]) -> dict:
-    return {k: v for k, v in node.items() if k not in skip and _is_number(v)}
+    """A group's numeric fields; a mapping of named numbers in it that is not a curve (percentiles,
+    say) as one field each, named "field name"."""
+    out: dict = {}
+    curves = _curves(node)
+    for key, value in node.items():
+        if key in skip or key == "intervals" or key in curves:
+            continue
+        if _is_number(value):
+            out[key] = value
+        elif isinstance(value, dict) and value and all(_is_number(v) for v in value.values()):
+            out.update({f"{key} {name}": v for name, v in value.items()})
+    return out
 
 
 @dataclass
@@ -460,7 +482,7 @@ class KindSection:
                 for k, v in doc.items()
                 if k.startswith("n_") and k != "n_units" and _is_number(v)
             )
-            units = doc.get("uncertainty") or {}
+            units = _dict(doc.get("uncertainty"))
             line = f"<b>{_e(r.label)}</b>: " if self.several else ""
             line += _e(self.text(dataset) or "(data set not named)")
             if counts:
@@ -475,7 +497,7 @@ class KindSection:
                     if p
                 )
                 line += (
-                    f" · brackets: {_e(round(100 * float(units.get('level', 0.95))))}% intervals from "
+                    f" · brackets: {_e(round(100 * units['level']) if _is_number(units.get('level')) else '?')}% intervals from "
                     f"{_e(number(units['resamples']))} resamples of the {_e(of)} (seed {_e(units.get('seed'))})"
                 )
             options = doc["options"] if isinstance(doc.get("options"), dict) else {}
@@ -503,8 +525,8 @@ class KindSection:
         return stats, list(extra)
 
     def _figure_cells(self, node: dict, stats: list[str], extra: list[str]) -> list[Cell]:
-        found = node["intervals"] if isinstance(node.get("intervals"), dict) else {}
-        return [number_cell(node.get(k), found.get(k)) for k in stats] + [number_cell(node.get(k)) for k in extra]
+        found, fields = _dict(node.get("intervals")), _scalars(node, set())
+        return [number_cell(node.get(k), found.get(k)) for k in stats] + [number_cell(fields.get(k)) for k in extra]
 
     def overall(self) -> str:
         nodes = [m.entry["overall"] for m in self.models]
@@ -522,7 +544,7 @@ class KindSection:
                                 (
                                     m.label,
                                     m.entry["overall"].get(k),
-                                    (m.entry["overall"].get("intervals") or {}).get(k),
+                                    _dict(m.entry["overall"].get("intervals")).get(k),
                                     m.colour,
                                 )
                                 for m in self.models
@@ -572,7 +594,7 @@ class KindSection:
                     (
                         self.text(group),
                         [
-                            (m.label, node.get(k), (node.get("intervals") or {}).get(k), m.colour)
+                            (m.label, node.get(k), _dict(node.get("intervals")).get(k), m.colour)
                             for m, path, node in found
                             if _group_label(path) == group and k in node
                         ],
@@ -651,9 +673,10 @@ class KindSection:
         """The paired comparisons of the models of each file."""
         rows, sentences = [], []
         for r in self.results:
-            compared = (r.doc.get("uncertainty") or {}).get("comparisons") or {}
+            compared = _dict(_dict(r.doc.get("uncertainty")).get("comparisons"))
             for key, found in compared.items():
-                for p in found.get("pairs") or []:
+                found = _dict(found)
+                for p in _dicts(found.get("pairs")):
                     rows.append(
                         ([text_cell(r.label)] if self.several else [])
                         + [
@@ -677,8 +700,10 @@ class KindSection:
     def notes(self) -> str:
         lines: dict[str, None] = {}
         for r in self.results:
-            uncertainty = r.doc.get("uncertainty") or {}
-            found = [*(uncertainty.get("warnings") or []), uncertainty.get("caution"), *(r.doc.get("notes") or [])]
+            uncertainty = _dict(r.doc.get("uncertainty"))
+            warnings, notes = uncertainty.get("warnings"), r.doc.get("notes")
+            found = [*(warnings if isinstance(warnings, list) else []), uncertainty.get("caution")]
+            found += notes if isinstance(notes, list) else []
             for line in found:
                 if isinstance(line, str) and line:
                     lines[(f"{r.label}: " if self.several else "") + self.text(line)] = None
@@ -698,7 +723,7 @@ def versions_section(result: Result, text: Text, anchor: str) -> str:
     headline per row and version as a chart, and the paired changes of each model."""
     doc = result.doc
     tags = [str(v.get("tag")) for v in doc["versions"] if isinstance(v, dict)]
-    keys = [str(k) for k in doc.get("keys") or []]
+    keys = [str(k) for k in doc.get("keys") or []] if isinstance(doc.get("keys"), list) else []
     rows = [r for r in doc["rows"] if isinstance(r, dict)]
     columns = list(dict.fromkeys(c for r in rows for c in r)) or keys
     out = [f'<section id="{anchor}"><h2>{_e(doc.get("kind", ""))}: {_e(" vs ".join(tags))}</h2>']
@@ -739,9 +764,10 @@ def versions_section(result: Result, text: Text, anchor: str) -> str:
             f'<div class="charts">{figure(f"{headline} per version", bar_chart(sections) + legend(list(colours.items())))}</div>'
         )
     paired = []
-    for step in doc.get("paired") or []:
-        for model in step.get("models") or []:
-            for measure, found in (model.get("measures") or {}).items():
+    for step in _dicts(doc.get("paired")):
+        for model in _dicts(step.get("models")):
+            for measure, found in _dict(model.get("measures")).items():
+                found = _dict(found)
                 paired.append(
                     [
                         text_cell(f"{step.get('from')} → {step.get('to')}"),
@@ -764,7 +790,7 @@ def versions_section(result: Result, text: Text, anchor: str) -> str:
             "<h3>Paired changes</h3>",
             table(["versions", "model", "measure", "change", "p", "verdict", "units in both"], paired, text=text),
         ]
-    how = (doc.get("decomposition") or {}).get("how")
+    how = _dict(doc.get("decomposition")).get("how")
     if how:
         out.append(f'<p class="meaning">{_e(text(how))}</p>')
     out.append("</section>")
@@ -861,8 +887,8 @@ def render(results: list[Result]) -> str:
         str(m.get("model"))
         for r in results
         if r.comparison
-        for s in r.doc.get("paired") or []
-        for m in s.get("models") or []
+        for s in _dicts(r.doc.get("paired"))
+        for m in _dicts(s.get("models"))
     ]
     text = Text(list(dict.fromkeys(names)))
     kinds: dict[str, list[Result]] = {}
