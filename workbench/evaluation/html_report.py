@@ -358,6 +358,8 @@ def legend(entries: list[tuple[str, str]]) -> str:
 
 
 def figure(caption: str, body: str) -> str:
+    """A chart under its caption, which screen readers read as the chart's name too."""
+    body = body.replace("<svg ", f'<svg aria-label="{_e(caption)}" ', 1)
     return f"<figure><figcaption>{_e(caption)}</figcaption>{body}</figure>"
 
 
@@ -394,6 +396,7 @@ def _curves(node: dict) -> dict[str, list[tuple[float, float]]]:
             points = sorted((float(k), float(v)) for k, v in value.items() if _is_number(v))
         except ValueError:
             continue
+        points = [(x, y) for x, y in points if math.isfinite(x)]
         if len(points) >= 2:
             out[key] = points
     return out
