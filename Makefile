@@ -3,7 +3,7 @@ PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install demo test bench clean
+.PHONY: install chromium demo test bench clean
 
 $(BIN)/workbench: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -17,7 +17,13 @@ install: $(BIN)/workbench
 demo: install
 	$(BIN)/python -m workbench.demo
 
-test: install
+# The report's browser test (tests/test_report.py) opens its page in headless Chromium, from Debian's packages.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+	  { echo "make test needs Chromium: apt-get install chromium (as root)"; exit 1; }
+
+test: install chromium
 	$(BIN)/python -m pytest -q
 
 # make bench: every section; make bench SECTION=fluency (or SECTION="fluency sofa"): some of them.

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from ..core.errors import WorkbenchError
-from . import annotate, evaluate, init, kinds, labelstudio, models, pipeline, release
+from . import annotate, evaluate, init, kinds, labelstudio, models, pipeline, release, report
 from .common import err_console, example
 
 app = typer.Typer(
@@ -63,6 +63,7 @@ pipeline.register(app)
 annotate.register(app)
 release.register(app)
 evaluate.register(app)
+report.register(app)
 kinds.register(app)
 kinds.add_kind_commands(app)
 
