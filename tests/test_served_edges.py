@@ -542,3 +542,30 @@ def test_evaluate_ends_in_one_line_and_caches_nothing(stub, tmp_path, runner, mo
         "NaN log-probabilities": "not a finite number at most 0: NaN",
     }
     assert said[case] in message
+
+
+@pytest.mark.parametrize(
+    "sent, said",
+    [
+        (
+            b"SSH-2.0-OpenSSH_9.6\r\n",
+            "BadStatusLine: SSH-2.0-OpenSSH_9.6",
+        ),  # not HTTP: its line break was the message's
+        (
+            b'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{"data": [{"id": "m"}]}',
+            "the answer was cut short (23 bytes",
+        ),
+    ],
+)
+def test_an_answer_that_is_not_http_or_cut_short_is_one_line(stub, sent, said):
+    def raw(handler, method, path, body):
+        handler.wfile.write(sent)
+        handler.wfile.flush()
+        handler.close_connection = True
+        return True
+
+    stub.route = raw
+    with pytest.raises(ModelError) as refused:
+        open_model(f"{stub.base}#m")
+    assert said in str(refused.value) and "stopped answering" in str(refused.value)
+    assert "\n" not in str(refused.value) and len(stub.seen) == 2  # retried once, as a failure on the way

@@ -329,6 +329,8 @@ def _read(response, limit: int, cut: bool = False) -> bytes:
     while True:
         piece = response.read(min(2**16, limit + 1 - size))
         if not piece:
+            if not cut and getattr(response, "length", None):  # bytes its Content-Length promised, not sent
+                raise http.client.IncompleteRead(b"".join(pieces), response.length)
             return b"".join(pieces)
         pieces.append(piece)
         size += len(piece)
@@ -351,7 +353,9 @@ def _reason(exc: BaseException, timeout: float) -> tuple[str, bool]:
         return "the connection closed without an answer", False
     if isinstance(inner, ConnectionResetError):
         return "connection reset", False
-    return f"{type(inner).__name__}: {_scrub(str(inner))[:120]}", False
+    if isinstance(inner, http.client.IncompleteRead):
+        return f"the answer was cut short ({len(inner.partial or b'')} bytes came)", False
+    return f"{type(inner).__name__}: {_scrub(' '.join(str(inner).split()))[:120]}", False
 
 
 def _client_side(exc: BaseException) -> str | None:
@@ -360,11 +364,11 @@ def _client_side(exc: BaseException) -> str | None:
     inner = exc.reason if isinstance(exc, urllib.error.URLError) and isinstance(exc.reason, BaseException) else exc
     if isinstance(inner, ssl.SSLError) and not isinstance(inner, (ssl.SSLEOFError, ssl.SSLZeroReturnError)):
         return (
-            f"TLS failed ({_scrub(str(inner))[:120]}): an https:// address for a server that speaks plain "
+            f"TLS failed ({_scrub(' '.join(str(inner).split()))[:120]}): an https:// address for a server that speaks plain "
             "http, or a certificate this machine does not trust?"
         )
     if isinstance(inner, http.client.InvalidURL):
-        return f"a URL no request can carry ({_scrub(str(inner))[:120]})"
+        return f"a URL no request can carry ({_scrub(' '.join(str(inner).split()))[:120]})"
     return None
 
 
