@@ -165,14 +165,7 @@ def test_a_redirect_to_another_origin_is_refused_and_the_key_never_goes_there(st
     other_port = Stub()
     try:
         for target in (elsewhere, other_port):  # another host; the same host on another port
-
-            def moved(handler, method, path, body, target=target):
-                if path == "/v1/models":
-                    handler.reply(302, b"", {"Location": f"{target.base}/models"})
-                    return True
-                return False
-
-            stub.route = moved
+            stub.route = moved_to(f"{target.base}/models")
             start = time.monotonic()
             with pytest.raises(ModelError) as refused:
                 open_model(f"{stub.base}#m")
@@ -193,9 +186,41 @@ def test_a_redirect_to_another_origin_is_refused_and_the_key_never_goes_there(st
         stub.route = same_origin
         assert open_model(f"{stub.base}#m").continuation_logprobs(TEXTS[:1]) == expected("A")[:1]
         assert {auth for _, _, auth, _ in stub.seen} == {f"Bearer {KEY}"}
+        stub.route = moved_to(f"https://127.0.0.1:{stub.port}/v1/models")  # the same host and port, another scheme
+        with pytest.raises(ModelError, match=f"redirected GET to https://127.0.0.1:{stub.port}, another address"):
+            open_model(f"{stub.base}#m")
     finally:
         elsewhere.stop()
         other_port.stop()
+
+
+def moved_to(url: str):
+    def moved(handler, method, path, body):
+        if path == "/v1/models":
+            handler.reply(302, b"", {"Location": url})
+            return True
+        return False
+
+    return moved
+
+
+def test_a_redirect_from_https_to_http_is_refused_by_the_opener(monkeypatch):
+    """https to http on the same host and port: the key would go in clear. Asked of the opener's
+    redirect step itself (no TLS server here to start one from)."""
+    import io
+    import urllib.request
+
+    from workbench.models.served import _opener
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    base = "https://127.0.0.1:8443/v1"
+    step = next(h for h in _opener(base).handlers if isinstance(h, urllib.request.HTTPRedirectHandler))
+    request = urllib.request.Request(f"{base}/models", headers={"Authorization": f"Bearer {KEY}"})
+    with pytest.raises(ModelError, match="redirected GET to http://127.0.0.1:8443, another address") as refused:
+        step.redirect_request(request, io.BytesIO(), 302, "Found", {}, "http://127.0.0.1:8443/v1/models")
+    assert KEY not in str(refused.value)
+    same = step.redirect_request(request, io.BytesIO(), 302, "Found", {}, "https://127.0.0.1:8443/v1/models-too")
+    assert same.full_url.endswith("/models-too") and same.get_header("Authorization") == f"Bearer {KEY}"
 
 
 def key_runs(text: str, key: str = KEY, n: int = 8) -> list[str]:
