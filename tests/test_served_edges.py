@@ -166,12 +166,11 @@ def test_a_redirect_to_another_origin_is_refused_and_the_key_never_goes_there(st
     try:
         for target in (elsewhere, other_port):  # another host; the same host on another port
             stub.route = moved_to(f"{target.base}/models")
-            start = time.monotonic()
             with pytest.raises(ModelError) as refused:
                 open_model(f"{stub.base}#m")
             message = str(refused.value)
             assert "redirected GET" in message and f"{target.host}:{target.port}" in message and "\n" not in message
-            assert time.monotonic() - start < 5 and KEY not in message
+            assert KEY not in message
             assert target.seen == []  # nothing went there, key or not
 
         def same_origin(handler, method, path, body):  # a redirect within the origin is followed, key and all
@@ -382,7 +381,7 @@ def test_a_server_sending_a_byte_at_a_time_meets_the_deadline(stub, monkeypatch)
     sent = threading.Event()
 
     def trickle(handler, method, path, body):  # each byte well within a socket's timeout, never the whole
-        data = json.dumps({"object": "list", "data": [{"id": "m"}], "pad": "x" * 100}).encode()
+        data = json.dumps({"object": "list", "data": [{"id": "m"}], "pad": "x" * 300}).encode()
         handler.send_response(200)
         handler.send_header("Content-Length", str(len(data)))
         handler.end_headers()
@@ -400,31 +399,30 @@ def test_a_server_sending_a_byte_at_a_time_meets_the_deadline(stub, monkeypatch)
     start = time.monotonic()
     with pytest.raises(ModelError, match="no full answer within 1.5 s") as refused:
         open_model(f"{stub.base}#m")
-    assert sent.is_set() and time.monotonic() - start < 4, time.monotonic() - start
+    assert sent.is_set() and time.monotonic() - start < 10, time.monotonic() - start  # all of it: over a minute
     assert "\n" not in str(refused.value)
 
 
 def test_the_deadline_holds_for_all_the_tries_of_a_request(stub, monkeypatch):
     monkeypatch.setenv("WORKBENCH_SERVED_TIMEOUT", "1")
-    monkeypatch.setenv("WORKBENCH_SERVED_RETRIES", "5")
+    monkeypatch.setenv("WORKBENCH_SERVED_RETRIES", "8")
 
     def silent(handler, method, path, body):
-        time.sleep(3)
+        time.sleep(30)
         return True
 
     stub.route = silent
     start = time.monotonic()
     with pytest.raises(ModelError, match="stopped answering"):
         open_model(f"{stub.base}#m")
-    assert time.monotonic() - start < 2.5
+    assert time.monotonic() - start < 6  # 9 tries of 1 s each, and the waits between, took over 20 s
 
 
 def test_client_side_errors_are_not_retried_and_408_is(stub, monkeypatch):
     monkeypatch.setenv("WORKBENCH_SERVED_RETRIES", "3")
-    start = time.monotonic()
     with pytest.raises(ModelError, match="TLS failed") as refused:  # https:// to a plain http server
         open_model(f"https://127.0.0.1:{stub.port}/v1#m")
-    assert stub.connections == 1 and "\n" not in str(refused.value) and time.monotonic() - start < 5
+    assert stub.connections == 1 and "\n" not in str(refused.value)
 
     with pytest.raises(InputError, match="holds a space"):
         open_model(f"http://127.0.0.1:{stub.port}/v1 /x#m")
