@@ -262,7 +262,7 @@ class _SameOrigin(urllib.request.HTTPRedirectHandler):
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
-_watched = threading.local()  # per requesting thread: the sockets its request opened (`_Exchange`)
+_watched = threading.local()  # per requesting thread: the sockets its request opened (`ServedModel._exchange`)
 
 
 class _Watched:
@@ -355,7 +355,12 @@ def _reason(exc: BaseException, timeout: float) -> tuple[str, bool]:
         return "connection reset", False
     if isinstance(inner, http.client.IncompleteRead):
         return f"the answer was cut short ({len(inner.partial or b'')} bytes came)", False
-    return f"{type(inner).__name__}: {_scrub(' '.join(str(inner).split()))[:120]}", False
+    return f"{type(inner).__name__}: {_said(inner)}", False
+
+
+def _said(exc: BaseException) -> str:
+    """An exception's text for a message: on one line, scrubbed, then cut."""
+    return _scrub(" ".join(str(exc).split()))[:120]
 
 
 def _client_side(exc: BaseException) -> str | None:
@@ -364,11 +369,11 @@ def _client_side(exc: BaseException) -> str | None:
     inner = exc.reason if isinstance(exc, urllib.error.URLError) and isinstance(exc.reason, BaseException) else exc
     if isinstance(inner, ssl.SSLError) and not isinstance(inner, (ssl.SSLEOFError, ssl.SSLZeroReturnError)):
         return (
-            f"TLS failed ({_scrub(' '.join(str(inner).split()))[:120]}): an https:// address for a server that speaks plain "
+            f"TLS failed ({_said(inner)}): an https:// address for a server that speaks plain "
             "http, or a certificate this machine does not trust?"
         )
     if isinstance(inner, http.client.InvalidURL):
-        return f"a URL no request can carry ({_scrub(' '.join(str(inner).split()))[:120]})"
+        return f"a URL no request can carry ({_said(inner)})"
     return None
 
 
