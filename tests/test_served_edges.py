@@ -442,6 +442,34 @@ def test_client_side_errors_are_not_retried_and_408_is(stub, monkeypatch):
     assert timeouts == ["/v1/models"]
 
 
+def test_a_run_ends_at_its_own_deadline_and_keeps_what_came(stub, tmp_path, monkeypatch):
+    from workbench.models.served import PROBE
+
+    monkeypatch.setenv("WORKBENCH_SERVED_RUN_TIMEOUT", "2")
+    monkeypatch.setenv("WORKBENCH_SERVED_WORKERS", "1")
+
+    def slow(handler, method, path, body):
+        if method == "POST" and body.get("prompt") != PROBE:
+            time.sleep(0.3)
+        return False
+
+    stub.route = slow
+    texts = [(f"Context number {i}: yes", 4) for i in range(20)]  # 6 s of answers, one at a time
+    cache = tmp_path / "c.sqlite"
+    start = time.monotonic()
+    with pytest.raises(ModelError, match="WORKBENCH_SERVED_RUN_TIMEOUT") as stopped:
+        open_model(f"{stub.base}#m", cache).continuation_logprobs(texts)
+    assert time.monotonic() - start < 4.5 and "(kept in the cache: a rerun asks only for the rest)" in str(
+        stopped.value
+    )
+    kept = entries(cache)
+    assert 0 < kept < len(texts)
+    monkeypatch.delenv("WORKBENCH_SERVED_RUN_TIMEOUT")
+    asked = stub.posts()
+    assert len(open_model(f"{stub.base}#m", cache).continuation_logprobs(texts)) == len(texts)
+    assert stub.posts() - asked == len(texts) - kept
+
+
 @pytest.mark.parametrize("length", [True, False])
 def test_an_answer_over_the_size_cap_is_refused_in_one_line(stub, monkeypatch, length):
     monkeypatch.setenv("WORKBENCH_SERVED_MAX_BYTES", str(2**20))

@@ -63,7 +63,9 @@ The client's own settings come from the environment, since they describe the con
 than the model: WORKBENCH_SERVED_WORKERS (requests at a time, default 4),
 WORKBENCH_SERVED_TIMEOUT (seconds a request may take in all, retries included, default 120),
 WORKBENCH_SERVED_RETRIES (retries of a failed request, default 3; the waits start at 0.5 s and
-double) and WORKBENCH_SERVED_MAX_BYTES (the largest answer read, default 16 MiB).
+double), WORKBENCH_SERVED_MAX_BYTES (the largest answer read, default 16 MiB) and
+WORKBENCH_SERVED_RUN_TIMEOUT (seconds all of a run's requests to the model may take, counted from
+when it is opened; unset, none: each request is bounded, and the first that fails ends the run).
 """
 
 from __future__ import annotations
@@ -455,6 +457,9 @@ class ServedModel:
         self.retries = retries if retries is not None else _env_number("WORKBENCH_SERVED_RETRIES", 3, int, 0)
         self.max_bytes = max_bytes or _env_number("WORKBENCH_SERVED_MAX_BYTES", MAX_BYTES, int, 1024)
         self.backoff = backoff
+        self.run_timeout = _env_number("WORKBENCH_SERVED_RUN_TIMEOUT", None, float, 1)
+        # every request of the run ends by then
+        self._run_ends = time.monotonic() + self.run_timeout if self.run_timeout is not None else None
         self.requests: Counter = Counter()  # requests sent, by path (tests and reports count them)
         self._lock = threading.Lock()
         self._stop = threading.Event()  # set when a run gives up: retries still waiting end at once
@@ -598,7 +603,14 @@ class ServedModel:
         data = json.dumps(payload).encode("utf-8") if payload is not None else None
         where = f"the model server at {self.endpoint.base}"
         delay, tries = self.backoff, 0
-        deadline = time.monotonic() + self.timeout
+        start = time.monotonic()
+        limit = self.timeout if self._run_ends is None else min(self.timeout, self._run_ends - start)
+        if limit <= 0:
+            raise ServerError(
+                f"{where}: the run has taken its WORKBENCH_SERVED_RUN_TIMEOUT of {self.run_timeout:g} s",
+                transient=True,
+            )
+        deadline = start + limit
         while True:
             headers = {"Content-Type": "application/json", "Accept": "application/json"}
             key = _api_key()
@@ -618,7 +630,7 @@ class ServedModel:
                 mistake = _client_side(exc)
                 if mistake:
                     raise ServerError(f"cannot ask {where}: {mistake}") from None
-                problem, nothing_there = _reason(exc, self.timeout)
+                problem, nothing_there = _reason(exc, limit)
                 if first and nothing_there:
                     raise ServerError(
                         f"cannot reach {where} ({problem}): is it running, and is the address right?"
@@ -659,7 +671,9 @@ class ServedModel:
                 problem = shown
             left = deadline - time.monotonic()
             if tries >= self.retries or self._stop.is_set() or left <= delay:
-                spent = f"{tries + 1} {'try' if tries == 0 else 'tries'} in {self.timeout - max(left, 0):.0f} s"
+                spent = f"{tries + 1} {'try' if tries == 0 else 'tries'} in {limit - max(left, 0):.0f} s"
+                if limit < self.timeout:
+                    spent += ", the end of the run's WORKBENCH_SERVED_RUN_TIMEOUT"
                 raise ServerError(f"{where} stopped answering ({problem}; {spent})", transient=True)
             tries += 1
             if self._stop.wait(delay):
