@@ -937,11 +937,11 @@ def _answer_text(out, chat: bool, base: str) -> str:
     return text or ""
 
 
-def _logprob(value, base: str) -> float | None:
+def _logprob(value, who: str) -> float | None:
     """A log-probability as the server sent it, checked: None (the first token has none) or a
     finite number at most 0 (LOGPROB_SLACK above it is float rounding). Anything else (NaN,
     infinities, a positive number, a string, a list) is a ServerError naming it: no garbage
-    becomes a score, nor is cached."""
+    becomes a score, nor is cached. `who` begins the message ("the model server at X answered")."""
     if value is None:
         return None
     number = None
@@ -951,10 +951,7 @@ def _logprob(value, base: str) -> float | None:
         except OverflowError:
             number = None
     if number is None or not math.isfinite(number) or number > LOGPROB_SLACK:
-        raise ServerError(
-            f"the model server at {base} answered a log-probability that is not a finite number at most 0: "
-            f"{_shown(value)}"
-        )
+        raise ServerError(f"{who} a log-probability that is not a finite number at most 0: {_shown(value)}")
     return number
 
 
@@ -976,7 +973,7 @@ def _token_logprobs(out, base: str) -> tuple[list[str], list]:
     wrong = next((t for t in tokens if not isinstance(t, str)), None)
     if wrong is not None:
         raise ServerError(f"the model server at {base} answered a token that is not a string: {_shown(wrong)}")
-    checked = [_logprob(v, base) for v in values]
+    checked = [_logprob(v, f"the model server at {base} answered") for v in values]
     prompt = (out.get("usage") or {}).get("prompt_tokens")
     n = prompt if isinstance(prompt, int) and 0 < prompt <= len(tokens) else len(tokens) - 1
     return tokens[:n], checked[:n]
