@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import sqlite3
@@ -332,10 +333,11 @@ def test_answers_are_cached_by_model_server_id_prompt_and_settings(server, tmp_p
         proxy.stop()
     db = sqlite3.connect(tmp_path / "c.sqlite")
     rows = db.execute("SELECT model, revision FROM entries WHERE namespace=?", (GENERATED,)).fetchall()
-    assert rows and set(rows) == {
-        (str(server.folder), f"served:{server.folder}")
-    }  # no port: a restarted server reuses them
-    assert first.runtime.record()["served"]["server_model"] == str(server.folder)
+    # no port: a restarted server reuses them; the weights are told by the probe's answer
+    assert rows and set(rows) == {(str(server.folder), first.revision)} and first.revision == again.revision
+    assert re.fullmatch(f"served:{re.escape(str(server.folder))} probe:[0-9a-f]{{16}}", first.revision)
+    record = first.runtime.record()["served"]
+    assert record["server_model"] == str(server.folder) and record["identity"]["answered_as"] == str(server.folder)
 
 
 # -- an NLI evaluation by generation --------------------------------------------------------------

@@ -51,6 +51,7 @@ class FakeLLM:
     """vLLM's LLM on a transformers causal LM, greedy only (what the tests ask)."""
 
     calls = 0
+    poison = None  # when set, what the last prompt position's log-probability becomes
 
     def __init__(self, model: str, dtype: str = "auto"):
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -93,6 +94,8 @@ class FakeLLM:
             if params.prompt_logprobs is not None:
                 table = torch.log_softmax(logits, -1)
                 logprobs = [None] + [{ids[i]: Logprob(float(table[i - 1, ids[i]]))} for i in range(1, len(ids))]
+                if FakeLLM.poison is not None:
+                    logprobs[-1] = {ids[-1]: Logprob(FakeLLM.poison)}
             outs.append(RequestOutput([Completion(text, finish, reason)], logprobs))
         return outs
 
@@ -138,6 +141,26 @@ def test_log_likelihoods_are_the_transformers_scorers(fake_vllm, fixture_models,
     again = load_scorer(f"vllm:{model}", served=True, cache_path=tmp_path / "c.sqlite")
     assert again.continuation_logprobs([(f"{p} {c}", len(c) + 1) for p, c in PAIRS]) == ours
     assert FakeLLM.calls == calls + 0 and again.runtime.record()["device_type"] == "cuda"
+
+
+@pytest.mark.parametrize("poison", [float("nan"), float("inf"), 0.5])
+def test_a_log_probability_that_is_none_is_refused_and_never_cached(
+    fake_vllm, fixture_models, tmp_path, monkeypatch, poison
+):
+    import sqlite3
+
+    from workbench.models.lm_loading import load_scorer
+
+    monkeypatch.setattr(FakeLLM, "poison", poison)
+    texts = [(f"{p} {c}", len(c) + 1) for p, c in PAIRS]
+    served = load_scorer(f"vllm:{fixture_models['clm-gpt2']}", served=True, cache_path=tmp_path / "c.sqlite")
+    with pytest.raises(ModelError, match="gave a log-probability that is not a finite number at most 0") as refused:
+        served.continuation_logprobs(texts)
+    assert "\n" not in str(refused.value)
+    assert sqlite3.connect(tmp_path / "c.sqlite").execute("SELECT COUNT(*) FROM entries").fetchone()[0] == 0
+    monkeypatch.setattr(FakeLLM, "poison", None)
+    calls = FakeLLM.calls
+    assert all(v < 0 for v in served.continuation_logprobs(texts)) and FakeLLM.calls == calls + 1
 
 
 def test_generation_is_the_shared_generations(fake_vllm, fixture_models, tmp_path):

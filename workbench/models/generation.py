@@ -154,6 +154,11 @@ def encode_prompts(scorer, prompts: Sequence[str], settings: GenerationSettings)
             raise ModelError(f"the chat template of {scorer.ref.name!r} refuses the prompt: {first}") from None
         if isinstance(ids, dict):  # a BatchEncoding, whatever return_dict said
             ids = ids["input_ids"]
+        if not len(ids):  # the model would be given nothing to read
+            raise ModelError(
+                f"the chat template of {scorer.ref.name!r} renders the prompt {prompt[:40]!r} as nothing: check its "
+                "tokenizer's chat_template, or turn the chat template off"
+            )
         out.append([int(t) for t in ids])
     return out
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from ..core.errors import ModelError
 from .generation import Generation, GenerationSettings
 from .lm_scoring import _key
-from .served import GENERATED, LIKELIHOODS, ServedModel
+from .served import GENERATED, LIKELIHOODS, ServedModel, _logprob
 
 PREFIX = "vllm:"
 Progress = Callable[[int], None] | None
@@ -242,7 +242,8 @@ def _generated(out, settings: GenerationSettings) -> dict:
 
 
 def _summed(out, ids: list[int], count: int, model: str) -> float:
-    """Σ ln P of the last `count` prompt tokens from vLLM's prompt log-probabilities."""
+    """Σ ln P of the last `count` prompt tokens from vLLM's prompt log-probabilities, each checked
+    as a server's are (`served._logprob`): a NaN or a positive value ends the run, uncached."""
     found = out.prompt_logprobs
     if found is None or len(found) != len(ids):
         raise ModelError(f"vllm model {model!r} returned no prompt log-probabilities for a {len(ids)}-token prompt")
@@ -251,7 +252,7 @@ def _summed(out, ids: list[int], count: int, model: str) -> float:
         entry = found[position]
         if not entry or ids[position] not in entry:
             raise ModelError(f"vllm model {model!r}: no log-probability of the prompt's token at position {position}")
-        values.append(float(entry[ids[position]].logprob))
+        values.append(_logprob(entry[ids[position]].logprob, f"vllm model {model!r} gave"))  # NaN is refused
     return math.fsum(values)
 
 
