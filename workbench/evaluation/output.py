@@ -19,9 +19,12 @@ from ..core.errors import InputError, display_path
 from ..core.outputs import AtomicFile, atomic_write_bytes, atomic_write_text, check_outputs, writes_through
 
 
-def short(name: str) -> str:
-    """A model's name as tables and plots show it: the last path component."""
-    return name.rstrip("/").split("/")[-1]
+def short(name: str, among=()) -> str:
+    """A model's name as tables, plots and file names show it: the last path component, or as many
+    as tell it apart from the other models `among` (`runA/checkpoint-500`, `runB/checkpoint-500`)."""
+    from ..core.names import shortest_names
+
+    return shortest_names([*among, name])[name]
 
 
 def chart_caption(doc: dict, width: int = 64) -> str:
@@ -37,7 +40,7 @@ def chart_caption(doc: dict, width: int = 64) -> str:
         if value and str(value) not in dataset:
             dataset += f" ({key} {value})"
             break
-    models = ", ".join(short(m) for m in doc.get("models", {}))
+    models = ", ".join(short(m, doc.get("models", {})) for m in doc.get("models", {}))
     import textwrap
 
     from ..core.errors import display_path
