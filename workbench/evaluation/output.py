@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from pathlib import Path
 
 from .. import __version__
 from ..core.errors import InputError, display_path
-from ..core.outputs import AtomicFile, atomic_write_bytes, atomic_write_text, check_outputs, writes_through
+from ..core.outputs import AtomicFile, atomic_write_bytes, atomic_write_text, check_outputs, json_text, writes_through
 
 
 def short(name: str, among=()) -> str:
@@ -67,10 +66,11 @@ def save_chart(fig, path: Path, **kwargs) -> Path:
 
 
 def write_json(doc: dict, path: Path) -> None:
-    """The kind's JSON document, with the tool and its version added."""
+    """The kind's JSON document, with the tool and its version added (a figure that is not a
+    finite number, one that divides by zero, as null)."""
     atomic_write_text(
         Path(path),
-        json.dumps(
+        json_text(
             {"tool": "workbench", "tool_version": __version__, **doc}, indent=2, ensure_ascii=False, sort_keys=False
         )
         + "\n",
@@ -149,7 +149,7 @@ def _cell(value):
     if value is None:
         return ""
     if isinstance(value, (list, tuple, dict)):
-        return json.dumps(value, ensure_ascii=False, default=_plain)
+        return json_text(value, ensure_ascii=False, default=_plain)
     return value
 
 
@@ -233,7 +233,7 @@ class ItemsWriter:
                 self.csv.writerow([_cell(r.get(c)) for c in self.columns])
                 self.count += 1
                 continue
-            line = json.dumps({c: r.get(c) for c in self.columns}, ensure_ascii=False, default=_plain)
+            line = json_text({c: r.get(c) for c in self.columns}, ensure_ascii=False, default=_plain)
             if self.format == ".json":
                 line = ("\n" if self.count == 0 else ",\n") + line
             else:

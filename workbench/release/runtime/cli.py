@@ -20,13 +20,12 @@ problem a user can cause ends in one line `evaluate.py: error: ...` and exit cod
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...core.errors import WorkbenchError
-from ...core.outputs import atomic_write_text, check_outputs
+from ...core.outputs import atomic_write_text, check_outputs, json_text
 from ...evaluation.intervals import (
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
@@ -105,9 +104,10 @@ def parsed(parser: argparse.ArgumentParser, standalone, argv=None) -> argparse.N
 
 
 def write_scores(doc: dict, path: Path | None) -> None:
-    """The JSON, written atomically (a device or FIFO written through) as `workbench evaluate` writes it."""
+    """The JSON, written atomically (a device or FIFO written through) as `workbench evaluate` writes
+    it: a figure that is not a finite number as null."""
     if path:
-        atomic_write_text(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        atomic_write_text(path, json_text(doc, indent=2, ensure_ascii=False) + "\n")
         print(f"wrote {path}")
 
 
