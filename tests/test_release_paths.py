@@ -417,3 +417,67 @@ def tempfile_dir() -> str:
     import tempfile
 
     return tempfile.gettempdir()
+
+
+# --- a killed build's staging folder (issue 55) ---------------------------------------------
+
+HOLD = """
+import os, signal, sys
+from pathlib import Path
+from workbench.release.staging import staging_folder
+
+with staging_folder(Path(sys.argv[1])) as staged:
+    (staged / "data.parquet").write_bytes(b"half")
+    print(staged.name, flush=True)
+    if sys.argv[2] == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)  # killed mid-build: nothing of the block's end runs
+    sys.stdin.readline()  # a build still running, until told to end
+"""
+
+
+def staging(exports: Path) -> set[str]:
+    return {p.name for p in exports.iterdir() if p.name.startswith(".build-")}
+
+
+def test_a_build_removes_the_staging_folders_of_killed_builds_and_keeps_those_of_running_ones(built_project):
+    project, release = built_project
+    exports = project / "exports"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    killed = subprocess.run([sys.executable, "-c", HOLD, str(exports), "kill"], capture_output=True, text=True, env=env)
+    assert killed.returncode == -9 and (exports / killed.stdout.strip()).is_dir()
+    (exports / ".build-k3j9x2ab").mkdir()  # what a killed build of f70768c leaves: no lock file
+    (exports / ".build-k3j9x2ab" / "README.md").write_text("half\n", encoding="utf-8")
+    running = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(exports), "hold"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        alive = running.stdout.readline().strip()
+        assert alive and alive in staging(exports)
+        built = workbench("build", "--version", "1.0.1", "--force", cwd=project)
+        assert built.returncode == 0, built.stderr
+        assert staging(exports) == {alive, alive + ".lock"}  # the running one alone is kept
+    finally:
+        running.communicate("\n", timeout=60)
+    assert running.returncode == 0 and staging(exports) == set()  # and it cleans up after itself
+    assert (exports / release.parent.name / "1.0.1" / "manifest.json").is_file()
+
+
+@pytest.mark.parametrize("model", ["http://127.0.0.1:9/v1#tiny", "HTTPS://models.example/v1", "vllm:org/model"])
+def test_a_releases_evaluate_py_given_a_served_model_says_it_runs_checkpoints_only(model, releases, tmp_path):
+    """Not transformers' "Repo id must be in the form ...": one line saying what to run instead (#55)."""
+    release = tmp_path / "release"
+    shutil.copytree(releases(KIND), release)
+    ran = run_standalone(release / "evaluate.py", ["--model", model, "--json", "scores.json"], cwd=tmp_path)
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    one_line_refusal(
+        ran.stderr,
+        "evaluate.py: error:",
+        f"--model {model}:",
+        "local checkpoints and Hub models only",
+        "workbench evaluate",
+    )
+    assert not (tmp_path / "scores.json").exists()

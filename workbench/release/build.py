@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ from ..core.ids import file_sha256
 from ..core.workspace import Workspace, atomic_write_text
 from . import changes, generic, lmeval
 from .local_paths import local_names, refuse_machine_paths, without
+from .staging import staging_folder
 from .versions import VERSION, export_dir, parse_version, previous_version  # noqa: F401 (re-exported)
 
 EVALUATE_PY = '''"""Evaluate models on this {kind} release with workbench's evaluator.
@@ -261,12 +261,10 @@ def build(
     basis = without(local, basis)
     rows = release.rows = without(local, rows)
 
-    staging = Path(
-        tempfile.mkdtemp(prefix=".build-", dir=config.path("exports") if config.path("exports").is_dir() else None)
-    )
     chosen = asked or ("original" if config.origin is not None and kind.audit is not None else "workbench")
     writer = getattr(layout, "write_original", None) if chosen == "original" else None
-    try:
+    # staged beside the releases, then moved into place; a killed build's folder is removed by the next
+    with staging_folder(config.path("exports") if config.path("exports").is_dir() else None) as staging:
         domains = writer(rows, staging) if writer is not None else None
         if domains is None:
             if asked == "original":
@@ -359,10 +357,7 @@ def build(
             shutil.rmtree(target)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(str(staging), str(target))
-        target.chmod(0o755)  # mkdtemp made it private
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
+        target.chmod(0o755)  # staged private
     return {
         "path": target,
         "samples": len(rows),
