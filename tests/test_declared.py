@@ -545,7 +545,7 @@ def test_places_cell_formulas_version_measures_and_scores_read_from_a_file(tmp_p
     evaluator = DeclaredEvaluator(hooked)
     assert evaluator.COMPARED.keys == ("model", "section", "part") and evaluator.COMPARED.measures == ("rate", "n")
     assert evaluator.COMPARED.changed == ("weight",) and evaluator.without_removed is removed
-    assert scores_path(tmp_path / "s.json", "org/m", True).name == "s.m.json"
+    assert scores_path(tmp_path / "s.json", "org/m", ["org/m", "org/n"]).name == "s.m.json"
 
     request = SimpleNamespace(
         sources=["x"], predictions=tmp_path / "p.json", predictions_out=None, models=["m"], options={}, score_rule=None

@@ -269,3 +269,215 @@ def test_publishing_a_folder_that_is_not_what_its_manifest_lists_is_refused_and_
     one_line_refusal(refused.stderr, *named)
     assert "nothing was uploaded" in refused.stderr or "nothing was scored or uploaded" in refused.stderr
     assert hub.state.repos == {} and hub.state.requests == []  # refused before the Hub was asked anything
+
+
+# --- no path of the maintainer's machine in a release (issue 55) ----------------------------
+
+
+def cells(value):
+    """Every string in a Parquet cell (structs and lists opened)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from cells(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from cells(v)
+
+
+@pytest.fixture(scope="module")
+def local_models_project(tmp_path_factory, fixture_models) -> Path:
+    """The NLI example project, labelled, whose generation model and two filter models are named by
+    absolute folders of this machine; the filter models share their folder's name
+    (runA/checkpoint-500, runB/checkpoint-500), as two runs' checkpoints do."""
+    from conftest import ROOT
+
+    root = tmp_path_factory.mktemp("local_models")
+    project = root / "project"
+    shutil.copytree(ROOT / "templates", project / "templates")
+    filters = [root / "runs" / "runA" / "checkpoint-500", root / "runs" / "runB" / "checkpoint-500"]
+    for folder, name in zip(filters, ("nli-a", "nli-c")):
+        shutil.copytree(fixture_models[name], folder)
+    (project / "workbench.toml").write_text(
+        '[project]\nname = "local-models"\nlicense = "cc-by-4.0"\n'
+        f'[generate]\nmodel = "{fixture_models["mlm-bert"]}"\ntop_k = 5\n'
+        f'[filter]\nmodels = ["{filters[0]}", "{filters[1]}"]\n[evaluate]\nmodels = []\n',
+        encoding="utf-8",
+    )
+    assert workbench("run", cwd=project).returncode == 0
+    import pyarrow.parquet as pq
+
+    items = pq.read_table(project / ".workbench" / "queue" / "data.parquet").to_pylist()
+    (project / "labels.jsonl").write_text(
+        "".join(json.dumps({"item_id": i["item_id"], "label": "valid-pro"}) + "\n" for i in items), encoding="utf-8"
+    )
+    labelled = workbench("annotate", "-a", "alice", "--labels-from", "labels.jsonl", cwd=project)
+    assert labelled.returncode == 0, labelled.stderr
+    return project
+
+
+def test_a_release_names_models_given_as_local_folders_as_its_card_does_never_by_their_path(
+    local_models_project, fixture_models, tmp_path
+):
+    project = tmp_path / "project"
+    shutil.copytree(local_models_project, project)
+    built = workbench("build", "--version", "1.0.0", cwd=project)
+    assert built.returncode == 0, built.stderr
+    release = project / "exports" / "local-models" / "1.0.0"
+    import pyarrow.parquet as pq
+
+    machine = (str(local_models_project.parent), str(fixture_models["mlm-bert"].parent), str(tmp_path))
+    fooled = set()
+    for data in sorted((release / "data").glob("*.parquet")):
+        table = pq.read_table(data)
+        for row in table.to_pylist():
+            leaked = [s for s in cells(row) if any(m in s for m in machine)]
+            assert not leaked, (data.name, leaked)
+            fooled.update(json.loads(row["provenance"])["fooled_by"])
+            assert json.loads(row["provenance"])["mlm"] == "mlm-bert (a local folder)"
+    # named as the card names them, the two same-named checkpoints told apart
+    assert fooled and fooled <= {"runA/checkpoint-500 (a local folder)", "runB/checkpoint-500 (a local folder)"}
+    card = (release / "README.md").read_text(encoding="utf-8")
+    assert all(f"`{name}`" in card for name in fooled)
+
+
+def leaves_nothing(project: Path) -> None:
+    exports = project / "exports"
+    assert not (exports / "local-models" / "1.0.0").exists()
+    assert not [p.name for p in exports.iterdir() if p.name.startswith(".build-")] if exports.exists() else True
+
+
+@pytest.mark.parametrize("where", ["project", "home", "model", "elsewhere"])
+def test_a_build_whose_files_would_name_a_path_of_this_machine_is_refused_whole(where, local_models_project, tmp_path):
+    """The maintainer's release notes (card and changelog) name a folder of this machine: the
+    project's, the home folder, a filter model's, or any other folder that exists here."""
+    project = tmp_path / "project"
+    shutil.copytree(local_models_project, project)
+    from conftest import ROOT
+
+    named = {
+        "project": f"{project}/notes/draft.md",
+        "home": f"{Path.home()}/Desktop/draft.md",
+        "model": str(local_models_project.parent / "runs" / "runA" / "checkpoint-500"),
+        "elsewhere": f"{ROOT}/docs/draft.md",  # a folder that exists here, named nowhere else
+    }[where]
+    (project / "notes.md").write_text(f"Drafted from {named} and checked by hand.\n", encoding="utf-8")
+    refused = workbench("build", "--version", "1.0.0", "--notes", "notes.md", cwd=project)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    one_line_refusal(
+        refused.stderr, "CHANGELOG.md: line", f"names {named}, a path of this machine", "nothing was built"
+    )
+    leaves_nothing(project)
+
+
+def test_every_file_the_build_writes_is_read_parquet_cells_and_json_fields_named(tmp_path, monkeypatch):
+    """The check itself, on files of each kind a build writes: the refusal names the file, the
+    column or field (inside structs, lists and JSON text) and the row or line."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from workbench.core.config import load_config
+    from workbench.core.errors import InputError
+    from workbench.release.local_paths import refuse_machine_paths
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "workbench.toml").write_text('[project]\nname = "p"\n', encoding="utf-8")
+    monkeypatch.chdir(project)
+    config = load_config(project / "workbench.toml")
+    folder = tmp_path / "release"
+    (folder / "data").mkdir(parents=True)
+    clean = [{"id": "a", "provenance": json.dumps({"fooled_by": ["nli-a (a local folder)"]}), "p": {"m": ["x"]}}]
+    pq.write_table(pa.Table.from_pylist(clean), folder / "data" / "all.parquet")
+    (folder / "README.md").write_text("See https://huggingface.co/datasets/org/name and /usr/bin/env.\n")
+    refuse_machine_paths(folder, config)  # nothing of this machine: no refusal
+
+    def refusal() -> str:
+        with pytest.raises(InputError) as caught:
+            refuse_machine_paths(folder, config)
+        assert "\n" not in str(caught.value)
+        return str(caught.value)
+
+    leaked = [*clean, {"id": "b", "provenance": "{}", "p": {"m": ["x", f"{project}/models/nli"]}}]
+    pq.write_table(pa.Table.from_pylist(leaked), folder / "data" / "all.parquet")
+    assert refusal().startswith(f"data/all.parquet: column p.m[1], row 2 names {project}/models/nli,")
+    in_json = [{"id": "c", "provenance": json.dumps({"fooled_by": ["ok", f"{tmp_path}/nli"]}), "p": {"m": []}}]
+    pq.write_table(pa.Table.from_pylist(in_json), folder / "data" / "all.parquet")
+    assert refusal().startswith("data/all.parquet: column provenance.fooled_by[1], row 1 names ")
+    (folder / "data" / "all.parquet").unlink()
+    (folder / "manifest.json").write_text(json.dumps({"config": {"filter": {"models": [str(Path.cwd())]}}}))
+    assert refusal().startswith(f"manifest.json: field config.filter.models[0] names {Path.cwd()},")
+    (folder / "manifest.json").unlink()
+    (folder / "evaluate.py").write_text(f'"""Run me."""\nDATA = "{tempfile_dir()}/x.csv"\n')
+    assert refusal().startswith("evaluate.py: line 2 names ")
+
+
+def tempfile_dir() -> str:
+    import tempfile
+
+    return tempfile.gettempdir()
+
+
+# --- a killed build's staging folder (issue 55) ---------------------------------------------
+
+HOLD = """
+import os, signal, sys
+from pathlib import Path
+from workbench.release.staging import staging_folder
+
+with staging_folder(Path(sys.argv[1])) as staged:
+    (staged / "data.parquet").write_bytes(b"half")
+    print(staged.name, flush=True)
+    if sys.argv[2] == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)  # killed mid-build: nothing of the block's end runs
+    sys.stdin.readline()  # a build still running, until told to end
+"""
+
+
+def staging(exports: Path) -> set[str]:
+    return {p.name for p in exports.iterdir() if p.name.startswith(".build-")}
+
+
+def test_a_build_removes_the_staging_folders_of_killed_builds_and_keeps_those_of_running_ones(built_project):
+    project, release = built_project
+    exports = project / "exports"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    killed = subprocess.run([sys.executable, "-c", HOLD, str(exports), "kill"], capture_output=True, text=True, env=env)
+    assert killed.returncode == -9 and (exports / killed.stdout.strip()).is_dir()
+    (exports / ".build-k3j9x2ab").mkdir()  # what a killed build of f70768c leaves: no lock file
+    (exports / ".build-k3j9x2ab" / "README.md").write_text("half\n", encoding="utf-8")
+    running = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(exports), "hold"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        alive = running.stdout.readline().strip()
+        assert alive and alive in staging(exports)
+        built = workbench("build", "--version", "1.0.1", "--force", cwd=project)
+        assert built.returncode == 0, built.stderr
+        assert staging(exports) == {alive, alive + ".lock"}  # the running one alone is kept
+    finally:
+        running.communicate("\n", timeout=60)
+    assert running.returncode == 0 and staging(exports) == set()  # and it cleans up after itself
+    assert (exports / release.parent.name / "1.0.1" / "manifest.json").is_file()
+
+
+@pytest.mark.parametrize("model", ["http://127.0.0.1:9/v1#tiny", "HTTPS://models.example/v1", "vllm:org/model"])
+def test_a_releases_evaluate_py_given_a_served_model_says_it_runs_checkpoints_only(model, releases, tmp_path):
+    """Not transformers' "Repo id must be in the form ...": one line saying what to run instead (#55)."""
+    release = tmp_path / "release"
+    shutil.copytree(releases(KIND), release)
+    ran = run_standalone(release / "evaluate.py", ["--model", model, "--json", "scores.json"], cwd=tmp_path)
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    one_line_refusal(
+        ran.stderr,
+        "evaluate.py: error:",
+        f"--model {model}:",
+        "local checkpoints and Hub models only",
+        "workbench evaluate",
+    )
+    assert not (tmp_path / "scores.json").exists()

@@ -404,8 +404,32 @@ def test_a_stratified_sample_needs_a_size_and_a_column_the_items_have(tmp_path, 
         "--stratify",
         "bias_typo",
     )
-    assert r.exit_code == 0, r.output
-    monkeypatch.chdir(tmp_path / "y")
+    # refused at import, in one line, naming the columns it could use; no project is made (#55)
+    said = str(r.exception)
+    assert r.exit_code == 2 and "\n" not in said, r.output + said
+    assert said.startswith("--stratify bias_typo: p.csv: no item has such a column; stratify by one of: ")
+    assert "bias_type" in said and "anon_writer" in said and said.endswith("nothing was imported")
+    assert not (tmp_path / "y" / "workbench.toml").exists()
+    # a column edited into [origin] later is refused when the sample is drawn
+    assert (
+        invoke(
+            runner,
+            "import",
+            str(original),
+            "--kind",
+            "crows-pairs",
+            "--out",
+            str(tmp_path / "z"),
+            "--sample",
+            "5",
+            "--stratify",
+            "bias_type",
+        ).exit_code
+        == 0
+    )
+    toml = tmp_path / "z" / "workbench.toml"
+    toml.write_text(toml.read_text(encoding="utf-8").replace('"bias_type"', '"bias_typo"'), encoding="utf-8")
+    monkeypatch.chdir(tmp_path / "z")
     r = invoke(runner, "run")
     said = r.output + str(r.exception)
     assert r.exit_code != 0 and "stratify = 'bias_typo'" in said and "bias_type" in said and "anon_writer" in said

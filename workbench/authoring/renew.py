@@ -455,6 +455,8 @@ def import_project(
     if not Path(file).exists():
         raise InputError(f"{file}: no such file or folder")
     files, notes = kind.audit.importer(Path(file))
+    if stratify is not None:
+        _check_stratify(kind, files, stratify.strip(), Path(file).name)
     target = out / "templates"
     try:
         target.mkdir(parents=True, exist_ok=True)
@@ -501,6 +503,30 @@ def import_project(
     lines += [f"{k} = {_toml(v)}" for k, v in origin.items()]
     (out / "workbench.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return {"files": sorted(files), "notes": notes, "folder": out, "copy": which}
+
+
+def _check_stratify(kind, files: dict[str, str], column: str, shown: str) -> None:
+    """Refuse, before anything is written, a --stratify column the imported items do not have (the
+    check `run` would make, on the rows the kind's expand stage reads from these template files)."""
+    import tempfile
+
+    from .stages import load
+
+    expand = next((s for s in kind.audit.stages() if s.name == "expand"), None)
+    authoring = getattr(expand, "authoring", None)
+    if authoring is None:
+        return  # a kind's own expand stage: its run checks the column
+    with tempfile.TemporaryDirectory() as folder:
+        for name, text in files.items():
+            (Path(folder) / name).parent.mkdir(parents=True, exist_ok=True)
+            (Path(folder) / name).write_text(text, encoding="utf-8")
+        rows, _, _ = load(authoring, [Path(folder)])
+    items = [{"item_id": r.unit_id, "domain": r.domain, "record": json.dumps(r.record)} for _, r in rows]
+    try:
+        stratum_of(items, column)
+    except InputError as exc:
+        why = str(exc).removeprefix(f"[origin] stratify = {column!r}: ").split(" (edit [origin]")[0]
+        raise InputError(f"--stratify {column}: {shown}: {why}; nothing was imported") from None
 
 
 # -- the changelog of a renewal, per audit item ----------------------------------------------------------------

@@ -183,7 +183,7 @@ def stats(
     apart; Cohen's kappa per pair, Fleiss' kappa overall and per label, Krippendorff's alpha),
     the disputed items (resolved by an adjudicator or still disputed) and every note and flag.
     """
-    import json
+    from ..core.outputs import json_text
 
     from ..annotation import display
     from ..annotation.summary import final_labels_for, summarise
@@ -213,7 +213,7 @@ def stats(
     _print_adjudication(summary["adjudication"])
     _print_notes(summary["notes"])
     if json_out:
-        json_out.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        json_out.write_text(json_text(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         console.print(f"wrote {display_path(json_out)}")
 
 

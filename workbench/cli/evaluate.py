@@ -245,13 +245,12 @@ def evaluate(
 def write_sidecars(request) -> None:
     """Beside each CSV the run wrote (measures, items): `<file>.provenance.json`, how it was made
     (per model its revision, dtype, device and batch size; the versions), as the JSON's `runtime`."""
-    import json
-
+    from ..core.outputs import json_text
     from ..core.workspace import atomic_write_text
 
     for path in (request.csv_out, request.items_out):
         if path is not None and Path(path).is_file():
-            atomic_write_text(provenance_path(Path(path)), json.dumps(request.annotations(), indent=2) + "\n")
+            atomic_write_text(provenance_path(Path(path)), json_text(request.annotations(), indent=2) + "\n")
 
 
 def provenance_path(path: Path) -> Path:

@@ -15,6 +15,9 @@ Pure standard library: a release's evaluate.py carries it verbatim.
 
 from __future__ import annotations
 
+import json
+import math
+import numbers
 import os
 import stat
 import tempfile
@@ -95,6 +98,24 @@ class AtomicFile:
             self.commit()
         else:
             self.abort()
+
+
+def finite(value):
+    """`value` (dicts, lists, tuples) with every number that is not finite (NaN, ±infinity: a figure
+    that divides by zero) as None: JSON has no such numbers, and a reader's parser refuses them."""
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral) and not math.isfinite(value):
+        return None
+    return value
+
+
+def json_text(value, **options) -> str:
+    """JSON as every result file is written: a number that is not finite is null (`finite`), never
+    `NaN` or `Infinity`; `options` as json.dumps takes them."""
+    return json.dumps(finite(value), allow_nan=False, **options)
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:

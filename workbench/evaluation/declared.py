@@ -85,7 +85,8 @@ class Statistic:
     # columns are such pairs and the formula combines their means over cells
 
     def figure(self, sums: np.ndarray) -> np.ndarray:
-        """Figures from sums (... × k), NaN where the formula divides by zero."""
+        """Figures from sums (... × k), NaN or ±inf where the formula divides by zero (no figure:
+        null in the JSON, see intervals.Measure.point)."""
         parts = [sums[..., j] for j in range(sums.shape[-1])]
         with np.errstate(invalid="ignore", divide="ignore"):
             value = self.formula(*parts) if self.formula else parts[0] / parts[1]

@@ -128,7 +128,7 @@ class DeclaredEvaluator:
 
         @contextmanager
         def progress_for(name, total):
-            with progress_bar(f"{short(name)}: {d.title}", total) as advance:
+            with progress_bar(f"{short(name, models)}: {d.title}", total) as advance:
                 yield advance
 
         notes: list[str] = []
@@ -158,7 +158,7 @@ class DeclaredEvaluator:
         for line in [*(d.summary(doc) if d.summary else []), *notes]:
             console.print(line, markup=False, highlight=False)
         for name, (items, found) in results.items() if request.predictions_out is not None else ():
-            path = scores_path(Path(request.predictions_out), name, len(results) > 1)
+            path = scores_path(Path(request.predictions_out), name, list(results))
             d.write_scores(items, found, path)
             console.print(f"wrote {display_path(path)}", markup=False)
         write_outputs(request, doc, csv_rows(d, doc), rows, lambda doc, folder: plot(d, doc, folder), console)
@@ -168,10 +168,12 @@ class DeclaredEvaluator:
         return csv_rows(self.declared, doc)
 
 
-def scores_path(base: Path, model: str, several: bool) -> Path:
+def scores_path(base: Path, model: str, models: list[str]) -> Path:
     """Where --predictions-out writes a model's scores: the path given, or with several models
-    NAME.<model>.json beside it, one file each."""
-    return base.with_name(f"{base.stem}.{short(model)}{base.suffix or '.json'}") if several else base
+    NAME.<model>.json beside it, one file each (the model as tables show it, `--` for each `/`)."""
+    if len(models) < 2:
+        return base
+    return base.with_name(f"{base.stem}.{short(model, models).replace('/', '--')}{base.suffix or '.json'}")
 
 
 def _scored_models(request, d: Declared) -> list[str]:
@@ -194,7 +196,7 @@ def _scored_models(request, d: Declared) -> list[str]:
 
         check_outputs(
             [
-                (f"--predictions-out for {m}", scores_path(Path(request.predictions_out), m, True), False)
+                (f"--predictions-out for {m}", scores_path(Path(request.predictions_out), m, models), False)
                 for m in models
             ],
             request_inputs(request),
@@ -266,7 +268,7 @@ def table(d: Declared, doc: dict, level: Level | None = None):
     models = doc["models"]
     for name in models:
         for n, title in enumerate([s.title for s in stats] + list(d.shown)):
-            t.add_column(f"{short(name)}\n{title}" if n == 0 else title, justify="right")
+            t.add_column(f"{short(name, models)}\n{title}" if n == 0 else title, justify="right")
     # each model's groups by place: models scored on items of their own (`Declared.predictions`) may
     # lack a group, or count other items in one
     placed = [{(at, group): node for at, group, node in _levels(d, entry, level)} for entry in models.values()]
@@ -292,7 +294,7 @@ def table(d: Declared, doc: dict, level: Level | None = None):
             if gap.key in v:
                 t.caption = (
                     (t.caption + "; " if t.caption else "")
-                    + f"{short(name)}: {gap.title} {with_interval(v[gap.key], (v.get('intervals') or {}).get(gap.key), gap.digits)}"
+                    + f"{short(name, models)}: {gap.title} {with_interval(v[gap.key], (v.get('intervals') or {}).get(gap.key), gap.digits)}"
                 )
     return t
 
@@ -364,7 +366,7 @@ def plot(d: Declared, doc: dict, folder: Path) -> Path:
                 at,
                 [np.nan if v is None else v for v in values],
                 width,
-                label=short(name),
+                label=short(name, models),
                 yerr=yerr,
                 error_kw={"elinewidth": 0.8, "capsize": 2, "ecolor": "0.25"},
             )
@@ -389,7 +391,7 @@ def plot(d: Declared, doc: dict, folder: Path) -> Path:
         ax.set_title(s.title, fontsize=10)
     axes[0][0].legend(fontsize=8)
     gaps = "; ".join(
-        f"{short(name)}: {g.title} {with_interval(entry['overall'].get(g.key), (entry['overall'].get('intervals') or {}).get(g.key), g.digits)}"
+        f"{short(name, models)}: {g.title} {with_interval(entry['overall'].get(g.key), (entry['overall'].get('intervals') or {}).get(g.key), g.digits)}"
         for g in d.gaps
         for name, entry in models.items()
         if g.key in entry["overall"]

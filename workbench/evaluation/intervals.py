@@ -162,9 +162,9 @@ def interval(
 
 
 def spread(values: np.ndarray, point: float | None, n_units: int, level: float) -> Interval:
-    """The percentile interval and standard error of B resampled figures (NaN: no figure)."""
+    """The percentile interval and standard error of B resampled figures (NaN, ±inf: no figure)."""
     resamples = int(values.shape[0])
-    values = values[~np.isnan(values)]
+    values = values[np.isfinite(values)]
     if point is None or values.size == 0:
         return Interval(point, None, None, None, n_units, level, resamples)
     alpha = (1.0 - level) / 2
@@ -423,7 +423,7 @@ class Measure:
         if self.n_units == 0:
             return None
         value = float(self.stat(np.ones((1, self.n_units)))[0])
-        return None if np.isnan(value) else value
+        return None if not np.isfinite(value) else value  # 0 / 0 or x / 0: no figure
 
 
 def measure_of_ratio(numerators, denominators=None, scale: float = 1.0, neutral: float | None = None) -> Measure:

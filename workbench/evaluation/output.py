@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from pathlib import Path
 
 from .. import __version__
 from ..core.errors import InputError, display_path
-from ..core.outputs import AtomicFile, atomic_write_bytes, atomic_write_text, check_outputs, writes_through
+from ..core.outputs import AtomicFile, atomic_write_bytes, atomic_write_text, check_outputs, json_text, writes_through
 
 
-def short(name: str) -> str:
-    """A model's name as tables and plots show it: the last path component."""
-    return name.rstrip("/").split("/")[-1]
+def short(name: str, among=()) -> str:
+    """A model's name as tables, plots and file names show it: the last path component, or as many
+    as tell it apart from the other models `among` (`runA/checkpoint-500`, `runB/checkpoint-500`)."""
+    from ..core.names import shortest_names
+
+    return shortest_names([*among, name])[name]
 
 
 def chart_caption(doc: dict, width: int = 64) -> str:
@@ -37,7 +39,7 @@ def chart_caption(doc: dict, width: int = 64) -> str:
         if value and str(value) not in dataset:
             dataset += f" ({key} {value})"
             break
-    models = ", ".join(short(m) for m in doc.get("models", {}))
+    models = ", ".join(short(m, doc.get("models", {})) for m in doc.get("models", {}))
     import textwrap
 
     from ..core.errors import display_path
@@ -64,10 +66,11 @@ def save_chart(fig, path: Path, **kwargs) -> Path:
 
 
 def write_json(doc: dict, path: Path) -> None:
-    """The kind's JSON document, with the tool and its version added."""
+    """The kind's JSON document, with the tool and its version added (a figure that is not a
+    finite number, one that divides by zero, as null)."""
     atomic_write_text(
         Path(path),
-        json.dumps(
+        json_text(
             {"tool": "workbench", "tool_version": __version__, **doc}, indent=2, ensure_ascii=False, sort_keys=False
         )
         + "\n",
@@ -146,7 +149,7 @@ def _cell(value):
     if value is None:
         return ""
     if isinstance(value, (list, tuple, dict)):
-        return json.dumps(value, ensure_ascii=False, default=_plain)
+        return json_text(value, ensure_ascii=False, default=_plain)
     return value
 
 
@@ -230,7 +233,7 @@ class ItemsWriter:
                 self.csv.writerow([_cell(r.get(c)) for c in self.columns])
                 self.count += 1
                 continue
-            line = json.dumps({c: r.get(c) for c in self.columns}, ensure_ascii=False, default=_plain)
+            line = json_text({c: r.get(c) for c in self.columns}, ensure_ascii=False, default=_plain)
             if self.format == ".json":
                 line = ("\n" if self.count == 0 else ",\n") + line
             else:

@@ -383,9 +383,10 @@ def plot_versions(doc: dict, folder: Path, kind_name: str, most: int = 24) -> Pa
     headline = doc["measures"][0]
     tags = [v["tag"] for v in doc["versions"]]
     rows = doc["rows"][:most]
-    labels = [
-        " / ".join(str(r[k]).rstrip("/").split("/")[-1] for k in doc["keys"] if r[k] not in (None, "")) for r in rows
-    ]
+    from ..core.names import shortest_names
+
+    shown = {k: shortest_names(str(r[k]) for r in rows if r[k] not in (None, "")) for k in doc["keys"]}
+    labels = [" / ".join(shown[k][str(r[k])] for k in doc["keys"] if r[k] not in (None, "")) for r in rows]
     fig, ax = plt.subplots(figsize=(min(16.0, max(6.5, 0.5 * len(rows) * len(tags) + 3)), 5.2))
     x = np.arange(len(rows))
     width = 0.8 / max(1, len(tags))

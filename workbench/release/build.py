@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +29,8 @@ from ..core.errors import InputError, StageError
 from ..core.ids import file_sha256
 from ..core.workspace import Workspace, atomic_write_text
 from . import changes, generic, lmeval
+from .local_paths import local_names, refuse_machine_paths, without
+from .staging import staging_folder
 from .versions import VERSION, export_dir, parse_version, previous_version  # noqa: F401 (re-exported)
 
 EVALUATE_PY = '''"""Evaluate models on this {kind} release with workbench's evaluator.
@@ -254,16 +255,16 @@ def build(
         },
         "policy": changes.policy_basis(config),
     }
-    # No path of this machine goes into a release: a model named by an absolute folder is named by its folder's name.
-    local = _absolute_paths([basis, config.model_dump(mode="json")])
-    basis = _without(local, basis)
+    # No path of this machine goes into a release: a model named by an absolute folder is named by
+    # its folder's name (the release rows' provenance too), and what is written is read for one below.
+    local = local_names([basis, config.model_dump(mode="json")])
+    basis = without(local, basis)
+    rows = release.rows = without(local, rows)
 
-    staging = Path(
-        tempfile.mkdtemp(prefix=".build-", dir=config.path("exports") if config.path("exports").is_dir() else None)
-    )
     chosen = asked or ("original" if config.origin is not None and kind.audit is not None else "workbench")
     writer = getattr(layout, "write_original", None) if chosen == "original" else None
-    try:
+    # staged beside the releases, then moved into place; a killed build's folder is removed by the next
+    with staging_folder(config.path("exports") if config.path("exports").is_dir() else None) as staging:
         domains = writer(rows, staging) if writer is not None else None
         if domains is None:
             if asked == "original":
@@ -308,7 +309,7 @@ def build(
         dataset = f"{config.project.repo}@v{version}" if config.project.repo else None
         section = changes.card_section(version, found, diff, release.domains)
         card = "\n".join([layout.card(release).rstrip("\n"), "", *generic.closing_sections(release, kind.audit)])
-        card = _without(local, card.rstrip("\n") + ("\n\n" + section if section else "\n"))
+        card = without(local, card.rstrip("\n") + ("\n\n" + section if section else "\n"))
         (staging / "README.md").write_text(card, encoding="utf-8")
         write_evaluator(kind, dataset, staging)
         lmeval.write_tasks(
@@ -337,7 +338,7 @@ def build(
             **({"source_copy": _source_copy(staging, kind.name)} if config.origin is not None else {}),
             "domains": release.domains,
             "templates": basis["templates"],
-            "config": _without(local, _read_by(kind, config.model_dump(mode="json"))),
+            "config": without(local, _read_by(kind, config.model_dump(mode="json"))),
             "models": basis["models"],
             # every file, those of evaluator/ too, named as the Hub names them (forward slashes)
             "files": {
@@ -345,6 +346,7 @@ def build(
             },
         }
         atomic_write_text(staging / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        refuse_machine_paths(staging, config)
         if target.exists():
             same = _same_tree(staging, target)
             if not same and not force:
@@ -355,10 +357,7 @@ def build(
             shutil.rmtree(target)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(str(staging), str(target))
-        target.chmod(0o755)  # mkdtemp made it private
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
+        target.chmod(0o755)  # staged private
     return {
         "path": target,
         "samples": len(rows),
@@ -393,25 +392,6 @@ def _source_copy(staging: Path, kind: str) -> str:
     return source_copy(sorted(p for p in (staging / "data").rglob("*") if p.suffix.lower() in TEXT_DATA), kind)
 
 
-def _absolute_paths(values) -> dict[str, str]:
-    """Every string in `values` (nested dicts and lists) that is an absolute path -> how a release
-    names it: the folder's name, marked as local."""
-    found: dict[str, str] = {}
-
-    def walk(v):
-        if isinstance(v, dict):
-            for x in v.values():
-                walk(x)
-        elif isinstance(v, (list, tuple)):
-            for x in v:
-                walk(x)
-        elif isinstance(v, str) and Path(v).is_absolute():
-            found[v] = f"{Path(v).name} (a local folder)"
-
-    walk(values)
-    return found
-
-
 def _read_by(kind, settings: dict) -> dict:
     """The settings `kind` reads: the sections and keys it declares unused (`Kind.unused_settings`:
     a kind without a generation step has no [generate]) left out, as `workbench init` leaves them out."""
@@ -423,14 +403,6 @@ def _read_by(kind, settings: dict) -> dict:
         for section, values in settings.items()
         if section not in unused
     }
-
-
-def _without(local: dict[str, str], value):
-    """`value` (text, or JSON-like data) with the paths in `local` replaced by their names, longest first."""
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
-    for path in sorted(local, key=len, reverse=True):
-        text = text.replace(path, local[path])
-    return text if isinstance(value, str) else json.loads(text)
 
 
 def _refuse_if_published(repo: str, version: str, notes: list[str]) -> None:

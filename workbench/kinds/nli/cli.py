@@ -124,7 +124,7 @@ def candidates(
     log-likelihood from the [fluency] scorer: the masked LM's pseudo-log-likelihood unless the
     project chose a causal LM) is shown for hypotheses that reached the annotation queue.
     """
-    import json
+    from ...core.outputs import json_text
 
     import pyarrow.compute as pc
 
@@ -165,7 +165,7 @@ def candidates(
         )
     console.print(t)
     if json_out:
-        json_out.write_text(json.dumps(rows, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        json_out.write_text(json_text(rows, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         console.print(f"wrote {display_path(json_out)}")
 
 
@@ -174,7 +174,7 @@ def stats(
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the tables as JSON."),
 ) -> None:
     """Print the per-subtopic tables of the construction funnel that exist so far."""
-    import json
+    from ...core.outputs import json_text
 
     from .stats import compute_stats
 
@@ -190,5 +190,5 @@ def stats(
             t.add_row(*(str(v) for v in r.values()))
         console.print(t)
     if json_out:
-        json_out.write_text(json.dumps(tables, indent=2) + "\n", encoding="utf-8")
+        json_out.write_text(json_text(tables, indent=2) + "\n", encoding="utf-8")
         console.print(f"wrote {display_path(json_out)}")

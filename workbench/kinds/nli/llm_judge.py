@@ -18,8 +18,11 @@ beside classifiers.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
+import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -33,6 +36,37 @@ CHUNK = 256  # pairs per call of the scoring layer: progress moves, memory stays
 # prompt log-probabilities, else by generation (auto); only by log-likelihood, refusing a server
 # without them; or always by generation. A local causal LM is always asked by log-likelihood.
 MODES = ("auto", "log-likelihood", "generation")
+PLACEHOLDERS = ("premise", "hypothesis")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def bare(word: str) -> str:
+    """A word as a generated answer is read: its punctuation left out, its case folded."""
+    return "".join(ch for ch in word if not unicodedata.category(ch).startswith("P")).casefold()
+
+
+def read_words(text: str) -> tuple[str, ...]:
+    """A text's words as a generated answer is read (`bare`), those that are all punctuation dropped."""
+    return tuple(w for w in map(bare, text.split()) if w)
+
+
+def _distinct(answers: dict, generated: bool) -> str | None:
+    """Why three answer words cannot be told apart by the reading the mode may use, else None: by
+    log-likelihood each is its own continuation (compared as written, spaces aside); a generated
+    answer is read by its first words, case and punctuation aside, so two words alike there, or
+    one the first words of another, could never be told apart."""
+    how = "case and punctuation aside, as a generated answer is read" if generated else "spaces aside"
+    for (la, a), (lb, b) in itertools.combinations(answers.items(), 2):
+        ka, kb = (read_words(a), read_words(b)) if generated else (a.strip(), b.strip())
+        if ka == kb:
+            return f"[llm] answers: {la} = {a!r} and {lb} = {b!r} are the same word ({how}): give three that differ"
+        if generated and (ka[: len(kb)] == kb or kb[: len(ka)] == ka):
+            first, whole = (a, b) if len(ka) < len(kb) else (b, a)
+            return (
+                f"[llm] answers: {first!r} is how {whole!r} begins: a generated answer is read by its first "
+                "words, so the two could not be told apart; give answers of which none begins another"
+            )
+    return None
 
 
 @dataclass(frozen=True)
@@ -44,14 +78,33 @@ class Asking:
     mode: str = "auto"
 
     def __post_init__(self):
-        if "{premise}" not in self.prompt or "{hypothesis}" not in self.prompt:
-            raise InputError(f"the NLI prompt {self.prompt!r} must hold {{premise}} and {{hypothesis}}")
-        if set(self.answers) != set(LABELS) or len(set(self.answers.values())) != 3:
+        unknown = [name for name in _PLACEHOLDER.findall(self.prompt) if name not in PLACEHOLDERS]
+        if unknown:
             raise InputError(
-                f"the NLI answers must name three different words for {', '.join(LABELS)} (got {self.answers})"
+                f"[llm] prompt names {{{unknown[0]}}}, which is no placeholder: a prompt fills in only "
+                "{premise} and {hypothesis} (the model would read the braces as written)"
+            )
+        if "{premise}" not in self.prompt or "{hypothesis}" not in self.prompt:
+            raise InputError(f"[llm] prompt: {self.prompt!r} must hold {{premise}} and {{hypothesis}}")
+        if set(self.answers) != set(LABELS):
+            raise InputError(
+                f"[llm] answers must name three different words for {', '.join(LABELS)} (got {self.answers})"
             )
         if self.mode not in MODES:
-            raise InputError(f"the NLI mode {self.mode!r} is not one of {', '.join(MODES)}")
+            raise InputError(f"[llm] mode: {self.mode!r} is not one of {', '.join(MODES)}")
+        generated = self.mode != "log-likelihood"  # "auto" asks a server without log-probabilities so
+        for label in LABELS:
+            word = self.answers[label]
+            if not isinstance(word, str) or not word.strip():
+                raise InputError(f"[llm] answers: {label} = {word!r} is blank: an answer is a word")
+            if generated and not read_words(word):
+                raise InputError(
+                    f"[llm] answers: {label} = {word!r} is all punctuation, and a generated answer is read without it "
+                    f"([llm] mode {self.mode!r}), so no answer would ever read as this one"
+                )
+        why = _distinct({label: self.answers[label] for label in LABELS}, generated)
+        if why:
+            raise InputError(why)
 
     def render(self, premise: str, hypothesis: str) -> str:
         """The prompt for one pair; the hypothesis ends with a full stop, as lm-eval's mnli writes it."""

@@ -6,8 +6,9 @@ By log-likelihood where the server returns prompt log-probabilities (vLLM's does
 word with the highest summed log-likelihood after the prompt, lm-eval's way, so the same
 Predictions as llm_judge. Otherwise ([llm] mode "auto" with a server without them, or mode
 "generation") by generation: the prompt is completed greedily (GENERATION) and the answer's
-first word, compared case-insensitively without punctuation, is read as one of the three answer
-words (`read_answer`). An answer that reads as none of them is unparseable: its label is None,
+first words (as many as an answer word has), compared case-insensitively without punctuation, are
+read as one of the three answer words (`read_answer`; `Asking` refuses answer words this reading
+could not tell apart). An answer that reads as none of them is unparseable: its label is None,
 never a guess. `workbench evaluate` leaves such samples out of the model's figures and counts
 them (the JSON's asked.unparseable, and a note); the filter refuses a judge that may leave a
 pair without a label. Mode "log-likelihood" refuses a server without prompt log-probabilities
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import unicodedata
 from collections.abc import Callable
 
 from ...core.errors import ModelError
@@ -30,30 +30,31 @@ from ...models.loading import ModelRef
 from ...models.lm_loading import open_generator
 from ...models.served import is_served, parse
 from .label_mapping import LABELS, Prediction
-from .llm_judge import Asking, _softmax
+from .llm_judge import Asking, _softmax, read_words
+from .llm_judge import bare as _bare  # noqa: F401 (the name tests/test_served.py reads words by)
 
 __all__ = ["is_served", "served_ref", "ServedJudgeFactory", "read_answer"]
 
 # Greedy, a few tokens, up to the end of the line: enough for an answer word and what follows it.
 GENERATION = GenerationSettings(max_new_tokens=8, stop=("\n",))
-READING = "the generated answer's first word, compared case-insensitively without punctuation to the answer words"
+READING = (
+    "the generated answer's first words (as many as each answer word has), compared case-insensitively "
+    "without punctuation to the answer words"
+)
 UNPARSEABLE_RULE = (
     "a sample whose answer reads as no answer word is left out of the model's figures (n counts the "
     "answered samples) and its counterfactual partner counts as unpaired; nothing is guessed"
 )
 
 
-def _bare(word: str) -> str:
-    return "".join(ch for ch in word if not unicodedata.category(ch).startswith("P")).casefold()
-
-
 def read_answer(text: str, answers: dict) -> str | None:
-    """The label whose answer word is the text's first word (case and punctuation aside), or None."""
-    words = text.split()
-    if not words:
-        return None
-    first = _bare(words[0])
-    return next((label for label, word in answers.items() if first and _bare(word) == first), None)
+    """The label whose answer word(s) the text begins with (case and punctuation aside), or None."""
+    said = read_words(text)
+    for label, word in answers.items():
+        wanted = read_words(word)
+        if wanted and said[: len(wanted)] == wanted:
+            return label
+    return None
 
 
 def served_ref(name: str) -> ModelRef:

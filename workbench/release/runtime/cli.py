@@ -20,13 +20,12 @@ problem a user can cause ends in one line `evaluate.py: error: ...` and exit cod
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...core.errors import WorkbenchError
-from ...core.outputs import atomic_write_text, check_outputs
+from ...core.outputs import atomic_write_text, check_outputs, json_text
 from ...evaluation.intervals import (
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
@@ -105,9 +104,10 @@ def parsed(parser: argparse.ArgumentParser, standalone, argv=None) -> argparse.N
 
 
 def write_scores(doc: dict, path: Path | None) -> None:
-    """The JSON, written atomically (a device or FIFO written through) as `workbench evaluate` writes it."""
+    """The JSON, written atomically (a device or FIFO written through) as `workbench evaluate` writes
+    it: a figure that is not a finite number as null."""
     if path:
-        atomic_write_text(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        atomic_write_text(path, json_text(doc, indent=2, ensure_ascii=False) + "\n")
         print(f"wrote {path}")
 
 
@@ -163,12 +163,29 @@ def release_inputs(args: argparse.Namespace, run: Run, folder: Path, origin: dic
     return found
 
 
+# How `workbench evaluate` names a model behind a server or run by vLLM (models/served.is_served).
+SERVED = ("http://", "https://", "vllm:")
+
+
+def refuse_served(models: list[str], dataset: str | None) -> None:
+    """A served or vLLM model is refused before anything is read: this script loads checkpoints
+    with transformers alone (`from_pretrained` would read `http://...` as a malformed Hub name)."""
+    served = next((m for m in models if m.strip().lower().startswith(SERVED)), None)
+    if served is not None:
+        raise Refused(
+            f"--model {served}: a release's evaluate.py runs local checkpoints and Hub models only, not a "
+            f"model behind a server or run by vLLM; ask it with `workbench evaluate {dataset or 'RELEASE'} "
+            f"--model {served}` (the workbench package), which asks served models where the kind can"
+        )
+
+
 def main(standalone, *, kind: str, dataset: str | None, here: Path, version: str, argv=None) -> int:
     """Score the release with the kind's `standalone.evaluate` and write the JSON; 0 when
     scored, 2 when refused (the problem said in one line)."""
     run = Run(kind, dataset, Path(here), version)
     args = parsed(option_parser(standalone, run), standalone, argv)
     try:
+        refuse_served(args.model, dataset)
         folder, origin = locate_release(run.here, dataset, args.from_hub, args.unverified)
         manifest = verified_manifest(folder, kind, origin)
         check_outputs([("--json", args.json, False)], release_inputs(args, run, folder, origin, manifest))
