@@ -25,12 +25,13 @@ from ..models.runtime import MODEL_OPTION_HELP, load_spec
 from .common import console, err_console, example, get_config, get_workspace
 
 
-def _kind_options() -> dict[str, tuple]:
-    """dest -> (the first declaration of an option, the kinds that declare it, each kind's help)."""
+def _kind_options(plugins: bool = True) -> dict[str, tuple]:
+    """dest -> (the first declaration of an option, the kinds that declare it, each kind's help);
+    without `plugins`, of workbench's own kinds only."""
     from .. import kinds
 
     found: dict[str, tuple] = {}
-    for kind in kinds.loadable():
+    for kind in kinds.loadable(plugins):
         for option in kind.evaluator_options:
             first, owners, helps = found.setdefault(option.dest, (option, [], []))
             owners.append(kind.name)
@@ -39,8 +40,33 @@ def _kind_options() -> dict[str, tuple]:
     return found
 
 
-def register(app: typer.Typer) -> None:
-    """The command, with the kinds' own options added to its signature."""
+def own_options() -> dict[str, str]:
+    """The flags and option names (dests) that `workbench evaluate` and a release's evaluate.py
+    define themselves, each with whose it is: no kind may declare one (contract/registry.reserve)."""
+    from types import SimpleNamespace
+
+    from ..release.runtime.cli import Run, option_parser
+
+    own = {"--help": "workbench evaluate's --help", "-h": "workbench evaluate's -h"}
+    for param in inspect.signature(evaluate).parameters.values():
+        if param.kind is inspect.Parameter.VAR_KEYWORD:
+            continue
+        flags = getattr(param.default, "param_decls", None) or ()
+        whose = f"workbench evaluate's {flags[0] if flags else param.name}"
+        own[param.name] = whose
+        own.update({flag: f"workbench evaluate's {flag}" for flag in flags})
+    script = option_parser(SimpleNamespace(TITLE=""), Run("", None, Path("."), ""))
+    for action in script._actions:
+        whose = f"a release evaluate.py's {action.option_strings[0] if action.option_strings else action.dest}"
+        own.setdefault(action.dest, whose)
+        for flag in action.option_strings:
+            own.setdefault(flag, f"a release evaluate.py's {flag}")
+    return own
+
+
+def register(app: typer.Typer, plugins: bool = True) -> None:
+    """The command, with the kinds' own options added to its signature (without `plugins`,
+    those of workbench's own kinds: what --help lists before any plugin is imported)."""
     import typing
 
     signature = inspect.signature(evaluate)
@@ -50,7 +76,7 @@ def register(app: typer.Typer) -> None:
         for p in signature.parameters.values()
         if p.kind is not inspect.Parameter.VAR_KEYWORD
     ]
-    for dest, (option, owners, helps) in sorted(_kind_options().items()):
+    for dest, (option, owners, helps) in sorted(_kind_options(plugins).items()):
         help_text = "; ".join(helps)  # each kind says what the option means to it
         params.append(
             inspect.Parameter(
