@@ -243,7 +243,19 @@ def evaluate(
         from ..core.cache import usage
 
         request.cache_usage_at_start = usage(request.cache_path)
-    check_outputs(request, chosen, list(datasets or []))  # before any model loads
+    made = check_outputs(request, chosen, list(datasets or []))  # before any model loads
+    try:
+        _run(request, chosen)
+    except BaseException:  # nothing half-written: no folder made for outputs that never came
+        from ..core.outputs import remove_empty
+
+        remove_empty(made)
+        raise
+
+
+def _run(request, chosen) -> None:
+    """Score the request with the chosen kind's evaluator and write the sidecars; an exception a
+    plugin's evaluator raises (its bug) is one line naming the kind."""
     from ..core import distributed
     from ..core.errors import display_path
     from ..models.runtime import describe_versions
@@ -259,12 +271,20 @@ def evaluate(
     from ..evaluation.declared_report import evaluator_of
 
     module = evaluator_of(chosen.evaluator_module())
-    if len(request.sources) > 1 and not getattr(module, "MANY_SOURCES", False):
-        from ..evaluation.versions import evaluate_versions
+    try:
+        if len(request.sources) > 1 and not getattr(module, "MANY_SOURCES", False):
+            from ..evaluation.versions import evaluate_versions
 
-        evaluate_versions(module, request, console, chosen)  # each alone, then side by side
-    else:
-        module.evaluate(request, console)
+            evaluate_versions(module, request, console, chosen)  # each alone, then side by side
+        else:
+            module.evaluate(request, console)
+    except Exception as exc:
+        from ..contract.loader import KindBroken, is_plugin
+        from ..core.errors import WorkbenchError
+
+        if isinstance(exc, WorkbenchError) or not is_plugin(chosen):
+            raise
+        raise KindBroken(chosen, "its evaluator failed", exc) from exc
     write_sidecars(request)
 
 
@@ -286,7 +306,7 @@ def provenance_path(path: Path) -> Path:
     return beside(path)
 
 
-def check_outputs(request, chosen, datasets: list[str]) -> None:
+def check_outputs(request, chosen, datasets: list[str]) -> list[Path]:
     """Every output path checked (and its folder made) before any work: none may be an input or
     another output, or unwritable (evaluation/output.check_request_outputs). Sources evaluated
     one by one also write each version's own files, which are checked too."""
@@ -297,7 +317,7 @@ def check_outputs(request, chosen, datasets: list[str]) -> None:
         from ..evaluation.versions import version_tags
 
         versions = version_tags(list(request.sources))
-    check_request_outputs(request, datasets, versions)
+    return check_request_outputs(request, datasets, versions)
 
 
 def user_cache_dir() -> Path:

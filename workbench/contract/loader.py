@@ -22,14 +22,12 @@ import threading
 from types import ModuleType
 from typing import Any, Callable
 
-from ..core.errors import ConfigError, WorkbenchError
+from ..core.errors import ConfigError, WorkbenchError, one_line
 
 
 def describe(exc: BaseException) -> str:
-    """An exception as one line: its type and the first line of its message (a SyntaxError's
-    says the file and line)."""
-    lines = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    """An exception as one line (core.errors.one_line)."""
+    return one_line(exc)
 
 
 def origin(kind: Any) -> str:

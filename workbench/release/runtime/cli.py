@@ -25,8 +25,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...core.errors import WorkbenchError
-from ...core.outputs import atomic_write_text, check_outputs
+from ...core.errors import WorkbenchError, one_line
+from ...core.outputs import atomic_write_text, check_outputs, remove_empty
 from ...evaluation.intervals import (
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
@@ -168,11 +168,17 @@ def main(standalone, *, kind: str, dataset: str | None, here: Path, version: str
     scored, 2 when refused (the problem said in one line)."""
     run = Run(kind, dataset, Path(here), version)
     args = parsed(option_parser(standalone, run), standalone, argv)
+    made: list[Path] = []
     try:
         folder, origin = locate_release(run.here, dataset, args.from_hub, args.unverified)
         manifest = verified_manifest(folder, kind, origin)
-        check_outputs([("--json", args.json, False)], release_inputs(args, run, folder, origin, manifest))
-        doc, revisions = standalone.evaluate(args, run, folder, origin, manifest)
+        made = check_outputs([("--json", args.json, False)], release_inputs(args, run, folder, origin, manifest))
+        try:
+            doc, revisions = standalone.evaluate(args, run, folder, origin, manifest)
+        except (Refused, WorkbenchError, OSError):
+            raise
+        except Exception as exc:  # the kind's code failed: one line naming it, as `workbench evaluate` says it
+            raise Refused(f"kind {kind!r}: its evaluator failed: {one_line(exc)}") from exc
         doc = {k: v for k, v in doc.items() if k not in ("tool", "tool_version")}
         doc["runtime"] = runtime_record(args.spec, run.runtimes)
         if origin.get("unverified"):
@@ -197,6 +203,7 @@ def main(standalone, *, kind: str, dataset: str | None, here: Path, version: str
             **(standalone.provenance(args) if hasattr(standalone, "provenance") else {}),
         }
     except (Refused, WorkbenchError, OSError) as exc:
+        remove_empty(made)  # nothing half-written: no folder made for a JSON that never came
         print(f"evaluate.py: error: {exc}", file=sys.stderr)
         return 2
     try:
