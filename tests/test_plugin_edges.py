@@ -147,3 +147,29 @@ def test_help_and_version_import_no_plugin_and_a_plugin_that_never_finishes_impo
         bad.returncode == 2
         and bad.stderr.strip() == "error: WORKBENCH_PLUGIN_TIMEOUT='soon': a number of seconds, e.g. 30"
     )
+
+
+def test_a_plugin_taking_a_built_in_kinds_name_or_another_plugins_is_broken_and_replaces_nothing(plugins, monkeypatch):
+    from workbench import kinds
+    from workbench.contract import registry
+    from workbench.core.errors import ConfigError
+
+    plugins.install("twin")
+    (plugins.root / "twin_b").mkdir()
+    (plugins.root / "twin_b" / "__init__.py").write_text("KIND = None\n")
+    info = plugins.root / "twin_b-0.2.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: twin-b\nVersion: 0.2.0\n")
+    (info / "entry_points.txt").write_text("[workbench.kinds]\ntwin = twin_b:KIND\nnli = twin_b:KIND\n")
+    plugins.forget()
+    monkeypatch.setattr(registry, "_ENTRIES", None)
+
+    listed = {(e.name, e.package): e for e in kinds.listing()}
+    assert kinds.get("nli").package == "workbench" and listed["nli", "workbench"].error is None
+    assert listed["nli", "twin-b"].error == "'nli' is the name of a kind built into workbench: rename it"
+    with pytest.raises(ConfigError) as refused:
+        kinds.get("twin")
+    assert str(refused.value) == (
+        "kind 'twin' (twin-b 0.2.0): it cannot be loaded from twin_b:KIND: two packages register it, "
+        "twin-b 0.2.0 (twin_b:KIND) and twin-plugin 0.1.0 (twin_plugin:KIND): uninstall one"
+    )

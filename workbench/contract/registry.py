@@ -93,8 +93,20 @@ def _entries() -> dict[str, Entry]:
             package = dist.metadata["Name"] if dist is not None else "?"
             version = dist.version if dist is not None else ""
             if ep.name in BUILT_IN and ep.value == BUILT_IN[ep.name]:
-                package = "workbench"
-            found[ep.name] = Entry(ep.name, ep.value, package, version)
+                continue  # workbench's own, listed above
+            entry, known = Entry(ep.name, ep.value, package, version), found.get(ep.name)
+            if known is None:
+                found[ep.name] = entry
+            elif not loader.is_plugin(known):  # listed beside the built-in kind, as broken: it never replaces it
+                entry.error = f"{ep.name!r} is the name of a kind built into workbench: rename it"
+                found[f"{ep.name} ({package})"] = entry
+            elif (known.package, known.target) != (package, ep.value):  # which one would depend on sys.path
+                first, second = sorted([known, entry], key=lambda e: (e.package, e.target))
+                first.error = (
+                    f"two packages register it, {loader.origin(first)} ({first.target}) and "
+                    f"{loader.origin(second)} ({second.target}): uninstall one"
+                )
+                found[ep.name] = first
         _ENTRIES = found
     return _ENTRIES
 
