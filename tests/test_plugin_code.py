@@ -163,3 +163,59 @@ def test_an_exception_in_any_other_hook_of_a_plugins_evaluator_is_one_line_namin
     assert ran.stderr.strip().splitlines()[-1] == (
         "evaluate.py: error: kind 'crashy': its evaluator failed: ZeroDivisionError: division by zero"
     )
+
+
+def test_the_kinds_code_is_recorded_and_a_release_whose_evaluator_changed_is_named_and_built(
+    plugins, tmp_path, runner, monkeypatch
+):
+    from workbench import kinds
+    from workbench.contract.code import identity
+
+    calm = [s for s in SENTENCES if "boom" not in s]
+    plugins.install("crashy", evaluate=EVALUATOR, standalone=STANDALONE)
+    release = build_release(plugins, tmp_path, runner, monkeypatch, calm)
+    first = json.loads((release / "manifest.json").read_text())["kind_code"]
+    assert first == {"package": "crashy-plugin", "version": "0.1.0", "code": identity(kinds.get("crashy"))["code"]}
+    assert len(first["code"]) == 64
+
+    result = invoke(runner, "evaluate", str(release), "--model", "m1", "--json", str(tmp_path / "a.json"))
+    assert result.exit_code == 0 and "warning" not in result.stderr, result.output
+    record = json.loads((tmp_path / "a.json").read_text())["provenance"]
+    assert record["kind_code"] == first and record["datasets"][0]["kind_code"] == first
+    ran = script(release, "--model", "m1", "--json", str(tmp_path / "b.json"))
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads((tmp_path / "b.json").read_text())["provenance"]["kind_code"] == first
+
+    # The plugin upgraded: its score counts other sentences.
+    plugins.upgrade("crashy", "0.2.0", evaluate=EVALUATOR.replace("% 2", "% 3"), standalone=STANDALONE)
+    second = {"package": "crashy-plugin", "version": "0.2.0", "code": identity(kinds.get("crashy"))["code"]}
+    assert second["code"] != first["code"]
+    result = invoke(runner, "evaluate", str(release), "--model", "m1", "--json", str(tmp_path / "c.json"))
+    assert result.exit_code == 0, result.output
+    warned = [line for line in result.stderr.splitlines() if line.startswith("warning")]
+    assert warned == [
+        f"warning: {release} was built with kind crashy from crashy-plugin 0.1.0 (code {first['code'][:12]}); "
+        f"the installed kind is crashy-plugin 0.2.0 (code {second['code'][:12]}): these figures may differ "
+        "from those of the release's evaluate.py"
+    ]
+    record = json.loads((tmp_path / "c.json").read_text())["provenance"]
+    assert record["kind_code"] == second and record["datasets"][0]["kind_code"] == first
+
+    # Only the evaluator changed: a new version is built, and its changelog and card say so.
+    built = invoke(runner, "build", "--version", "1.1.0")
+    assert built.exit_code == 0, built.output
+    newer = release.parent / "1.1.0"
+    assert json.loads((newer / "manifest.json").read_text())["kind_code"] == second
+    line = (
+        f"The evaluator changed: crashy-plugin 0.1.0 (code {first['code'][:12]}) → "
+        f"crashy-plugin 0.2.0 (code {second['code'][:12]})."
+    )
+    assert line in (newer / "CHANGELOG.md").read_text().splitlines()
+    assert line in (newer / "README.md").read_text().splitlines()
+    # Nothing changed since: refused as ever.
+    again = invoke(runner, "build", "--version", "1.2.0")
+    assert (
+        again.exit_code == 2
+        and "nothing changed in the data since 1.1.0 (crashy v1.1.0, not published to the Hub), nor in its evaluator"
+        in str(again.exception)
+    )

@@ -238,7 +238,10 @@ def evaluate(
         intervals=intervals,
         strict=strict,
         kind=chosen.name,
+        kind_code=_kind_code(chosen),
     )
+    for line in other_code(request.sources, chosen.name, request.kind_code):
+        err_console.print(f"warning: {line}", style="yellow", markup=False, highlight=False, soft_wrap=True)
     if request.cache_path is not None:
         from ..core.cache import usage
 
@@ -286,6 +289,30 @@ def _run(request, chosen) -> None:
             raise
         raise KindBroken(chosen, "its evaluator failed", exc) from exc
     write_sidecars(request)
+
+
+def _kind_code(kind) -> dict:
+    from ..release.build import kind_code
+
+    return kind_code(kind)
+
+
+def other_code(sources: list[str], kind: str, installed: dict) -> list[str]:
+    """A line for each release whose evaluate.py runs other code of the kind than the installed
+    one (its manifest's `kind_code`): its figures and this run's may differ, and this says why."""
+    from ..evaluation.provenance import release_manifest
+    from ..release.changes import shown_code
+
+    lines = []
+    for spec in sources:
+        manifest = release_manifest(spec) or {}
+        built = manifest.get("kind_code")
+        if manifest.get("kind") == kind and isinstance(built, dict) and built != installed:
+            lines.append(
+                f"{spec} was built with kind {kind} from {shown_code(built)}; the installed kind is "
+                f"{shown_code(installed)}: these figures may differ from those of the release's evaluate.py"
+            )
+    return lines
 
 
 def write_sidecars(request) -> None:

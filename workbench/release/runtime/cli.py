@@ -163,9 +163,12 @@ def release_inputs(args: argparse.Namespace, run: Run, folder: Path, origin: dic
     return found
 
 
-def main(standalone, *, kind: str, dataset: str | None, here: Path, version: str, argv=None) -> int:
+def main(
+    standalone, *, kind: str, dataset: str | None, here: Path, version: str, argv=None, kind_code: dict | None = None
+) -> int:
     """Score the release with the kind's `standalone.evaluate` and write the JSON; 0 when
-    scored, 2 when refused (the problem said in one line)."""
+    scored, 2 when refused (the problem said in one line). `kind_code`: the kind's package,
+    version and code hash the build pinned (the provenance records it)."""
     run = Run(kind, dataset, Path(here), version)
     args = parsed(option_parser(standalone, run), standalone, argv)
     made: list[Path] = []
@@ -186,6 +189,7 @@ def main(standalone, *, kind: str, dataset: str | None, here: Path, version: str
         provenance = {
             "evaluator": "standalone evaluate.py",
             "evaluator_version": version,
+            "kind_code": kind_code,
             "release": dataset,
             "dataset_folder": origin["dataset_folder"],
             "dataset_commit": origin["dataset_commit"],
