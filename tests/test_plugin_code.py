@@ -219,3 +219,16 @@ def test_the_kinds_code_is_recorded_and_a_release_whose_evaluator_changed_is_nam
         and "nothing changed in the data since 1.1.0 (crashy v1.1.0, not published to the Hub), nor in its evaluator"
         in str(again.exception)
     )
+
+
+def test_a_score_that_exits_is_one_line_not_a_silent_exit(plugins, tmp_path, runner, monkeypatch):
+    exiting = EVALUATOR.replace("    out = []", "    raise SystemExit(5)")
+    plugins.install("crashy", evaluate=exiting, standalone=STANDALONE)
+    release = build_release(plugins, tmp_path, runner, monkeypatch, SENTENCES[:1])
+    said = "kind 'crashy' failed scoring item 1 of 1 (id {}) with m1 (its score()): SystemExit: 5"
+    from workbench.core.ids import hypothesis_id
+
+    said = said.format(hypothesis_id(SENTENCES[0]))
+    assert one_line(invoke(runner, "evaluate", str(release), "--model", "m1")) == said
+    ran = script(release, "--model", "m1")
+    assert ran.returncode == 2 and ran.stderr.strip().splitlines()[-1] == f"evaluate.py: error: {said}"

@@ -281,7 +281,7 @@ def _run(request, chosen) -> None:
             evaluate_versions(module, request, console, chosen)  # each alone, then side by side
         else:
             module.evaluate(request, console)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a plugin that exits is a broken plugin too
         from ..contract.loader import KindBroken, is_plugin
         from ..core.errors import WorkbenchError
 

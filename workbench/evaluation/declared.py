@@ -301,7 +301,7 @@ class Declared:
                 found = self.item(record, bad)
             except WorkbenchError:  # the kind's own verdict, already one line
                 raise
-            except Exception as exc:  # noqa: BLE001 -- the kind's bug, named with the record it was reading
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 -- the kind's bug (an exit too), named with its record
                 raise KindError(
                     f"{shown}:{line}: kind {self.kind!r} failed reading this {self.item_name} (its item()): "
                     f"{one_line(exc)}"
@@ -565,7 +565,7 @@ class Declared:
             return self.score(models, items, options, advance)
         except WorkbenchError:
             raise
-        except Exception as exc:  # noqa: BLE001 -- the kind's bug, named with the item it fails on
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 -- the kind's bug (an exit too), named with its item
             at = self._failing(models, items, options)
             where = (
                 f"the {len(items)} {self.items_name} together (on none alone)" if at is None else self._named(items, at)
@@ -582,7 +582,7 @@ class Declared:
         def fails(part: list) -> bool:
             try:
                 self.score(models, part, options, lambda n: None)
-            except Exception:  # noqa: BLE001 -- only whether it fails is asked
+            except (Exception, SystemExit):  # noqa: BLE001 -- only whether it fails is asked
                 return True
             return False
 

@@ -180,7 +180,7 @@ def main(
             doc, revisions = standalone.evaluate(args, run, folder, origin, manifest)
         except (Refused, WorkbenchError, OSError):
             raise
-        except Exception as exc:  # the kind's code failed: one line naming it, as `workbench evaluate` says it
+        except (Exception, SystemExit) as exc:  # the kind's code failed: one line naming it, as workbench says it
             raise Refused(f"kind {kind!r}: its evaluator failed: {one_line(exc)}") from exc
         doc = {k: v for k, v in doc.items() if k not in ("tool", "tool_version")}
         doc["runtime"] = runtime_record(args.spec, run.runtimes)
