@@ -166,3 +166,22 @@ def plugins_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     found = Plugins(tmp_path / "site-packages", monkeypatch)
     yield found
     found.forget()
+
+
+def workbench(*args: str, cwd: Path, plugins: Path, env: dict | None = None, timeout: float = 120):
+    """The `workbench` command in a fresh process with the installed plugins (a `Plugins.root`)
+    first on PYTHONPATH: the whole command line is built there, as a user's shell builds it."""
+    import os
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    path = os.pathsep.join([str(plugins), *filter(None, [os.environ.get("PYTHONPATH")]), str(root)])
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *args],
+        check=False,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": path, "HF_HUB_OFFLINE": "1", "WORKBENCH_PROGRESS": "0", **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

@@ -25,12 +25,13 @@ from ..models.runtime import MODEL_OPTION_HELP, load_spec
 from .common import console, err_console, example, get_config, get_workspace
 
 
-def _kind_options() -> dict[str, tuple]:
-    """dest -> (the first declaration of an option, the kinds that declare it, each kind's help)."""
+def _kind_options(plugins: bool = True) -> dict[str, tuple]:
+    """dest -> (the first declaration of an option, the kinds that declare it, each kind's help);
+    without `plugins`, of workbench's own kinds only."""
     from .. import kinds
 
     found: dict[str, tuple] = {}
-    for kind in kinds.loadable():
+    for kind in kinds.loadable(plugins):
         for option in kind.evaluator_options:
             first, owners, helps = found.setdefault(option.dest, (option, [], []))
             owners.append(kind.name)
@@ -39,8 +40,33 @@ def _kind_options() -> dict[str, tuple]:
     return found
 
 
-def register(app: typer.Typer) -> None:
-    """The command, with the kinds' own options added to its signature."""
+def own_options() -> dict[str, str]:
+    """The flags and option names (dests) that `workbench evaluate` and a release's evaluate.py
+    define themselves, each with whose it is: no kind may declare one (contract/registry.reserve)."""
+    from types import SimpleNamespace
+
+    from ..release.runtime.cli import Run, option_parser
+
+    own = {"--help": "workbench evaluate's --help", "-h": "workbench evaluate's -h"}
+    for param in inspect.signature(evaluate).parameters.values():
+        if param.kind is inspect.Parameter.VAR_KEYWORD:
+            continue
+        flags = getattr(param.default, "param_decls", None) or ()
+        whose = f"workbench evaluate's {flags[0] if flags else param.name}"
+        own[param.name] = whose
+        own.update({flag: f"workbench evaluate's {flag}" for flag in flags})
+    script = option_parser(SimpleNamespace(TITLE=""), Run("", None, Path("."), ""))
+    for action in script._actions:
+        whose = f"a release evaluate.py's {action.option_strings[0] if action.option_strings else action.dest}"
+        own.setdefault(action.dest, whose)
+        for flag in action.option_strings:
+            own.setdefault(flag, f"a release evaluate.py's {flag}")
+    return own
+
+
+def register(app: typer.Typer, plugins: bool = True) -> None:
+    """The command, with the kinds' own options added to its signature (without `plugins`,
+    those of workbench's own kinds: what --help lists before any plugin is imported)."""
     import typing
 
     signature = inspect.signature(evaluate)
@@ -50,7 +76,7 @@ def register(app: typer.Typer) -> None:
         for p in signature.parameters.values()
         if p.kind is not inspect.Parameter.VAR_KEYWORD
     ]
-    for dest, (option, owners, helps) in sorted(_kind_options().items()):
+    for dest, (option, owners, helps) in sorted(_kind_options(plugins).items()):
         help_text = "; ".join(helps)  # each kind says what the option means to it
         params.append(
             inspect.Parameter(
@@ -212,12 +238,27 @@ def evaluate(
         intervals=intervals,
         strict=strict,
         kind=chosen.name,
+        kind_code=_kind_code(chosen),
     )
+    for line in other_code(request.sources, chosen.name, request.kind_code):
+        err_console.print(f"warning: {line}", style="yellow", markup=False, highlight=False, soft_wrap=True)
     if request.cache_path is not None:
         from ..core.cache import usage
 
         request.cache_usage_at_start = usage(request.cache_path)
-    check_outputs(request, chosen, list(datasets or []))  # before any model loads
+    made = check_outputs(request, chosen, list(datasets or []))  # before any model loads
+    try:
+        _run(request, chosen)
+    except BaseException:  # nothing half-written: no folder made for outputs that never came
+        from ..core.outputs import remove_empty
+
+        remove_empty(made)
+        raise
+
+
+def _run(request, chosen) -> None:
+    """Score the request with the chosen kind's evaluator and write the sidecars; an exception a
+    plugin's evaluator raises (its bug) is one line naming the kind."""
     from ..core import distributed
     from ..core.errors import display_path
     from ..models.runtime import describe_versions
@@ -233,13 +274,45 @@ def evaluate(
     from ..evaluation.declared_report import evaluator_of
 
     module = evaluator_of(chosen.evaluator_module())
-    if len(request.sources) > 1 and not getattr(module, "MANY_SOURCES", False):
-        from ..evaluation.versions import evaluate_versions
+    try:
+        if len(request.sources) > 1 and not getattr(module, "MANY_SOURCES", False):
+            from ..evaluation.versions import evaluate_versions
 
-        evaluate_versions(module, request, console, chosen)  # each alone, then side by side
-    else:
-        module.evaluate(request, console)
+            evaluate_versions(module, request, console, chosen)  # each alone, then side by side
+        else:
+            module.evaluate(request, console)
+    except (Exception, SystemExit) as exc:  # a plugin that exits is a broken plugin too
+        from ..contract.loader import KindBroken, is_plugin
+        from ..core.errors import WorkbenchError
+
+        if isinstance(exc, WorkbenchError) or not is_plugin(chosen):
+            raise
+        raise KindBroken(chosen, "its evaluator failed", exc) from exc
     write_sidecars(request)
+
+
+def _kind_code(kind) -> dict:
+    from ..release.build import kind_code
+
+    return kind_code(kind)
+
+
+def other_code(sources: list[str], kind: str, installed: dict) -> list[str]:
+    """A line for each release whose evaluate.py runs other code of the kind than the installed
+    one (its manifest's `kind_code`): its figures and this run's may differ, and this says why."""
+    from ..evaluation.provenance import release_manifest
+    from ..release.changes import shown_code
+
+    lines = []
+    for spec in sources:
+        manifest = release_manifest(spec) or {}
+        built = manifest.get("kind_code")
+        if manifest.get("kind") == kind and isinstance(built, dict) and built != installed:
+            lines.append(
+                f"{spec} was built with kind {kind} from {shown_code(built)}; the installed kind is "
+                f"{shown_code(installed)}: these figures may differ from those of the release's evaluate.py"
+            )
+    return lines
 
 
 def write_sidecars(request) -> None:
@@ -259,7 +332,7 @@ def provenance_path(path: Path) -> Path:
     return beside(path)
 
 
-def check_outputs(request, chosen, datasets: list[str]) -> None:
+def check_outputs(request, chosen, datasets: list[str]) -> list[Path]:
     """Every output path checked (and its folder made) before any work: none may be an input or
     another output, or unwritable (evaluation/output.check_request_outputs). Sources evaluated
     one by one also write each version's own files, which are checked too."""
@@ -270,7 +343,7 @@ def check_outputs(request, chosen, datasets: list[str]) -> None:
         from ..evaluation.versions import version_tags
 
         versions = version_tags(list(request.sources))
-    check_request_outputs(request, datasets, versions)
+    return check_request_outputs(request, datasets, versions)
 
 
 def user_cache_dir() -> Path:

@@ -43,14 +43,37 @@ def list_kinds() -> None:
 
 
 def add_kind_commands(app: typer.Typer) -> None:
-    """Every loadable kind may add commands of its own; one that fails is left out (and
-    `workbench kinds` says why), so a broken plugin never takes the CLI down."""
+    """The commands workbench's own kinds add (a plugin's are added when a command runs:
+    `plugin_commands`)."""
     from .. import kinds
 
-    for entry in kinds.listing():
-        if entry.kind is None or entry.kind.commands is None:
-            continue
-        try:
+    for entry in kinds.listing(plugins=False):
+        if entry.kind is not None and entry.kind.commands is not None:
             entry.kind.commands(app)
+
+
+def plugin_commands(taken: set[str], settings: dict) -> dict:
+    """The click commands every loadable plugin kind adds, by name. A plugin whose commands fail
+    to register, or take the name of a command already there (`taken`), is left out with the
+    reason on its entry (`workbench kinds` shows it broken), so a broken plugin never takes the
+    CLI down. `settings`: the Typer settings of workbench's own app."""
+    from .. import kinds
+
+    found: dict = {}
+    for entry in kinds.listing():
+        kind = entry.kind
+        if kind is None or kind.commands is None or not kinds.loader.is_plugin(kind):
+            continue
+        own = typer.Typer(**settings)
+        try:
+            kind.commands(own)
+            commands = dict(typer.main.get_group(own).commands)
         except Exception as exc:  # noqa: BLE001 -- a plugin's bug must not break every command
             entry.error = f"its commands failed to register: {kinds.loader.describe(exc)}"
+            continue
+        clash = sorted(set(commands) & (taken | set(found)))
+        if clash:
+            entry.error = f"its command {clash[0]!r} has the name of a command already there: rename it"
+            continue
+        found.update(commands)
+    return found

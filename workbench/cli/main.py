@@ -6,12 +6,47 @@ import sys
 from pathlib import Path
 
 import typer
+from typer.core import TyperGroup
 
 from ..core.errors import WorkbenchError
 from . import annotate, evaluate, init, kinds, labelstudio, models, pipeline, release, report
 from .common import err_console, example
 
+SETTINGS = {
+    "pretty_exceptions_enable": False,
+    "add_completion": False,
+    "rich_markup_mode": None,
+}
+
+
+class Commands(TyperGroup):
+    """workbench's commands. Plugin kinds are imported only when a command is about to run (never
+    for `--help` or `--version`): then their own commands are added, and `evaluate` is made again
+    with their options, after the command line's own flags are reserved (a plugin declaring one is
+    broken, not the command line)."""
+
+    plugins_added = False
+
+    def resolve_command(self, ctx, args):
+        if not self.plugins_added:
+            self.plugins_added = True
+            add_plugins(self)
+        return super().resolve_command(ctx, args)
+
+
+def add_plugins(group: TyperGroup) -> None:
+    from ..contract import loader, registry
+
+    loader.plugin_timeout()  # a bad WORKBENCH_PLUGIN_TIMEOUT is the command's error, not every plugin's
+    registry.reserve(evaluate.own_options())
+    with_plugins = typer.Typer(**SETTINGS)
+    evaluate.register(with_plugins)  # every loadable kind's options
+    group.commands["evaluate"] = typer.main.get_group(with_plugins).commands["evaluate"]
+    group.commands.update(kinds.plugin_commands(set(group.commands), SETTINGS))
+
+
 app = typer.Typer(
+    cls=Commands,
     name="workbench",
     help="Build social-bias benchmarks that keep up with new language models: write templates, "
     "let models propose and filter items, have people validate them, and publish versioned "
@@ -24,9 +59,7 @@ app = typer.Typer(
         "workbench status                        # which stages are fresh, stale or missing",
     ),
     no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-    rich_markup_mode=None,
+    **SETTINGS,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -62,7 +95,7 @@ init.register(app)
 pipeline.register(app)
 annotate.register(app)
 release.register(app)
-evaluate.register(app)
+evaluate.register(app, plugins=False)  # with the plugins' options when a command runs (Commands)
 report.register(app)
 kinds.register(app)
 kinds.add_kind_commands(app)

@@ -7,23 +7,27 @@ its `detect` raises must cost only that kind. So every failure becomes a `KindBr
 ConfigError (exit 2) whose one line names the kind, its package and version, the module and the
 error — which the kind's own commands report as it is and which everything that merely looks at
 every kind (detection, `workbench kinds`) turns into a warning and goes on without that kind.
+
+A plugin's module is imported in a thread of its own and waited for at most
+WORKBENCH_PLUGIN_TIMEOUT seconds (default 30): one that loops or blocks at import is reported as
+broken, never waited on forever (the thread is left behind, and ends with the process).
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
+import threading
 from types import ModuleType
 from typing import Any, Callable
 
-from ..core.errors import ConfigError, WorkbenchError
+from ..core.errors import ConfigError, WorkbenchError, one_line
 
 
 def describe(exc: BaseException) -> str:
-    """An exception as one line: its type and the first line of its message (a SyntaxError's
-    says the file and line)."""
-    lines = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    """An exception as one line (core.errors.one_line)."""
+    return one_line(exc)
 
 
 def origin(kind: Any) -> str:
@@ -41,13 +45,60 @@ class KindBroken(ConfigError):
         super().__init__(f"kind {self.kind!r} ({origin(kind)}): {what}: {self.reason}")
 
 
+TIMEOUT_VARIABLE = "WORKBENCH_PLUGIN_TIMEOUT"
+DEFAULT_TIMEOUT = 30.0  # seconds: a plugin that imports torch at its top on a busy machine still loads
+
+
+def plugin_timeout() -> float:
+    """How long a plugin's import is waited for (WORKBENCH_PLUGIN_TIMEOUT, seconds)."""
+    text = os.environ.get(TIMEOUT_VARIABLE, "")
+    try:
+        value = float(text) if text.strip() else DEFAULT_TIMEOUT
+    except ValueError:
+        raise ConfigError(f"{TIMEOUT_VARIABLE}={text!r}: a number of seconds, e.g. 30") from None
+    if not value > 0:
+        raise ConfigError(f"{TIMEOUT_VARIABLE}={text!r}: a number of seconds above 0, e.g. 30")
+    return value
+
+
+_HUNG: dict[str, str] = {}  # module -> why: imports that never finished in this process
+
+
+def is_plugin(kind: Any) -> bool:
+    """Whether the kind comes from another package than workbench (its code is not ours)."""
+    return getattr(kind, "package", "workbench") != "workbench"
+
+
 def import_module(kind: Any, name: str, role: str) -> ModuleType:
     """Import module `name`, the kind's `role` module ("evaluator", "standalone", ...); any failure
-    (SystemExit included: a plugin that exits on import) is a KindBroken."""
-    try:
-        return importlib.import_module(name)
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 -- whatever a plugin raises is its own failure
-        raise KindBroken(kind, f"its {role} module {name} cannot be imported", exc) from exc
+    (SystemExit and KeyboardInterrupt included: a plugin that exits on import) is a KindBroken,
+    and so is a plugin's import that does not finish in `plugin_timeout()` seconds."""
+    what = f"its {role} module {name} cannot be imported"
+    if name in _HUNG:  # still importing in its thread: importing it again would wait on that thread
+        raise KindBroken(kind, what, _HUNG[name])
+    if not is_plugin(kind):
+        try:
+            return importlib.import_module(name)
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 -- whatever a plugin raises is its own failure
+            raise KindBroken(kind, what, exc) from exc
+    timeout = plugin_timeout()
+    done: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            done["module"] = importlib.import_module(name)
+        except BaseException as exc:  # noqa: BLE001 -- reported by the waiting thread, as the plugin's failure
+            done["error"] = exc
+
+    worker = threading.Thread(target=run, name=f"import {name}", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        _HUNG[name] = f"its import did not finish in {timeout:g} s ({TIMEOUT_VARIABLE} sets the wait)"
+        raise KindBroken(kind, what, _HUNG[name])
+    if "error" in done:
+        raise KindBroken(kind, what, done["error"]) from done["error"]
+    return done["module"]
 
 
 def call(kind: Any, what: str, function: Callable, *args, own_errors: bool = True, **kwargs):

@@ -4,12 +4,20 @@ Every kind — the six built in and any plugin — is an entry point `NAME = "mo
 object is a `Kind` (see `kind.py`, the contract). Entry points are read once per process and
 loaded only when a kind is used, so a plugin that fails to import breaks only itself: it is
 listed by `workbench kinds` with its error, and using it says why. Every module of a kind is
-imported through `loader.py`, which turns any failure into one line naming the kind.
+imported through `loader.py`, which turns any failure into one line naming the kind (and bounds
+how long a plugin's import is waited for).
+
+A kind's command-line options (its evaluator options and model roles) become options of
+`workbench evaluate` and of a release's evaluate.py beside their own. An option that is not
+`--name`, or takes the flag or the name of one of theirs (`reserve`, called by the command line
+before any plugin loads), makes that kind broken with one line saying which: it can never take
+`--json` over for every kind, nor stop every command from starting.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -51,6 +59,25 @@ class Entry:
 
 _ENTRIES: dict[str, Entry] | None = None
 _REGISTERED: dict[str, Kind] = {}
+_RESERVED: dict[str, str] = {}  # a flag or option name -> whose it is ("workbench evaluate's --json")
+FLAG = re.compile(r"--[A-Za-z0-9][A-Za-z0-9-]*")
+
+
+def reserve(names: dict[str, str]) -> None:
+    """Flags and option names (dests) that are the command line's own, each with whose it is: a
+    kind declaring one of them is broken (see the module docstring)."""
+    _RESERVED.update(names)
+
+
+def option_problem(kind: Kind) -> str | None:
+    """Why the kind's options cannot be added to the command line (one line), else None."""
+    for option in kind.evaluator_options:  # its model roles are among them (Kind.__post_init__)
+        if not isinstance(option.flag, str) or not FLAG.fullmatch(option.flag):
+            return f"its option {option.flag!r} is not a flag of the form --name (letters, digits and -)"
+        for name in (option.flag, option.dest):
+            if name in _RESERVED:
+                return f"its option {option.flag} clashes with {_RESERVED[name]}: rename it"
+    return None
 
 
 def _entries() -> dict[str, Entry]:
@@ -66,8 +93,20 @@ def _entries() -> dict[str, Entry]:
             package = dist.metadata["Name"] if dist is not None else "?"
             version = dist.version if dist is not None else ""
             if ep.name in BUILT_IN and ep.value == BUILT_IN[ep.name]:
-                package = "workbench"
-            found[ep.name] = Entry(ep.name, ep.value, package, version)
+                continue  # workbench's own, listed above
+            entry, known = Entry(ep.name, ep.value, package, version), found.get(ep.name)
+            if known is None:
+                found[ep.name] = entry
+            elif not loader.is_plugin(known):  # listed beside the built-in kind, as broken: it never replaces it
+                entry.error = f"{ep.name!r} is the name of a kind built into workbench: rename it"
+                found[f"{ep.name} ({package})"] = entry
+            elif (known.package, known.target) != (package, ep.value):  # which one would depend on sys.path
+                first, second = sorted([known, entry], key=lambda e: (e.package, e.target))
+                first.error = (
+                    f"two packages register it, {loader.origin(first)} ({first.target}) and "
+                    f"{loader.origin(second)} ({second.target}): uninstall one"
+                )
+                found[ep.name] = first
         _ENTRIES = found
     return _ENTRIES
 
@@ -83,6 +122,9 @@ def _load(entry: Entry) -> Kind:
                 raise TypeError(f"{entry.target} is a {type(kind).__name__}, not a workbench Kind")
             if kind.name != entry.name:
                 raise ValueError(f"{entry.target} declares kind {kind.name!r}, registered as {entry.name!r}")
+            problem = option_problem(kind)
+            if problem:
+                raise KindBroken(entry, "its options", problem)
             entry.kind = dataclasses.replace(kind, package=entry.package, version=entry.version, module=module)
         except KindBroken as exc:  # a broken plugin must not break the other kinds
             entry.error = exc.reason
@@ -126,11 +168,14 @@ def _try(entry: Entry, attribute: str, default):
         return default
 
 
-def listing() -> list[Entry]:
-    """Every registered kind, each loaded if it can be (errors kept on the entry)."""
+def listing(plugins: bool = True) -> list[Entry]:
+    """Every registered kind, each loaded if it can be (errors kept on the entry); without
+    `plugins`, workbench's own kinds only (none of another package's code is imported)."""
     out = []
     for name in sorted(_entries()):
         entry = _entries()[name]
+        if not plugins and loader.is_plugin(entry):
+            continue
         try:
             _load(entry)
         except ConfigError:
@@ -163,8 +208,8 @@ def broken_part(kind: Kind) -> KindBroken | None:
     return None
 
 
-def loadable() -> list[Kind]:
-    return [e.kind for e in listing() if e.kind is not None]
+def loadable(plugins: bool = True) -> list[Kind]:
+    return [e.kind for e in listing(plugins) if e.kind is not None]
 
 
 def of_config(config: "Config") -> Kind:

@@ -64,6 +64,18 @@ class ModelError(WorkbenchError):
     """A model cannot be loaded or does not fit the task."""
 
 
+class KindError(WorkbenchError):
+    """A kind's own code raised while it ran (its evaluator's `item` or `score`, say): one line
+    naming the kind, the item it was at and the error, not a traceback."""
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line: its type and the first line of its message (a SyntaxError's
+    says the file and line)."""
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+
+
 def did_you_mean(name, known) -> str:
     """ "did you mean X? " for the known name nearest to a misspelt `name`, else ""."""
     import difflib

@@ -157,9 +157,10 @@ def _device(path: Path) -> bool:
         return False
 
 
-def check_outputs(outputs: list[tuple[str, Path | None, bool]], inputs: list[tuple[str, Path | None]]) -> None:
+def check_outputs(outputs: list[tuple[str, Path | None, bool]], inputs: list[tuple[str, Path | None]]) -> list[Path]:
     """Refuse, before any work, an output that would destroy an input or another output, or
-    that cannot be written; create the outputs' folders.
+    that cannot be written; create the outputs' folders, and return those it created (the
+    topmost of each), which `remove_empty` takes away again when the work fails.
 
     `outputs`: (what names it, e.g. "--json"; the path or None; True for a folder of files such
     as --plots). `inputs`: (what it is, e.g. "the dataset"; its path or None). An input folder
@@ -189,13 +190,33 @@ def check_outputs(outputs: list[tuple[str, Path | None, bool]], inputs: list[tup
         if real in seen and not _device(path):  # /dev/null twice discards both
             raise InputError(f"{seen[real]} and {flag} both name {shown}; give each output its own path")
         seen[real] = flag
+    made = []
     for flag, path, folder in outputs:  # only when none is refused: no folder made for nothing
         if path is not None:
-            _ready(flag, Path(path).expanduser(), folder)
+            made += _ready(flag, Path(path).expanduser(), folder)
+    return made
 
 
-def _ready(flag: str, path: Path, folder: bool) -> None:
-    """The output can be written: its folder exists (created here) and takes a new file."""
+def remove_empty(folders: list[Path]) -> None:
+    """Remove the folders `check_outputs` created where nothing was written into them (a run that
+    failed leaves no empty --plots folder); a folder holding any file is left as it is."""
+    for top in folders:
+        if not top.is_dir():
+            continue
+        for below in sorted((p for p in top.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True):
+            try:
+                below.rmdir()
+            except OSError:  # not empty
+                pass
+        try:
+            top.rmdir()
+        except OSError:
+            pass
+
+
+def _ready(flag: str, path: Path, folder: bool) -> list[Path]:
+    """The output can be written: its folder exists (created here) and takes a new file; returns
+    the topmost folder created, if any."""
     shown = _shown(path)
     target = _real(path)
     if folder:
@@ -205,11 +226,12 @@ def _ready(flag: str, path: Path, folder: bool) -> None:
     elif writes_through(path):
         if not os.access(path, os.W_OK):
             raise InputError(f"{flag} {shown}: not writable")
-        return
+        return []
     else:
         if target.is_dir():
             raise InputError(f"{flag} {shown}: is a folder; name a file")
         where = target.parent
+    missing = [p for p in (where, *where.parents) if not p.exists()]
     try:
         where.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -224,3 +246,4 @@ def _ready(flag: str, path: Path, folder: bool) -> None:
         raise InputError(
             f"{flag} {shown}: cannot write in the folder {display_path(where)}: {exc.strerror or exc}"
         ) from None
+    return missing[-1:]

@@ -50,7 +50,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..core.errors import InputError, Problem, display_path
+from ..core.errors import InputError, KindError, Problem, WorkbenchError, display_path, one_line
 from ..models.roles import UNDER_TEST, ModelRole
 from .intervals import Measure, Scope, Settings, Uncertainty, mean_of_cells, variant_stability
 
@@ -298,7 +298,15 @@ class Declared:
                     bad(name, "missing")
             if bad.count:
                 continue
-            found = self.item(record, bad)
+            try:
+                found = self.item(record, bad)
+            except WorkbenchError:  # the kind's own verdict, already one line
+                raise
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 -- the kind's bug (an exit too), named with its record
+                raise KindError(
+                    f"{shown}:{line}: kind {self.kind!r} failed reading this {self.item_name} (its item()): "
+                    f"{one_line(exc)}"
+                ) from exc
             if found is not None and not bad.count:
                 items.append(found)
         if problems:
@@ -521,7 +529,7 @@ class Declared:
                 results = self.read_scores(model.path, items)
             else:
                 with progress_for(name, self._work(items, options, loaded)) as advance:
-                    results = self.score(loaded, items, options, advance)
+                    results = self._score(name, loaded, items, options, advance)
             if len(results) != len(items):
                 raise RuntimeError(f"{self.kind}: score returned {len(results)} results for {len(items)} items")
             entry, scopes = self.model_entry(items, results)
@@ -558,6 +566,54 @@ class Declared:
             for found in variants.values():
                 say(found["sentence"])
         return doc, rows
+
+    def _score(self, name: str, models: Models, items: list, options: dict, advance) -> list[dict]:
+        """`score`; an exception it raises (the kind's bug, not a verdict of its own) is one line
+        naming the kind, the model and the item it fails on."""
+        try:
+            return self.score(models, items, options, advance)
+        except WorkbenchError:
+            raise
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 -- the kind's bug (an exit too), named with its item
+            at = self._failing(models, items, options)
+            where = (
+                f"the {len(items)} {self.items_name} together (on none alone)" if at is None else self._named(items, at)
+            )
+            raise KindError(
+                f"kind {self.kind!r} failed scoring {where} with {name} (its score()): {one_line(exc)}"
+            ) from exc
+
+    def _failing(self, models: Models, items: list, options: dict) -> int | None:
+        """The index of an item `score` fails on alone, found by halving the items it fails on
+        (about 2 × len(items) items scored again, most from the cache); None when it fails on
+        no part alone."""
+
+        def fails(part: list) -> bool:
+            try:
+                self.score(models, part, options, lambda n: None)
+            except (Exception, SystemExit):  # noqa: BLE001 -- only whether it fails is asked
+                return True
+            return False
+
+        low, high = 0, len(items)
+        while high - low > 1:
+            middle = (low + high) // 2
+            if fails(items[low:middle]):
+                high = middle
+            elif fails(items[middle:high]):
+                low = middle
+            else:
+                return None
+        return low if high - low == 1 else None
+
+    def _named(self, items: list, at: int) -> str:
+        """An item as messages name it: its place, and its id where it has one."""
+        try:
+            row = self.row_of(items[at])
+        except Exception:  # noqa: BLE001 -- its place alone then
+            row = {}
+        key = next((k for k in row if k == "id" or k.endswith("_id")), None)
+        return f"{self.item_name} {at + 1} of {len(items)}" + (f" ({key} {row[key]})" if key else "")
 
     def _variant(self, name: str, items: list, results: list[dict], settings: Settings, out: dict) -> None:
         """`variants`' figure for one model, redrawn one unit per cluster, into `out` (where it has one)."""

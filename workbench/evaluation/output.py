@@ -353,9 +353,10 @@ def request_inputs(request, given=()) -> list[tuple[str, Path]]:
     return found
 
 
-def check_request_outputs(request, given=(), versions: list[str] | None = None) -> None:
+def check_request_outputs(request, given=(), versions: list[str] | None = None) -> list[Path]:
     """Before any model loads: the --items format is known, no output is an input or another
-    output, and every output's folder exists and takes files (core/outputs.check_outputs)."""
+    output, and every output's folder exists and takes files (core/outputs.check_outputs; the
+    folders it created are returned)."""
     if request.items_out is not None:
         items_format(request.items_out)
-    check_outputs(planned_outputs(request, versions), request_inputs(request, given))
+    return check_outputs(planned_outputs(request, versions), request_inputs(request, given))

@@ -5,7 +5,9 @@ file) carries this record: each data set as given and as resolved (an absolute p
 repository with the tag and the commit it was read at), the sha256 of each data file scored, the
 release's name, version and manifest hash where it is a release, and which published copy it is
 (`source_copy`: "name version" from the table of known copies, sources/known.py, or "unknown"; a
-release built by a renewal also says which copy it renews, `origin_copy`); the kind and its options; each
+release built by a renewal also says which copy it renews, `origin_copy`, and which code of its kind its evaluate.py
+runs, `kind_code`); the kind, the installed kind's package, version and code hash (`kind_code`)
+and its options; each
 model as given, where it was read from and its revision; the intervals' seed and resamples; the
 score cache and how many values came from it in this run; and workbench's version.
 """
@@ -35,6 +37,7 @@ def provenance(request) -> dict:
     record = {
         "workbench_version": __version__,
         "kind": request.kind or None,
+        "kind_code": request.kind_code,  # the installed kind's package, version and code hash
         "datasets": [dataset_record(spec, request.kind or None) for spec in request.sources],
         "options": {"score_rule": request.score_rule, **{k: _plain(v) for k, v in request.options.items()}},
         "models": {name: model_record(name, request.root, request.runtimes.get(name)) for name in request.models},
@@ -79,6 +82,26 @@ def dataset_record(spec: str, kind: str | None = None) -> dict:
     return {"given": spec, "repo": hub[0], "revision": revision, "commit": commit, **release_record(folder, kind)}
 
 
+def release_manifest(spec: str) -> dict | None:
+    """The manifest of the release `spec` names (a folder, or ORG/NAME@REV fetched into the local
+    Hub cache), None for anything else."""
+    import json
+
+    from ..sources import fetch_release, hub_spec
+
+    path = Path(spec).expanduser()
+    if not path.exists():
+        hub = hub_spec(spec)
+        if hub is None:
+            return None
+        path = fetch_release(*hub)[0]
+    try:
+        manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return manifest if isinstance(manifest, dict) else None
+
+
 def source_copy(paths: list[Path], kind: str | None) -> str:
     from ..sources.known import source_copy as which
 
@@ -111,6 +134,7 @@ def release_record(folder: Path, kind: str | None = None) -> dict:
         },
         "files": data,
         "source_copy": source_copy(texts, kind or manifest.get("kind")),
+        "kind_code": manifest.get("kind_code"),  # the code its evaluate.py runs (None: built before it was recorded)
         **({"origin_copy": origin["published_copy"]} if origin.get("published_copy") else {}),
     }
 

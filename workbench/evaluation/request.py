@@ -47,6 +47,7 @@ class EvaluateRequest:
     intervals: Settings = field(default_factory=Settings)  # --ci-level, --bootstrap, --seed
     strict: bool = False  # --strict: refuse a source with bad rows instead of skipping them
     kind: str = ""  # the kind scored (for the provenance record)
+    kind_code: dict | None = None  # its package, version and code hash (contract/code.py), for the provenance
     cache_usage_at_start: dict | None = None  # the cache's read/written counts before this run (core.cache.usage)
 
     @property

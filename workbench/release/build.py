@@ -62,7 +62,7 @@ def write_evaluator(kind: Kind, dataset: str | None, folder: Path) -> None:
     from .. import DISTRIBUTION
     from .standalone import write
 
-    if write(kind, dataset, folder) is not None:
+    if write(kind, dataset, folder, kind_code(kind)) is not None:
         return
     install = DISTRIBUTION if kind.package in ("workbench", DISTRIBUTION) else f"{DISTRIBUTION} {kind.package}"
     (folder / "evaluate.py").write_text(
@@ -71,6 +71,14 @@ def write_evaluator(kind: Kind, dataset: str | None, folder: Path) -> None:
         ),
         encoding="utf-8",
     )
+
+
+def kind_code(kind: Kind) -> dict:
+    """Which code of the kind a release's figures come from: its package, version and the hash of
+    its code (contract/code.py), as the manifest, the release's evaluate.py and every result record it."""
+    from ..contract.code import identity
+
+    return {k: v for k, v in identity(kind).items() if k != "kind"}
 
 
 @dataclass
@@ -286,10 +294,14 @@ def build(
         if sources is not None:
             sources(release, staging)
         released = layout.read_release(staging)
-        if found and not force and changes.same_data(found, released, layout.identity):
+        dataset = f"{config.project.repo}@v{version}" if config.project.repo else None
+        write_evaluator(kind, dataset, staging)
+        code = kind_code(kind)
+        evaluator = changes.evaluator_change(found, code, _evaluator_files(staging)) if found else ""
+        if found and not force and not evaluator and changes.same_data(found, released, layout.identity):
             raise InputError(
-                f"nothing changed in the data since {found.version} ({found.where}): a new version would "
-                "repeat it; pass --force to build it anyway"
+                f"nothing changed in the data since {found.version} ({found.where}), nor in its evaluator: a "
+                "new version would repeat it; pass --force to build it anyway"
             )
         diff = (
             changes.compare(found, released, layout, basis, _decisions(config, kind, labels, found, released))
@@ -306,12 +318,10 @@ def build(
         )
         if diff:
             (staging / changes.CHANGES_FILE).write_text(changes.changes_csv(diff), encoding="utf-8")
-        dataset = f"{config.project.repo}@v{version}" if config.project.repo else None
-        section = changes.card_section(version, found, diff, release.domains)
+        section = changes.card_section(version, found, diff, release.domains, evaluator)
         card = "\n".join([layout.card(release).rstrip("\n"), "", *generic.closing_sections(release, kind.audit)])
         card = without(local, card.rstrip("\n") + ("\n\n" + section if section else "\n"))
         (staging / "README.md").write_text(card, encoding="utf-8")
-        write_evaluator(kind, dataset, staging)
         lmeval.write_tasks(
             kind, lmeval.task_name(config.project.name, version), dataset, staging, config.model_dump(mode="json")
         )
@@ -321,7 +331,9 @@ def build(
             else []
         )
         (staging / "CHANGELOG.md").write_text(
-            changes.changelog(version, found, diff, release.domains, notes, audit, adjudication_lines(adjudicated)),
+            changes.changelog(
+                version, found, diff, release.domains, notes, audit, adjudication_lines(adjudicated), evaluator
+            ),
             encoding="utf-8",
         )
         manifest = {
@@ -331,6 +343,7 @@ def build(
             "repo": config.project.repo,
             "license": config.project.license,
             "tool_version": __version__,
+            "kind_code": code,  # the kind's package, version and code hash: what made its evaluator
             "previous_version": previous,
             "samples": len(rows),
             **({"layout": "original"} if release.layout == "original" else {}),  # the data file as the published one
@@ -383,6 +396,12 @@ def _decisions(config: Config, kind, labels, previous, rows: list[dict]) -> dict
     why = {i: kind.scheme.choice(f.category).title for i, f in labels.finals.items() if f.category}
     unit = unit_of(kind.release)
     return {kind.release.identity(r)[0]: why[u] for r in [*previous.rows, *rows] if (u := unit(r)) in why}
+
+
+def _evaluator_files(staging: Path) -> dict[str, str]:
+    """The sha256 of every file of the release's evaluator/ (the code its evaluate.py runs)."""
+    folder = staging / "evaluator"
+    return {p.relative_to(staging).as_posix(): file_sha256(p) for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def _source_copy(staging: Path, kind: str) -> str:

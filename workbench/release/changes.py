@@ -17,6 +17,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import __version__
 from ..annotation.display import word_diff
 from ..core.config import Config
 from .generic import markdown_table
@@ -184,6 +185,26 @@ def _policy(annotation: dict | None) -> dict | None:
     return {k: annotation.get(k) for k in ("policy", "min_votes", "adjudicator")}
 
 
+def shown_code(code: dict) -> str:
+    """A kind's code as changelogs and warnings name it: "bbq-lite 0.1.0 (code 1a2b3c4d5e6f)"."""
+    head = " ".join(str(code.get(k) or "") for k in ("package", "version")).strip() or "?"
+    return f"{head} (code {str(code.get('code') or '')[:12] or 'unknown'})"
+
+
+def evaluator_change(previous: Previous, code: dict, files: dict[str, str]) -> str:
+    """One line saying how the release's evaluator changed since `previous` ("" when it did not):
+    the kind's code (its package, version and code hash, the manifest's `kind_code`), else the
+    files of evaluator/ (workbench's own modules the script runs, copied again by this build)."""
+    was = previous.manifest.get("kind_code")
+    if isinstance(was, dict) and was != code:
+        return f"The evaluator changed: {shown_code(was)} → {shown_code(code)}."
+    old = {k: v for k, v in (previous.manifest.get("files") or {}).items() if k.startswith("evaluator/")}
+    if previous.manifest and old != files:
+        tools = f"workbench {previous.manifest.get('tool_version') or '?'} → {__version__}"
+        return f"The evaluator changed: the code of evaluator/ differs from {previous.version}'s ({tools})."
+    return ""
+
+
 def same_data(previous: Previous, rows: list[dict], identity) -> bool:
     return sorted(i[:4] for i in map(identity, previous.rows)) == sorted(i[:4] for i in map(identity, rows))
 
@@ -311,6 +332,7 @@ def changelog(
     notes: str = "",
     audit: list[str] = (),
     adjudicated: list[str] = (),
+    evaluator: str = "",
 ) -> str:
     """This version's entry on top of the previous release's changelog (earlier entries kept):
     the maintainer's notes, the counts and reasons, the edited rows before and after, and the
@@ -321,6 +343,7 @@ def changelog(
     entry = [f"## {version}", ""] + ([notes.strip(), ""] if notes.strip() else [])
     rows = edits(changes, SHOWN_IN_CHANGELOG) + removals(changes, SHOWN_IN_CHANGELOG)
     entry += ["First release.", ""] if previous is None else summary(changes, previous, groups) + (list(audit) or rows)
+    entry += [evaluator, ""] if evaluator else []
     entry += list(adjudicated)
     earlier = ""
     if previous is not None and previous.changelog.startswith("# Changelog"):
@@ -328,9 +351,14 @@ def changelog(
     return "\n".join(["# Changelog", ""] + entry + ([earlier, ""] if earlier else []))
 
 
-def card_section(version: str, previous: Previous | None, changes: list[Change], groups: list[str]) -> str:
+def card_section(
+    version: str, previous: Previous | None, changes: list[Change], groups: list[str], evaluator: str = ""
+) -> str:
     if previous is None:
         return ""
     return "\n".join(
-        [f"## Changes since {previous.version}", ""] + summary(changes, previous, groups) + examples(changes)
+        [f"## Changes since {previous.version}", ""]
+        + summary(changes, previous, groups)
+        + ([evaluator, ""] if evaluator else [])
+        + examples(changes)
     )

@@ -24,8 +24,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...core.errors import WorkbenchError
-from ...core.outputs import atomic_write_text, check_outputs, json_text
+from ...core.errors import WorkbenchError, one_line
+from ...core.outputs import atomic_write_text, check_outputs, json_text, remove_empty
 from ...evaluation.intervals import (
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
@@ -179,17 +179,26 @@ def refuse_served(models: list[str], dataset: str | None) -> None:
         )
 
 
-def main(standalone, *, kind: str, dataset: str | None, here: Path, version: str, argv=None) -> int:
+def main(
+    standalone, *, kind: str, dataset: str | None, here: Path, version: str, argv=None, kind_code: dict | None = None
+) -> int:
     """Score the release with the kind's `standalone.evaluate` and write the JSON; 0 when
-    scored, 2 when refused (the problem said in one line)."""
+    scored, 2 when refused (the problem said in one line). `kind_code`: the kind's package,
+    version and code hash the build pinned (the provenance records it)."""
     run = Run(kind, dataset, Path(here), version)
     args = parsed(option_parser(standalone, run), standalone, argv)
+    made: list[Path] = []
     try:
         refuse_served(args.model, dataset)
         folder, origin = locate_release(run.here, dataset, args.from_hub, args.unverified)
         manifest = verified_manifest(folder, kind, origin)
-        check_outputs([("--json", args.json, False)], release_inputs(args, run, folder, origin, manifest))
-        doc, revisions = standalone.evaluate(args, run, folder, origin, manifest)
+        made = check_outputs([("--json", args.json, False)], release_inputs(args, run, folder, origin, manifest))
+        try:
+            doc, revisions = standalone.evaluate(args, run, folder, origin, manifest)
+        except (Refused, WorkbenchError, OSError):
+            raise
+        except (Exception, SystemExit) as exc:  # the kind's code failed: one line naming it, as workbench says it
+            raise Refused(f"kind {kind!r}: its evaluator failed: {one_line(exc)}") from exc
         doc = {k: v for k, v in doc.items() if k not in ("tool", "tool_version")}
         doc["runtime"] = runtime_record(args.spec, run.runtimes)
         if origin.get("unverified"):
@@ -197,6 +206,7 @@ def main(standalone, *, kind: str, dataset: str | None, here: Path, version: str
         provenance = {
             "evaluator": "standalone evaluate.py",
             "evaluator_version": version,
+            "kind_code": kind_code,
             "release": dataset,
             "dataset_folder": origin["dataset_folder"],
             "dataset_commit": origin["dataset_commit"],
@@ -214,6 +224,7 @@ def main(standalone, *, kind: str, dataset: str | None, here: Path, version: str
             **(standalone.provenance(args) if hasattr(standalone, "provenance") else {}),
         }
     except (Refused, WorkbenchError, OSError) as exc:
+        remove_empty(made)  # nothing half-written: no folder made for a JSON that never came
         print(f"evaluate.py: error: {exc}", file=sys.stderr)
         return 2
     try:

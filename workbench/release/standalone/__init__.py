@@ -130,10 +130,11 @@ def evaluator_files(kind: Kind) -> tuple[dict[str, Module], list[str]]:
     return found, packages(found)
 
 
-def write(kind: Kind, dataset: str | None, folder: Path) -> str | None:
+def write(kind: Kind, dataset: str | None, folder: Path, kind_code: dict | None = None) -> str | None:
     """Write the standalone evaluator of a `kind` release pinned to `dataset` (ORG/NAME@vX.Y.Z,
-    None when unpublished) into `folder`: evaluator/ and evaluate.py. Returns the evaluator's
-    version, or None (nothing written) when the kind has none."""
+    None when unpublished) into `folder`: evaluator/ and evaluate.py, which records `kind_code`
+    (the kind's package, version and code hash) in its JSON. Returns the evaluator's version, or
+    None (nothing written) when the kind has none."""
     if not has_standalone(kind):
         return None
     found, markers = evaluator_files(kind)
@@ -148,7 +149,7 @@ def write(kind: Kind, dataset: str | None, folder: Path) -> str | None:
         target = folder / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
-    (folder / "evaluate.py").write_text(launcher(kind, dataset, version), encoding="utf-8")
+    (folder / "evaluate.py").write_text(launcher(kind, dataset, version, kind_code), encoding="utf-8")
     return version
 
 
@@ -157,7 +158,7 @@ def _doc(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
 
 
-def launcher(kind: Kind, dataset: str | None, version: str) -> str:
+def launcher(kind: Kind, dataset: str | None, version: str, kind_code: dict | None = None) -> str:
     """The release's evaluate.py: a docstring saying what it scores and how to run it, and the
     few lines that run the kind's standalone module from evaluator/."""
     name = _module_of(kind)
@@ -191,8 +192,8 @@ How to run:
     python evaluate.py --model BIG-MODEL --dtype bfloat16 --device-map auto --max-memory 0=20GiB,cpu=64GiB
 
 {getattr(module, "MODEL_NOTE", MODEL_NOTE)} The JSON is the one `workbench evaluate RELEASE --model MODEL
---json OUT` writes, plus `provenance`: the dataset's commit (or folder), each model's revision
-and this evaluator's version. Exit codes: 0 scored, 2 refused (data not matching the manifest,
+--json OUT` writes, plus `provenance`: the dataset's commit (or folder), each model's revision,
+this evaluator's version and the kind's package, version and code hash (`kind_code`). Exit codes: 0 scored, 2 refused (data not matching the manifest,
 a model that cannot be used, a bad option)."""
     )
     tops = sorted({"workbench", name.split(".")[0]})
@@ -208,6 +209,7 @@ from pathlib import Path
 KIND = {kind.name!r}
 DATASET = {dataset!r}  # ORG/NAME@vX.Y.Z on the Hub, or None when the release was not published
 EVALUATOR_VERSION = {version!r}  # workbench's version + a hash of the files in evaluator/
+KIND_CODE = {kind_code!r}  # the kind's package, version and code hash when the release was built
 HERE = Path(__file__).resolve().parent
 CODE = HERE / "{FOLDER}"  # the modules of `workbench evaluate` this script runs, copied by the build
 
@@ -230,7 +232,7 @@ if __name__ == "__main__":
     except ImportError as exc:  # a package the card's pip line installs is missing
         fail(f"{{exc}}; this script needs: pip install {requirements(module)}")
 
-    sys.exit(main({runs}, kind=KIND, dataset=DATASET, here=HERE, version=EVALUATOR_VERSION))
+    sys.exit(main({runs}, kind=KIND, dataset=DATASET, here=HERE, version=EVALUATOR_VERSION, kind_code=KIND_CODE))
 '''
     compile(text, "evaluate.py", "exec")
     return text
