@@ -128,6 +128,8 @@ class TemplateSet:
     notes: list[str] = field(default_factory=list)
     repeated: str = "rows"  # how repeated texts were counted (REPEATED)
     rows_read: int = 0  # template rows in the file (before `repeated="once"` kept one per text)
+    # every row read, in the file's order (the kept ones among them)
+    every: list[Template] = field(default_factory=list)
 
     @property
     def groups(self) -> list[str]:
@@ -235,6 +237,7 @@ def parse_templates(
     if not templates:
         raise InputError(f"{shown}: no templates (only a header line)")
     rows_read = len(templates)
+    every = list(templates)
     notes = []
     if duplicates and repeated == "rows":
         notes.append(
@@ -254,7 +257,7 @@ def parse_templates(
     if group_col is None:
         notes.append(f"no grouping column ({', '.join(GROUP_COLUMNS)}); only the overall score is reported")
     return TemplateSet(
-        source, path, templates, group_col, duplicates, notes=notes, repeated=repeated, rows_read=rows_read
+        source, path, templates, group_col, duplicates, notes=notes, repeated=repeated, rows_read=rows_read, every=every
     )
 
 
