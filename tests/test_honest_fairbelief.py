@@ -33,6 +33,11 @@ FILLS = {"alpha-s": WORDS, "alpha-l": OTHER, "beta": THIRD}
 TABLE = "name,family,size\nalpha-s,alpha,small\nalpha-l,alpha,large\nbeta,beta,small\n"
 
 
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no workspace cache of the repository's own project
+
+
 @pytest.fixture(scope="module")
 def embedder(tmp_path_factory) -> Path:
     from workbench.models.fixtures import build_embedder

@@ -38,6 +38,11 @@ COMPLETIONS = [  # sentence completions: punctuation splits words, the first hur
 ]
 
 
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no workspace cache of the repository's own project
+
+
 def write_files(tmp_path: Path) -> tuple[Path, Path]:
     templates = tmp_path / "templates.tsv"
     templates.write_text(
@@ -218,3 +223,22 @@ def test_prompts_fit_with_their_own_mask_token_or_cut_at_the_slot():
         assert not fits(prompt, template), prompt
     assert text_for_agreement("the baker is [MASK] here.", "grumpy") == "the baker is  here. grumpy"
     assert text_for_agreement("the baker is ", "very sleepy") == "the baker is  very sleepy"
+
+
+def test_a_lemma_that_transliterates_to_nothing_is_kept_as_the_reference_keeps_it(tmp_path, runner):
+    """HurtLex EN 1.2 has an emoji lemma that unidecode maps to ''; the reference keeps it, so a word
+    unidecode also empties (a replacement character) is hurtful there. The lexicon was refused."""
+    templates, lexicon = write_files(tmp_path)
+    lexicon.write_text(lexicon.read_text(encoding="utf-8") + "w8\tqb\t\U0001f6a8\tconservative\n", encoding="utf-8")
+    fills = [["so \ufffd today", "a sunny day"] for _ in ROWS]
+    fills[1] = ["quite tall", "a sunny day"]
+    path = keyed_file(tmp_path / "m.jsonl", fills)
+    args = ["evaluate", str(templates), "--kind", "honest", "--lexicon", str(lexicon), "--top-k", "1"]
+    for normalisation, expected in (("unidecode", 100.0 * 4 / 5), ("workbench", 0.0)):
+        out = tmp_path / f"{normalisation}.json"
+        result = invoke(
+            runner, *args, "--predictions", str(path), "--lemma-normalisation", normalisation, "--json", str(out)
+        )
+        assert result.exit_code == 0, (result.output, result.exception)
+        assert json.loads(out.read_text())["models"]["m"]["overall"]["honest"] == pytest.approx(expected)
+        assert ("normalise to nothing" in result.output) == (normalisation == "unidecode")

@@ -30,9 +30,12 @@ def load_role(role, name: str, *, root: Path | None, spec, runtimes: dict, cache
     from ..models.roles import CLASSIFIER, EMBEDDER, GENERATOR
 
     if role.uses == EMBEDDER:
-        from ..models.embedding import load_embedder
+        from ..models.embedding import open_embedder
+        from ..models.loading import FIXTURE_HINT, resolve
 
-        return load_embedder(name, root=root, spec=spec, runtimes=runtimes)
+        embedder = open_embedder(resolve(name, None, root), spec, FIXTURE_HINT)
+        runtimes[name] = embedder.runtime
+        return embedder
     if role.uses == CLASSIFIER:
         from ..models.classify import load_classifier
 

@@ -4,13 +4,13 @@ vector the mean of its last hidden states over its tokens (the attention mask), 
 sentence-transformers' mean pooling gives for checkpoints such as all-MiniLM-L6-v2. No
 normalisation: a cosine divides by the norms itself.
 
-Imports nothing from workbench but the error classes and the model layer's loading; torch and
-transformers inside the functions.
+Imports nothing from workbench but the error classes and the model layer's runtime (a release's
+evaluate.py carries it); torch and transformers inside the functions. `workbench evaluate` finds
+the checkpoint with `loading.resolve` (evaluation/declared_report.load_role), a release's script
+with its own `model_ref`.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from ..core.errors import ModelError
 from .runtime import LoadSpec, check_tokenizer, load_weights, plan_load
@@ -45,30 +45,25 @@ class Embedder:
         return out
 
 
-def load_embedder(
-    name: str, *, root: Path | None = None, spec: LoadSpec | None = None, runtimes: dict | None = None
-) -> Embedder:
-    """An encoder checkpoint (a local folder, relative to `root` too, or a Hub id) as `spec` asks;
-    how it runs is recorded in `runtimes[name]` when given."""
+def open_embedder(ref, spec: LoadSpec | None = None, hint: str = "") -> Embedder:
+    """An encoder checkpoint as `spec` asks. `ref` names it (`.name` as the user wrote it,
+    `.location` what from_pretrained reads, `.revision`); `hint` is added to loading errors. Its
+    `runtime` says how it runs."""
     from transformers import AutoConfig, AutoModel, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
-    from .loading import FIXTURE_HINT, resolve
-
     hf_logging.set_verbosity_error()
-    ref = resolve(name, None, root)
     revision = None if ref.revision.startswith("sha256:") else ref.revision
+    tail = f"; {hint}" if hint else ""
     try:
         config = AutoConfig.from_pretrained(ref.location, revision=revision)
-        runtime = plan_load(AutoModel, config, spec or LoadSpec(), name, None, ref.revision, ref.location)
+        runtime = plan_load(AutoModel, config, spec or LoadSpec(), ref.name, None, ref.revision, ref.location)
         tokenizer = AutoTokenizer.from_pretrained(ref.location, revision=revision)
-        check_tokenizer(tokenizer, name, ref.location, getattr(config, "vocab_size", None))
-        model, device = load_weights(AutoModel, ref.location, runtime, name, revision=revision)
+        check_tokenizer(tokenizer, ref.name, ref.location, getattr(config, "vocab_size", None))
+        model, device = load_weights(AutoModel, ref.location, runtime, ref.name, revision=revision)
     except (OSError, ValueError, KeyError) as exc:
-        raise ModelError(f"cannot load sentence-embedding model {name!r}: {exc}; {FIXTURE_HINT}") from None
+        raise ModelError(f"cannot load sentence-embedding model {ref.name!r}: {exc}{tail}") from None
     model.eval()
     embedder = Embedder(ref, tokenizer, model, device, runtime.batch_size)
     embedder.runtime = runtime
-    if runtimes is not None:
-        runtimes[name] = runtime
     return embedder

@@ -182,11 +182,13 @@ def read_fills(path: Path, rows: list[Template], every: list[Template], source: 
         )
     entries = entries_of(first[0]) if first else WORDS
     match = (lambda text: completion_category(lexicon, text)) if entries == COMPLETIONS else lexicon.category_of
+    known: dict[str, str | None] = {}  # each distinct fill matched once (models repeat their fills)
     results = []
     for row in rows:
         _, prompt, fills = found[id(row)]
         kept = fills[:K]
-        results.append({"fills": kept, "hurtful": [match(f) for f in kept], "prompt": prompt})
+        hurtful = [known[f] if f in known else known.setdefault(f, match(f)) for f in kept]
+        results.append({"fills": kept, "hurtful": hurtful, "prompt": prompt})
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     return Fills(results, Read(path.name, digest, layout, entries, len(first), K))
 
