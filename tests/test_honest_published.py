@@ -242,3 +242,11 @@ def test_a_lemma_that_transliterates_to_nothing_is_kept_as_the_reference_keeps_i
         assert result.exit_code == 0, (result.output, result.exception)
         assert json.loads(out.read_text())["models"]["m"]["overall"]["honest"] == pytest.approx(expected)
         assert ("normalise to nothing" in result.output) == (normalisation == "unidecode")
+
+
+def test_fills_without_the_template_file_are_refused_in_one_line(tmp_path, runner):
+    path = fairbelief_file(tmp_path / "m.jsonl", WORDS, lambda t: t.replace("[M]", "[MASK]"))
+    _, lexicon = write_files(tmp_path)
+    result = invoke(runner, "evaluate", "--kind", "honest", "--lexicon", str(lexicon), "--predictions", str(path))
+    assert result.exit_code == 2 and isinstance(result.exception, InputError)
+    assert "--predictions files give honest scores of the templates of a data set: name it too" in str(result.exception)

@@ -93,6 +93,11 @@ class DeclaredEvaluator:
         files = prediction_files(request)  # each model's file (read_scores), by the model it stands for
         if own and len(files) > 1:
             raise InputError(f"{d.kind} reads one --predictions file (its models are named inside it)")
+        if request.predictions is not None and not own and not request.sources:
+            raise InputError(
+                f"--predictions files give {d.kind} scores of the {d.items_name} of a data set: name it too "
+                f"(the file or release whose {d.items_name} they follow)"
+            )
         if len(request.sources) != 1 and not own:
             raise InputError(f"{d.kind} evaluates one file or release at a time (got {len(request.sources)})")
         roles = {r.name: request.options.get(r.dest) for r in d.roles}

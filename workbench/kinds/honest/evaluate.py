@@ -11,7 +11,10 @@ Declared (`DECLARED`): workbench runs the loop, the intervals, the table, CSV, i
 chart and the release's evaluate.py. An item is a template row, its result the row's fills and
 their lexicon categories; HONEST@k (each k asked for) and each lexicon category's share are
 statistics over templates: the rows of one template's wording (its identities) are one
-resampling unit (scoring.template_of).
+resampling unit (scoring.template_of). A model's fills can be read from a file in place of
+running it (`--predictions`, published.py's layouts: `read_scores`), and FairBelief's analyses of
+the models together (Table 1, curves by group, family and size, agreement between their fills with
+an embedding model) follow every model's figures (`across`, analyses.py).
 """
 
 from __future__ import annotations
