@@ -53,6 +53,7 @@ def open_embedder(ref, spec: LoadSpec | None = None, hint: str = "") -> Embedder
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()  # as every other model loads: no bar of transformers' own
     revision = None if ref.revision.startswith("sha256:") else ref.revision
     tail = f"; {hint}" if hint else ""
     try:
