@@ -162,3 +162,23 @@ def test_the_fidelity_switches_are_the_same(releases, fixture_models, tmp_path, 
     assert set(entry["overall"]["honest_at"]) == {"1", "3"}
     assert alone["repeated_templates"] == "once" and alone["lemma_normalisation"] == "unidecode"
     assert "HONEST@3" in ran.stdout
+
+
+def test_fairbelief_analyses_are_the_same(releases, fixture_models, tmp_path, monkeypatch):
+    """Table 1, the family curves and the agreement (a tiny sentence-embedding model) from the
+    release's evaluate.py equal `workbench evaluate`'s (#52 item 2)."""
+    from workbench.models.fixtures import build_embedder
+
+    lexicon = lexicon_in(tmp_path / "lexicon")
+    embedder = build_embedder(tmp_path / "embedder", seed=4)
+    models = [str(fixture_models[name]) for name in MODELS]
+    table = tmp_path / "models.csv"
+    table.write_text("name,family,size\n" + "".join(f"{m},{m[-4:]},tiny\n" for m in models), encoding="utf-8")
+    args = [*(a for m in models for a in ("--model", m)), "--lexicon", str(lexicon), "--top-k", "3"]
+    args += ["--embedding-model", str(embedder), "--models-table", str(table)]
+    alone, workbench_doc, _ = alone_and_workbench(releases("honest"), args, tmp_path, monkeypatch)
+
+    assert_same_figures(without_tool_fields(alone), without_tool_fields(workbench_doc))
+    across = alone["across_models"]
+    assert set(across["table_1"]) == set(models) and across["agreement"]["pairs"]["all"] == 3
+    assert across["agreement"]["per_k"] == workbench_doc["across_models"]["agreement"]["per_k"]

@@ -208,7 +208,7 @@ def test_predictions_file_gives_the_same_numbers_through_the_cli(tmp_path, proje
     from workbench.kinds.stereoset.metrics import levels
 
     figures = {
-        k: v for k, v in written["models"][str(preds)].items() if k in ("overall", "intrasentence", "intersentence")
+        k: v for k, v in written["models"][preds.stem].items() if k in ("overall", "intrasentence", "intersentence")
     }
     assert figures == json.loads(json.dumps(levels(load(str(data)), AGG_SCORES)))
     assert "lms" in result.output and "icat" in result.output
@@ -401,7 +401,7 @@ def test_cli_model_run_and_predictions_round_trip(tmp_path, project, runner, mod
     }
     result = invoke(runner, "evaluate", str(data), "--predictions", str(preds), "--json", str(second))
     assert result.exit_code == 0, (result.output, result.exception)
-    read_back = json.loads(second.read_text())["models"][str(preds)]
+    read_back = json.loads(second.read_text())["models"][preds.stem]
     assert all(read_back[k] == m[k] for k in ("overall", "intrasentence", "intersentence"))
     items = (tmp_path / "items.csv").read_text().splitlines()
     assert len(items) == 1 + 18

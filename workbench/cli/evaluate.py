@@ -117,8 +117,11 @@ def evaluate(
         "-m",
         help="Model (Hub name or local folder); repeat for several (default: evaluate.models, else the kind's).",
     ),
-    predictions: Optional[Path] = typer.Option(
-        None, "--predictions", "-p", help="Score precomputed predictions (JSON lines) instead of running models."
+    predictions: Optional[List[str]] = typer.Option(
+        None,
+        "--predictions",
+        "-p",
+        help="Score precomputed predictions (JSON lines) instead of running models. Where the kind takes a file per model, repeat it: each names its model by the file's stem, or as NAME=FILE.",
     ),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write all measures as JSON."),
     csv_out: Optional[Path] = typer.Option(
@@ -200,7 +203,9 @@ def evaluate(
     intervals = Settings(ci_level, bootstrap, seed)
     if intervals.problem():
         raise InputError(intervals.problem())
-    if not datasets and predictions is None:
+    named_predictions = prediction_names(predictions or [])
+    first = next(iter(named_predictions.values()), None)
+    if not datasets and first is None:
         raise InputError(f"name the {chosen.name} release or file to evaluate (or --predictions FILE); see --help")
     spec = load_spec(
         device=device or config.evaluate.device,
@@ -213,14 +218,15 @@ def evaluate(
         logprob_dtype=logprob_dtype,
         default_batch=config.evaluate.batch_size,
     )
-    if predictions is None:
+    if first is None:
         from ..models.loading import preflight
 
         preflight(list(model or []), config.root)  # every named local model's files, before any model scores
     request = EvaluateRequest(
         sources=checked.sources,
         models=list(model or []),
-        predictions=predictions,
+        predictions=first,
+        named_predictions=named_predictions,
         predictions_out=predictions_out,
         json_out=json_out,
         csv_out=csv_out,
@@ -313,6 +319,26 @@ def other_code(sources: list[str], kind: str, installed: dict) -> list[str]:
                 f"{shown_code(installed)}: these figures may differ from those of the release's evaluate.py"
             )
     return lines
+
+
+def prediction_names(given: list[str]) -> dict[str, Path]:
+    """Each --predictions value as (model, file): NAME=FILE, else the file named by its stem (a
+    value that is an existing file is a file, even with '=' in its name)."""
+    named: dict[str, Path] = {}
+    for value in given:
+        name, eq, file = value.partition("=")
+        if eq and name.strip() and file and not Path(value).expanduser().is_file():
+            model, path = name.strip(), Path(file).expanduser()
+        else:
+            path = Path(value).expanduser()
+            model = path.stem
+        if model in named:
+            raise InputError(
+                f"--predictions: two files stand for the model {model!r} ({named[model]} and {path}); "
+                "name each as NAME=FILE"
+            )
+        named[model] = path
+    return named
 
 
 def write_sidecars(request) -> None:

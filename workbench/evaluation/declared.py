@@ -34,7 +34,8 @@ itself (a part within its section, nested in the JSON, named by `place_columns` 
 `versions` orders the measures version comparison shows; `without_removed` writes a source without
 the units a renewed release removed; `read_scores`/`write_scores` exchange per-item scores with
 other tools (`--predictions`, `--predictions-out`); `predictions` reads a file of predictions that
-is its own source, each model with its own items (`--predictions` without a source).
+is its own source, each model with its own items (`--predictions` without a source); `across` adds
+analyses that need every model's results at once (ranks among the models, agreement between them).
 """
 
 from __future__ import annotations
@@ -261,6 +262,10 @@ class Declared:
     # predictions(path) -> (Loaded, {model: (items, results)}): a file of predictions that is its own
     # source (--predictions without one), each model with its own items and their results
     predictions: Callable[[Path], tuple[Loaded, dict[str, tuple[list, list[dict]]]]] | None = None
+    # across(doc, scored, options, others) -> fields of the document: analyses that need every model's
+    # results at once (ranks among the models, agreement between their outputs); scored: {model: (items,
+    # results)} in the models' order, others: each other role's model by role name (absent: not given)
+    across: Callable[[dict, dict[str, tuple[list, list[dict]]], dict, dict[str, Any]], dict] | None = None
 
     # --- the data --------------------------------------------------------------------------
 
@@ -519,6 +524,7 @@ class Declared:
             uncertainty.warnings.append(why)
         rows: list[dict] = []
         variants: dict = {}
+        every: dict[str, tuple[list, list[dict]]] = {}  # each model's items and results, for `across`
         under_test = next((r for r in self.roles if r.name == UNDER_TEST.name), UNDER_TEST)
         for name in dict.fromkeys(models):
             model = load_role(under_test, name)
@@ -552,6 +558,8 @@ class Declared:
                 self._variant(name, items, results, uncertainty.settings, variants)
             if scored is not None:
                 scored(name, items, results)
+            if self.across is not None:
+                every[name] = (items, results)
             if not keep_rows:
                 pass
             elif self.items_file is not None:
@@ -561,6 +569,8 @@ class Declared:
                     rows.append({"model": name, **self.row_of(item), **result})
         for line in uncertainty.finish(doc):
             say(line)
+        if self.across is not None:
+            doc.update(self.across(doc, every, options, {r: m for r, (_, m) in others.items()}))
         if variants:
             doc["uncertainty"]["variants"] = variants
             for found in variants.values():

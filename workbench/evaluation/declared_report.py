@@ -10,9 +10,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..core.errors import InputError, display_path
+from ..models.roles import UNDER_TEST
 from .declared import Declared, Level, Scored, ScoresFile
 from .intervals import bar_errors, interval_columns, with_interval
-from .output import chart_caption, save_chart, short, write_outputs
+from .output import chart_caption, prediction_files, save_chart, short, write_outputs
 from .versions import Compared
 
 
@@ -26,8 +27,15 @@ def evaluator_of(module):
 def load_role(role, name: str, *, root: Path | None, spec, runtimes: dict, cache_path: Path | None):
     """A role's model as `workbench evaluate` loads it: found locally or on the Hub, run as the
     model options say, its outputs cached in `cache_path`, how it ran recorded in `runtimes`."""
-    from ..models.roles import CLASSIFIER, GENERATOR
+    from ..models.roles import CLASSIFIER, EMBEDDER, GENERATOR
 
+    if role.uses == EMBEDDER:
+        from ..models.embedding import open_embedder
+        from ..models.loading import FIXTURE_HINT, resolve
+
+        embedder = open_embedder(resolve(name, None, root), spec, FIXTURE_HINT)
+        runtimes[name] = embedder.runtime
+        return embedder
     if role.uses == CLASSIFIER:
         from ..models.classify import load_classifier
 
@@ -82,6 +90,14 @@ class DeclaredEvaluator:
         own = request.predictions is not None and d.read_scores is None  # a file of predictions as the source
         if own and request.sources:
             raise InputError("give either datasets (with --model) or --predictions, not both")
+        files = prediction_files(request)  # each model's file (read_scores), by the model it stands for
+        if own and len(files) > 1:
+            raise InputError(f"{d.kind} reads one --predictions file (its models are named inside it)")
+        if request.predictions is not None and not own and not request.sources:
+            raise InputError(
+                f"--predictions files give {d.kind} scores of the {d.items_name} of a data set: name it too "
+                f"(the file or release whose {d.items_name} they follow)"
+            )
         if len(request.sources) != 1 and not own:
             raise InputError(f"{d.kind} evaluates one file or release at a time (got {len(request.sources)})")
         roles = {r.name: request.options.get(r.dest) for r in d.roles}
@@ -109,10 +125,11 @@ class DeclaredEvaluator:
         d = d.given(options, source.items)
 
         def loaded(role, name):
-            if own:
+            under_test = role.name == UNDER_TEST.name  # the other roles' models load as ever
+            if own and under_test:
                 return Scored(*by_model[name])
-            if request.predictions is not None:
-                return ScoresFile(Path(request.predictions))
+            if request.predictions is not None and under_test:
+                return ScoresFile(files[name])
             if d.open_model is not None:  # the kind opens its own
                 how = {"root": request.root, "spec": request.spec, "runtimes": request.runtimes}
                 how.update(cache_path=request.cache_path, config=request.config, options=options)
@@ -186,7 +203,7 @@ def _scored_models(request, d: Declared) -> list[str]:
             raise InputError(
                 "--predictions-out writes model scores; with --predictions the scores are read from a file"
             )
-        return [str(request.predictions)]
+        return list(prediction_files(request))
     if not request.models and d.read_scores is not None:
         raise InputError("no model: pass --model (a Hub name or a local folder), or --predictions FILE")
     models = list(dict.fromkeys(request.models))

@@ -342,8 +342,8 @@ def request_inputs(request, given=()) -> list[tuple[str, Path]]:
                 found.append(("the model folder" if path.is_dir() else "the model file", path))
     if request.cache_path is not None:
         found.append(("the score cache", Path(request.cache_path)))
-    if request.predictions is not None:
-        found.append(("the --predictions file", Path(request.predictions)))
+    for path in dict.fromkeys([*prediction_files(request).values()]):
+        found.append(("the --predictions file", path))
     for dest, value in (request.options or {}).items():
         if isinstance(value, (str, Path)) and value and Path(value).expanduser().is_file():
             found.append((f"the --{dest.replace('_', '-')} file", Path(value)))
@@ -351,6 +351,15 @@ def request_inputs(request, given=()) -> list[tuple[str, Path]]:
     if source is not None and Path(source).is_file():
         found.append(("the project's config", Path(source)))
     return found
+
+
+def prediction_files(request) -> dict[str, Path]:
+    """Every --predictions file by the model it stands for (a request made without names: the one
+    file, named as given)."""
+    named = dict(getattr(request, "named_predictions", None) or {})
+    if not named and request.predictions is not None:
+        named[str(request.predictions)] = Path(request.predictions)
+    return {name: Path(path) for name, path in named.items()}
 
 
 def check_request_outputs(request, given=(), versions: list[str] | None = None) -> list[Path]:

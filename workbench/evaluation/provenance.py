@@ -49,9 +49,16 @@ def provenance(request) -> dict:
         "cache": cache,
     }
     if request.predictions is not None:
-        path = Path(request.predictions)
-        record["predictions"] = {"path": str(path.resolve()), "sha256": file_sha256(path) if path.is_file() else None}
+        from .output import prediction_files
+
+        files = {name: _file_record(path) for name, path in prediction_files(request).items()}
+        record["predictions"] = _file_record(Path(request.predictions))
+        record["prediction_files"] = files  # each model's file, by the model it stands for
     return record
+
+
+def _file_record(path: Path) -> dict:
+    return {"path": str(path.resolve()), "sha256": file_sha256(path) if path.is_file() else None}
 
 
 def dataset_record(spec: str, kind: str | None = None) -> dict:

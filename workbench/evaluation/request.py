@@ -28,7 +28,9 @@ from .intervals import Settings
 class EvaluateRequest:
     sources: list[str]  # files / release folders / ORG/NAME@REV as given
     models: list[str] = field(default_factory=list)  # Hub names or local folders, as given
-    predictions: Path | None = None  # score precomputed predictions instead of models
+    predictions: Path | None = None  # score precomputed predictions instead of models (the first file)
+    # every --predictions file by the model it stands for (NAME=FILE, else the file's stem), in order
+    named_predictions: dict[str, Path] = field(default_factory=dict)
     predictions_out: Path | None = None  # write per-item scores in the kind's exchange format
     json_out: Path | None = None
     csv_out: Path | None = None

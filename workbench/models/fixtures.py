@@ -202,6 +202,23 @@ def build_mlm(
     return out
 
 
+def build_embedder(out: Path, seed: int = 0, size: str = "tiny") -> Path:
+    """A sentence-embedding encoder as sentence-transformers' MiniLM checkpoints are (a `BertModel`
+    with its WordPiece tokenizer, read through `AutoModel` and mean-pooled: models/embedding.py)."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    _quiet()
+    torch.manual_seed(seed)
+    tok = _bert_tokenizer()
+    model = BertModel(BertConfig(vocab_size=len(tok), max_position_embeddings=128, **_sizes(size)))
+    model.eval()
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    return out
+
+
 def _token_ids(tok) -> dict:
     """The config fields a model takes from its tokenizer: its vocabulary size and special ids."""
     return dict(

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 LM = "lm"  # a masked or causal LM whose log-probabilities are scored (models.lm_scoring)
 GENERATOR = "generator"  # a causal LM (or an OpenAI-compatible server) that generates text (models.generation)
 CLASSIFIER = "classifier"  # a sequence classifier that scores texts (models.classify)
-USES = (LM, GENERATOR, CLASSIFIER)
+EMBEDDER = "embedder"  # an encoder whose mean-pooled hidden states embed texts (models.embedding)
+USES = (LM, GENERATOR, CLASSIFIER, EMBEDDER)
 
 
 @dataclass(frozen=True)

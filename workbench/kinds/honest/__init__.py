@@ -36,7 +36,7 @@ AUDIT_SOURCE = (
     "NAACL 2021, https://aclanthology.org/2021.naacl-main.191/; " + PAIR_AUDIT_SOURCE
 )
 FIXED = (("raw", TEXT),)  # what a fix may change: the template (with [I]); its prompts are made again from it
-from .options import OPTIONS
+from .options import EMBEDDING, OPTIONS
 from .words import WORDS
 
 KIND = Kind(
@@ -53,6 +53,7 @@ KIND = Kind(
         why="every identity filled into one template shares its wording",
     ),
     evaluator_options=OPTIONS,
+    model_roles=(EMBEDDING,),
     words=WORDS,
     audit=Audit(AUDIT, AUDIT_SOURCE, import_published, FIXED, lambda: renewal_stages(AUTHORING, AUDIT, FIXED, refresh)),
     **{**kind_fields(AUTHORING), "stages": stages},

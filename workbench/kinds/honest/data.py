@@ -134,7 +134,7 @@ def read_templates(source: str, group_by: str | None = None, repeated: str = "ro
             templates = parse_templates(as_tsv, source, path, group_by, repeated)
         except InputError as exc:
             raise _shift(exc, -1) from None
-        for t in templates.templates:
+        for t in templates.every:  # the kept rows are among them
             t.line -= 1
         templates.notes.insert(0, HF_NOTE)
         templates.repo, templates.revision = repo, revision

@@ -11,7 +11,10 @@ Declared (`DECLARED`): workbench runs the loop, the intervals, the table, CSV, i
 chart and the release's evaluate.py. An item is a template row, its result the row's fills and
 their lexicon categories; HONEST@k (each k asked for) and each lexicon category's share are
 statistics over templates: the rows of one template's wording (its identities) are one
-resampling unit (scoring.template_of).
+resampling unit (scoring.template_of). A model's fills can be read from a file in place of
+running it (`--predictions`, published.py's layouts: `read_scores`), and FairBelief's analyses of
+the models together (Table 1, curves by group, family and size, agreement between their fills with
+an embedding model) follow every model's figures (`across`, analyses.py).
 """
 
 from __future__ import annotations
@@ -25,11 +28,23 @@ from ...core.ids import file_sha256
 from ...evaluation.declared import Declared, Loaded, Statistic
 from ...models.roles import GENERATOR, UNDER_TEST, ModelRole
 from . import data
+from .analyses import (
+    PERCENTILES,
+    agreement,
+    agreement_texts,
+    cumulative_of,
+    group_curves,
+    mean_curves,
+    per_rank_of,
+    read_models_table,
+    table_one,
+)
 from .completions import GENERATION, completions_for
 from .fills import CAUSAL_RULES, MASKED_RULES, score_rule
 from .measure import TOP_K, honest_scores, scope_figures
-from .options import OPTIONS
+from .options import EMBEDDING, OPTIONS
 from .parsing import Lexicon, Template, TemplateSet
+from .published import Fills, read_fills
 from .scoring import (
     COUNTING,
     DEFINITION,
@@ -93,6 +108,8 @@ def check(options: dict) -> None:
     if min(ks) < 1:
         raise InputError(f"--top-k must be at least 1 (got {options['top_k']})")
     completions_for(_requested(options), max(ks), options)
+    if options.get("models_table"):
+        read_models_table(Path(options["models_table"]))
     if options.get("lexicon") is None:
         raise InputError(
             "honest needs the hurtful-word lexicon: pass --lexicon FILE.tsv (HurtLex's layout: "
@@ -203,14 +220,30 @@ def score(models, rows: list[Row], options: dict, progress) -> list[dict]:
     return [{"fills": f, "hurtful": h} for f, h in zip(fills, hits)]
 
 
+def read_predictions(path: Path, rows: list[Row]) -> list[dict]:
+    """--predictions: a model's fills or completions from a file (published.py's layouts), in
+    place of running it."""
+    scored = rows[0].scored
+    templates = scored.templates
+    return read_fills(
+        path, [r.template for r in rows], templates.every, display_path(templates.path), scored.lexicon, scored.K
+    )
+
+
 def about(name: str, models, rows: list[Row], results: list[dict], options: dict) -> tuple[dict, list[str]]:
-    """A model's kind, revision and rule (and how its completions were made), and its share of
-    hurtful fills per lexicon category."""
+    """A model's kind, revision and rule (and how its completions were made), or the file its fills
+    were read from; and its share of hurtful fills per lexicon category."""
     model, scored = models.model, rows[0].scored
-    own = _completions(model, rows, options)
     by_category = honest_scores(
         [r["hurtful"] for r in results], [row.group for row in rows], scored.K, scored.lexicon.categories
     )["by_lexicon_category"]
+    if isinstance(results, Fills):  # read from a file: no model ran
+        read = results.read
+        line = f"{name}: {read.per_template} {read.entries} per template read from {read.file} ({read.layout} layout)"
+        if read.used < read.per_template:
+            line += f"; the first {read.used} scored (--top-k {read.per_template} scores them all)"
+        return {"predictions": read.describe(), "by_lexicon_category": by_category}, [line]
+    own = _completions(model, rows, options)
     return {
         "model_kind": model.kind,
         "revision": scorer_revision(model),
@@ -291,8 +324,113 @@ def summary(doc: dict) -> list[str]:
         shown = ", ".join(
             f"{c} {with_interval(v, found.get(f'category {c}'), 2)}" for c, v in entry["by_lexicon_category"].items()
         )
-        lines.append(f"{name.rstrip('/').split('/')[-1]}: HONEST@{K} per lexicon category (%): {shown}")
-    return [*lines, doc["definition"] + "; " + doc["computation"]]
+        lines.append(f"{short_name(name)}: HONEST@{K} per lexicon category (%): {shown}")
+    return [*lines, doc["definition"] + "; " + doc["computation"], *across_lines(doc)]
+
+
+def across(doc: dict, scored: dict, options: dict, others: dict) -> dict:
+    """FairBelief's analyses of the models together (analyses.py): Table 1, the curves (per group,
+    family and size) and, with an embedding model, the agreement between their fills."""
+    if not scored:
+        return {}
+    first_rows = next(iter(scored.values()))[0]
+    K = first_rows[0].scored.K
+    table = read_models_table(Path(options["models_table"])) if options.get("models_table") else {}
+    family = {m: table[m].family for m in scored if m in table}
+    size = {m: table[m].size for m in scored if m in table and table[m].size}
+    per_rank = {m: per_rank_of([r["hurtful"] for r in results], K) for m, (_, results) in scored.items()}
+    how = options.get("group_curves") or "pooled"
+    groups = {m: group_curves(rows, results, K, how) for m, (rows, results) in scored.items()}
+    curve = lambda values: {"per_rank": values, "cumulative": cumulative_of(values)}  # noqa: E731
+    rows_one = table_one(per_rank)
+    for name, row in rows_one.items():
+        row.update({"family": family.get(name), "size": size.get(name)})
+    out: dict = {
+        "k": K,
+        "table_1": rows_one,
+        "curves": {
+            m: {"overall": curve(v), "by_group": {g: curve(c) for g, c in groups[m].items()}}
+            for m, v in per_rank.items()
+        },
+        "group_curves": how,
+        "notes": [],
+    }
+    if table:
+        for key, of in (("by_family", family), ("by_size", size)):
+            means = mean_curves(per_rank, of)
+            by_group = {
+                g: mean_curves({m: groups[m][g] for m in groups if g in groups[m]}, of)
+                for g in dict.fromkeys(g for c in groups.values() for g in c)
+            }
+            out[key] = {
+                value: {
+                    "models": [m for m in scored if of.get(m) == value],
+                    "overall": curve(c),
+                    "by_group": {g: curve(found[value]) for g, found in by_group.items() if value in found},
+                }
+                for value, c in means.items()
+            }
+        unlisted = [m for m in scored if m not in table]
+        if unlisted:
+            out["notes"].append(f"not in the models table (no family or size): {', '.join(unlisted)}")
+    embedder = others.get("embedder")
+    if embedder is not None and len(scored) >= 2:
+        text = options.get("agreement_text") or "appended"
+        texts = {
+            m: [
+                agreement_texts(row.template.text, result.get("prompt") or row.template.text, result["fills"][:K], text)
+                for row, result in zip(rows, results)
+            ]
+            for m, (rows, results) in scored.items()
+        }
+        found = agreement(embedder.encode, list(scored), texts, family)
+        group_of = [row.group for row in first_rows]
+        out["agreement"] = {
+            "measure": "mean pairwise cosine similarity of the fills' sentence embeddings, per rank k, mean over templates",
+            "text": text,
+            "embedder": {"model": embedder.name, "revision": getattr(embedder, "revision", None)},
+            "pairs": found["pairs"],
+            "per_k": found["per_k"],
+            "by_group": {
+                g: {
+                    name: per_t[[n for n, x in enumerate(group_of) if x == g]].mean(axis=0).tolist()
+                    for name, per_t in found["per_template"].items()
+                }
+                for g in dict.fromkeys(x for x in group_of if x is not None)
+            },
+        }
+    elif len(scored) >= 2:
+        out["notes"].append("agreement between the models' fills: pass --embedding-model MODEL")
+    return {"across_models": out}
+
+
+def across_lines(doc: dict) -> list[str]:
+    """Table 1 (a line per model, by family and size where a models table gives them) and the
+    agreement's mean over k."""
+    found = doc.get("across_models")
+    if not found:
+        return []
+    K = found["k"]
+    rows = found["table_1"]
+    order = sorted(rows, key=lambda n: (rows[n]["family"] is None, rows[n]["family"] or "", list(rows).index(n)))
+    lines = [f"Table 1 (FairBelief): per-rank HONEST over k = 1..{K} (%): mean ± std, q25/q50/q75/q90/q95, rank"]
+    for name in order:
+        row = rows[name]
+        where = " ".join(x for x in (row["family"], row["size"]) if x)
+        lines.append(
+            f"  {short_name(name)}{f' [{where}]' if where else ''}: {row['mean']:.2f} ± {row['std']:.2f}, "
+            + "/".join(f"{row[f'q{p}']:.2f}" for p in PERCENTILES)
+            + f", rank {row['rank']} of {len(rows)}"
+        )
+    agreed = found.get("agreement")
+    if agreed:
+        shown = ", ".join(f"{name} {sum(v) / len(v):.3f}" for name, v in agreed["per_k"].items())
+        lines.append(f"agreement (mean pairwise cosine similarity of the fills' embeddings, mean over k): {shown}")
+    return [*lines, *found["notes"]]
+
+
+def short_name(name: str) -> str:
+    return name.rstrip("/").split("/")[-1]
 
 
 def provenance(options: dict) -> dict:
@@ -319,7 +457,7 @@ DECLARED = Declared(
     units="templates",
     item_name="template",
     items_name="templates",
-    roles=(ModelRole(UNDER_TEST.name, UNDER_TEST.flag, UNDER_TEST.help, GENERATOR),),
+    roles=(ModelRole(UNDER_TEST.name, UNDER_TEST.flag, UNDER_TEST.help, GENERATOR), EMBEDDING),
     options=OPTIONS,
     rules=RULES,
     work=work,
@@ -332,6 +470,8 @@ DECLARED = Declared(
     chart_name="honest_curve",
     fields=figures,
     about=about,
+    read_scores=read_predictions,
+    across=across,
     summary=summary,
     check=check,
     provenance=provenance,

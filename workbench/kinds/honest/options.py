@@ -4,7 +4,9 @@ take the same ones (the kind's `evaluator_options` and the declaration's `option
 from __future__ import annotations
 
 from ...core.evaluator_option import EvaluatorOption
+from ...models.roles import EMBEDDER, ModelRole
 from .completions import DECODINGS, MAX_NEW_TOKENS, SEED, TEMPERATURE, TOP_P
+from .analyses import AGREEMENT_TEXTS, GROUP_CURVES
 from .measure import TOP_K
 from .parsing import NORMALISATIONS, REPEATED
 from .scoring import parse_ks
@@ -45,6 +47,30 @@ OPTIONS = (
     EvaluatorOption(
         "--group-by", "grouping column (default: category, mf or type, whichever is there)", metavar="COLUMN"
     ),
+    # FairBelief's analyses of several models (analyses.py)
+    EvaluatorOption(
+        "--models-table",
+        "a CSV with name, family and size of the models evaluated (their names as the JSON gives them): "
+        "Table 1 and the curves grouped by family and size, agreement within and across families",
+        type=str,
+        metavar="MODELS.csv",
+    ),
+    EvaluatorOption(
+        "--group-curves",
+        "a group's per-rank curve across models: pooled (HONEST over the group's templates, the default) "
+        "or identity-mean (the mean of its identities' curves, as FairBelief's notebook)",
+        choices=GROUP_CURVES,
+        default="pooled",
+        metavar="|".join(GROUP_CURVES),
+    ),
+    EvaluatorOption(
+        "--agreement-text",
+        "with --embedding-model: the sentence a fill is embedded in: appended (the prompt without its mask "
+        "token, a space, the fill: FairBelief's, the default) or filled (the fill in the template's slot)",
+        choices=AGREEMENT_TEXTS,
+        default="appended",
+        metavar="|".join(AGREEMENT_TEXTS),
+    ),
     # --score-rule generation (causal LMs): K generated completions per template. No declared
     # defaults, so that one given without the rule is refused (completions.completions_for).
     EvaluatorOption(
@@ -79,4 +105,14 @@ OPTIONS = (
         type=int,
         metavar="S",
     ),
+)
+
+# The model that embeds fills for FairBelief's agreement between models (a role beside --model).
+EMBEDDING = ModelRole(
+    "embedder",
+    "--embedding-model",
+    "a sentence-embedding checkpoint (sentence-transformers layout, e.g. sentence-transformers/all-MiniLM-L6-v2): "
+    "with several models, the agreement between their fills (mean pairwise cosine similarity)",
+    EMBEDDER,
+    required=False,
 )

@@ -128,6 +128,8 @@ class TemplateSet:
     notes: list[str] = field(default_factory=list)
     repeated: str = "rows"  # how repeated texts were counted (REPEATED)
     rows_read: int = 0  # template rows in the file (before `repeated="once"` kept one per text)
+    # every row read, in the file's order (the kept ones among them)
+    every: list[Template] = field(default_factory=list)
 
     @property
     def groups(self) -> list[str]:
@@ -235,6 +237,7 @@ def parse_templates(
     if not templates:
         raise InputError(f"{shown}: no templates (only a header line)")
     rows_read = len(templates)
+    every = list(templates)
     notes = []
     if duplicates and repeated == "rows":
         notes.append(
@@ -254,7 +257,7 @@ def parse_templates(
     if group_col is None:
         notes.append(f"no grouping column ({', '.join(GROUP_COLUMNS)}); only the overall score is reported")
     return TemplateSet(
-        source, path, templates, group_col, duplicates, notes=notes, repeated=repeated, rows_read=rows_read
+        source, path, templates, group_col, duplicates, notes=notes, repeated=repeated, rows_read=rows_read, every=every
     )
 
 
@@ -280,6 +283,7 @@ def parse_lexicon(text: str, path: Path, normalisation: str = "workbench") -> Le
     problems: list[Problem] = []
     used = skipped = 0
     raw: list[str] = []
+    vanished: list[str] = []
     for line, cells in rows:
         if len(cells) < len(header):
             problems.append(Problem(shown, line, "", f"{len(cells)} field(s), the header has {len(header)}"))
@@ -289,11 +293,13 @@ def parse_lexicon(text: str, path: Path, normalisation: str = "workbench") -> Le
             continue
         raw.append(cells[col["lemma"]].strip())
         lemma, cat = normalise(raw[-1]), cells[col["category"]].strip()
-        for name, value in (("lemma", lemma), ("category", cat)):
+        for name, value in (("lemma", raw[-1]), ("category", cat)):
             if not value:
                 problems.append(Problem(shown, line, name, f"empty {name}"))
-        if not lemma or not cat:
+        if not raw[-1] or not cat:
             continue
+        if not lemma:  # written, but normalised to nothing (unidecode drops an emoji): kept, as the reference keeps it
+            vanished.append(raw[-1])
         used += 1
         category.setdefault(lemma, cat)  # a lemma listed twice counts for its first category
         categories.setdefault(cat, None)
@@ -301,7 +307,11 @@ def parse_lexicon(text: str, path: Path, normalisation: str = "workbench") -> Le
     if not category:
         why = " (no row has level = conservative)" if has_level and skipped else ""
         raise InputError(f"{shown}: the lexicon has no usable lemma{why}")
-    note = normalisation_note(raw, normalisation)
-    return Lexicon(
-        path, category, list(categories), used, skipped, has_level, normalisation, normalise, [note] if note else []
-    )
+    notes = [note] if (note := normalisation_note(raw, normalisation)) else []
+    if vanished:
+        notes.append(
+            f"warning: {len(vanished)} lemma(s) normalise to nothing (e.g. {vanished[0]!r}): kept as an empty lemma, "
+            "as the reference HONEST tool keeps them, so a fill or word that normalises to nothing (a replacement "
+            "character, a combining mark) counts as hurtful, as it does there"
+        )
+    return Lexicon(path, category, list(categories), used, skipped, has_level, normalisation, normalise, notes)

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 
 from ...core.errors import WorkbenchError
 from ...evaluation.declared import Declared
-from ...models.roles import CLASSIFIER, UNDER_TEST
+from ...models.roles import CLASSIFIER, EMBEDDER, UNDER_TEST
 from .release import Refused, dataset_label
 
 
@@ -21,6 +21,8 @@ def standalone_of(module):
 
 
 def _load(role, name: str, spec, runtimes: dict):
+    if role.uses == EMBEDDER:
+        return _embedder(name, spec, runtimes)
     if role.uses == CLASSIFIER:
         from .classify import load_classifier_standalone
 
@@ -28,6 +30,22 @@ def _load(role, name: str, spec, runtimes: dict):
     from .lm import load_lm
 
     return load_lm(name, spec, runtimes)
+
+
+def _embedder(name: str, spec, runtimes: dict):
+    """A sentence-embedding model (`roles.EMBEDDER`), found as the script finds any model."""
+    from ...core.errors import ModelError
+    from ...models.embedding import open_embedder
+    from .models import model_ref
+
+    try:
+        embedder = open_embedder(model_ref(name), spec)
+    except ModelError as exc:
+        raise Refused(str(exc)) from None
+    except ImportError:
+        raise Refused("an embedding model needs torch and transformers (pip install torch transformers)") from None
+    runtimes[name] = embedder.runtime
+    return embedder
 
 
 # How a release's script opens a model the kind opens itself (`Declared.open_model`): no project, no cache.
