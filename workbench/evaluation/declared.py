@@ -205,7 +205,9 @@ class Declared:
     `score` takes (`bad(field, why)` for each problem; None when there were any).
     score(models, items, options, progress) -> one result dict per item: `models.model` is the
     model under test, `models[name]` each other role's model, `options` the kind's options (and
-    `score_rule`), `progress(n)` advances the bar by n of `work(items, options)` units.
+    `score_rule`), `progress(n)` advances the bar by n of `work(items, options)` units. A
+    `choices.Choices(ask, answer)` is such a function for a model that picks a continuation; a
+    release's lm-eval task is then made from it (release/lmeval.py).
     group: the item attribute or key whose values are the groups figures are given for.
     cluster: the attribute whose equal values make one resampling unit ("": each item is one)."""
 
@@ -609,8 +611,9 @@ class Declared:
     def _work(self, items: list, options: dict, models: Models) -> int:
         """The progress bar's total: `work(items, options)`, or `work(items, options, models)` where
         the work depends on the model (a causal LM scores each distinct sentence once)."""
-        if self.work is None:
-            return len(items)
+        if self.work is None:  # a score function that knows its work (`choices.Choices`), else one per item
+            work = getattr(self.score, "work", None)
+            return work(items, options) if work is not None else len(items)
         if len(inspect.signature(self.work).parameters) >= 3:
             return self.work(items, options, models)
         return self.work(items, options)
