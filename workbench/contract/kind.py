@@ -284,7 +284,7 @@ class Kind:
     # release/runtime/cli.py); None: the evaluator module when it declares (`DECLARED`), "": none
     standalone: str | None = None
     lm_eval_tasks: str | None = None  # package with its lm-eval task (task.yaml, utils.py) for releases
-    # (release/lmeval.py); a declared evaluator with `Declared.lm_eval` has one made from it
+    # (release/lmeval.py); a declared evaluator scoring with `choices.Choices` has one made from it
     # evaluation
     evaluator: str | None = None  # module implementing `Evaluator`, or defining `DECLARED`
     # its options (None: a declared evaluator's `Declared.options`; read them with `options()`)
