@@ -219,3 +219,17 @@ def test_the_lm_eval_extra_holds_what_its_api_backends_need():
         if line.startswith("lm-eval =")
     )
     assert "api" in extra and "api" in lmeval.INSTALL  # the release card names the same install
+
+
+def test_a_task_reads_a_json_lines_data_file_with_its_values_as_written(tmp_path):
+    """A kind whose release is JSON lines (bbq-lite, coref-lite): lm-eval's rows are the file's
+    records, numbers kept numbers as the evaluator reads them, a subtask's rows those of its group."""
+    (tmp_path / "data").mkdir()
+    records = [{"category": "a", "answer": 1, "text": "x"}, {"category": "b", "answer": 0, "text": "y"}]
+    (tmp_path / "data" / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    (tmp_path / lmeval.FOLDER).mkdir()
+    (tmp_path / lmeval.FOLDER / "lmeval_data.py").write_bytes(lmeval.DATA_MODULE.read_bytes())
+    module = _data_module(tmp_path / lmeval.FOLDER)
+    assert module.load(data_file="data/rows.jsonl")["test"].to_list() == records
+    assert module.load(data_file="data/rows.jsonl", group_by="category", groups=["b"])["test"].to_list() == records[1:]
+    assert lmeval._data_rows(tmp_path / "data" / "rows.jsonl", "category") == ["a", "b"]  # the subtasks' values

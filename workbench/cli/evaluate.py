@@ -1,8 +1,8 @@
 """`workbench evaluate`: score models on any kind's release, public file or templates.
 
 The options every kind shares are declared here; each kind's evaluator declares its own
-(`Kind.evaluator_options`), and they are added to this command for every installed kind,
-named in --help with the kinds that take them.
+(`Kind.options()`: its `Declared.options`, or the kind's `evaluator_options`), and they are added
+to this command for every installed kind, named in --help with the kinds that take them.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def _kind_options(plugins: bool = True) -> dict[str, tuple]:
 
     found: dict[str, tuple] = {}
     for kind in kinds.loadable(plugins):
-        for option in kind.evaluator_options:
+        for option in kind.options():
             first, owners, helps = found.setdefault(option.dest, (option, [], []))
             owners.append(kind.name)
             text = option.help + (f" (default {option.default})" if option.default is not None else "")
@@ -397,7 +397,7 @@ def cache_path(config, given: Path | None, off: bool) -> Path | None:
 
 def _options_for(kind, given: dict) -> dict:
     """The values of the chosen kind's own options, converted; an option of another kind is refused."""
-    declared = {o.dest: o for o in kind.evaluator_options}
+    declared = {o.dest: o for o in kind.options()}
     converted = {}
     for dest, text in given.items():
         if text is None:

@@ -149,7 +149,8 @@ class AnnotatorWords:
     """What annotators read for this kind. The terminal UI and the Label Studio labelling page
     are both generated from it, so the two never say different things.
 
-    question: one line, what the annotator decides (per_item: a question that depends on the
+    question: one line, what the annotator decides ("": the scheme's question, which
+    `kind_fields(AUTHORING)` makes `Authoring.question`; per_item: a question that depends on the
     item instead); fields: every line of an item as shown, the judged text first (`Field`, or
     a (line, caption) pair whose source is the line's name); model_fields: lines shown only to
     adjudicators who turn model results on; hidden: sources (detail labels, queue fields) never
@@ -167,7 +168,7 @@ class AnnotatorWords:
     and Label Studio), content_warning what the card warns readers of ("" for either: the items
     need no note). The defaults are the words of the loop this tool started with (templated hypotheses)."""
 
-    question: str
+    question: str = ""
     fields: tuple[Field, ...] = ()
     model_fields: tuple[Field, ...] = ()
     hidden: tuple[str, ...] = ()
@@ -279,17 +280,21 @@ class Kind:
     annotation_defaults: dict[str, Any] = field(default_factory=dict)
     # release
     release: ReleaseLayout | None = None
-    standalone: str | None = None  # the release's evaluate.py runs it, copied with its imports
-    # (what it defines: release/runtime/cli.py)
+    # the release's evaluate.py runs it, copied with its imports (what it defines:
+    # release/runtime/cli.py); None: the evaluator module when it declares (`DECLARED`), "": none
+    standalone: str | None = None
     lm_eval_tasks: str | None = None  # package with its lm-eval task (task.yaml, utils.py) for releases
-    # (release/lmeval.py)
+    # (release/lmeval.py); a declared evaluator scoring with `choices.Choices` has one made from it
     # evaluation
-    evaluator: str | None = None  # module implementing `Evaluator`
-    evaluator_options: tuple[EvaluatorOption, ...] = ()
+    evaluator: str | None = None  # module implementing `Evaluator`, or defining `DECLARED`
+    # its options (None: a declared evaluator's `Declared.options`; read them with `options()`)
+    evaluator_options: tuple[EvaluatorOption, ...] | None = None
     # the models its evaluator uses besides --model (a judge scoring generated text): each becomes an
     # option of `workbench evaluate` (models.roles.ModelRole), loaded, cached and recorded as --model is
+    # (empty: a declared evaluator's `Declared.roles`)
     model_roles: tuple["ModelRole", ...] = ()
-    resampling: Resampling | None = None  # the unit and cluster its intervals resample
+    # the unit and cluster its intervals resample (None: a declared evaluator's unit; see `resampled()`)
+    resampling: Resampling | None = None
     # extras
     commands: Callable[["typer.Typer"], None] | None = None  # adds the kind's own CLI commands
     demo: str | None = None  # module with `steps(out) -> list[(title, argv)]` for `make demo`
@@ -303,13 +308,11 @@ class Kind:
     module: str = ""  # the module its entry point names (its code: kinds/code.py)
 
     def __post_init__(self):
-        taken = {o.dest for o in self.evaluator_options}
-        roles = tuple(
-            EvaluatorOption(r.flag, r.help, metavar=r.metavar, required=r.required)
-            for r in self.model_roles
-            if r.dest not in taken and r.name != "model"
-        )
-        object.__setattr__(self, "evaluator_options", self.evaluator_options + roles)
+        if self.evaluator_options is not None:  # said here: the roles' flags join them now
+            object.__setattr__(self, "evaluator_options", _with_roles(self.evaluator_options, self.model_roles))
+        if self.words is not None and not self.words.question and self.scheme is not None:
+            # the question said once, in the scheme (an `Authoring.question`): every screen reads it here
+            object.__setattr__(self, "words", _replace(self.words, question=self.scheme.question))
         if self.words is not None and self.scheme is not None:
             wrong = [p for p in self.words.problems(self.scheme) if "not a choice of the scheme" in p]
             if wrong:  # a caption for a choice that does not exist is a typo that would go unseen
@@ -361,7 +364,7 @@ class Kind:
 
     @property
     def question(self) -> str:
-        if self.words is not None:
+        if self.words is not None and self.words.question:
             return self.words.question
         return self.scheme.question if self.scheme else ""
 
@@ -391,10 +394,90 @@ class Kind:
     def evaluator_module(self) -> Evaluator:
         if not self.evaluator:
             raise ConfigError(f"kind {self.name!r} has no evaluator")
-        return self.part("evaluator")
+        module = self.part("evaluator")
+        self._check_options(getattr(module, "DECLARED", None))
+        return module
+
+    # --- what a declared evaluator says once ------------------------------------------------------
+    # A kind whose evaluator module defines `DECLARED` (evaluation/declared.py) says its options, its
+    # model roles, its resampling unit and its release's evaluate.py there; the methods below read
+    # them, so `workbench evaluate`, the evaluation, the release's script and the docs agree.
+
+    def declared(self) -> Any:
+        """The evaluator module's `DECLARED` (imported through the guarded loader: a broken module
+        is a KindBroken), or None for a kind without one."""
+        if not self.evaluator:
+            return None
+        return getattr(self.part("evaluator"), "DECLARED", None)
+
+    def options(self) -> tuple[EvaluatorOption, ...]:
+        """The evaluator's command-line options, its roles' flags among them: the kind's own
+        `evaluator_options`, else its declaration's. A kind whose evaluator cannot be imported has
+        none here (using it says why; `workbench kinds` lists it as broken)."""
+        if self.evaluator_options is not None:
+            return self.evaluator_options
+        from .loader import KindBroken
+
+        try:
+            declared = self.declared()
+        except KindBroken:
+            return ()
+        if declared is None:
+            return _with_roles((), self.model_roles)
+        return _with_roles(tuple(declared.options), self.model_roles or tuple(declared.roles))
+
+    def standalone_module(self) -> str | None:
+        """The module the release's evaluate.py runs: `standalone` when said ("" : none), else the
+        evaluator module when it declares its evaluator."""
+        if self.standalone is not None:
+            return self.standalone or None
+        return self.evaluator if self.evaluator and self.declared() is not None else None
+
+    def resampled(self) -> Resampling | None:
+        """What its intervals resample: `resampling` when said, else its declaration's unit."""
+        if self.resampling is not None:
+            return self.resampling
+        declared = self.declared()
+        if declared is None:
+            return None
+        shared = f"the {declared.items_name} of one {declared.cluster}" if declared.cluster else ""
+        return Resampling(declared.unit, declared.units, shared)
+
+    def _check_options(self, declared) -> None:
+        """An option the kind declares that its declaration lacks would be offered on the command
+        line and never reach the evaluation (nor the release's script): refused, naming it."""
+        if declared is None or self.evaluator_options is None:
+            return
+        known = {o.dest for o in declared.options} | {r.dest for r in declared.roles}
+        missing = [o.flag for o in self.evaluator_options if o.dest not in known]
+        if missing:
+            from .loader import KindBroken
+
+            raise KindBroken(
+                self,
+                f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} in its Kind.evaluator_options but not "
+                f"in {self.evaluator}.DECLARED.options, so the evaluation would never see {'it' if len(missing) == 1 else 'them'}",
+                "declare an option once, in DECLARED.options (the Kind reads it from there)",
+            )
 
     def option_values(self, given: dict[str, Any]) -> dict[str, Any]:
         """The evaluator's options with their defaults, updated by what was given."""
-        values = {o.dest: o.default for o in self.evaluator_options}
+        values = {o.dest: o.default for o in self.options()}
         values.update({k: v for k, v in given.items() if v is not None})
         return values
+
+
+def _with_roles(options: tuple[EvaluatorOption, ...], roles) -> tuple[EvaluatorOption, ...]:
+    """The options, and a flag for each model role besides the model under test not among them."""
+    taken = {o.dest for o in options}
+    return options + tuple(
+        EvaluatorOption(r.flag, r.help, metavar=r.metavar, required=r.required)
+        for r in roles
+        if r.dest not in taken and r.name != "model"
+    )
+
+
+def _replace(value, **changes):
+    import dataclasses
+
+    return dataclasses.replace(value, **changes)

@@ -71,7 +71,7 @@ def reserve(names: dict[str, str]) -> None:
 
 def option_problem(kind: Kind) -> str | None:
     """Why the kind's options cannot be added to the command line (one line), else None."""
-    for option in kind.evaluator_options:  # its model roles are among them (Kind.__post_init__)
+    for option in kind.options():  # its model roles are among them
         if not isinstance(option.flag, str) or not FLAG.fullmatch(option.flag):
             return f"its option {option.flag!r} is not a flag of the form --name (letters, digits and -)"
         for name in (option.flag, option.dest):

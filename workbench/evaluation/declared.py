@@ -16,7 +16,9 @@ Every figure is a function of per-unit sums: a `Statistic` names the per-item co
 into the figure (default: scale · Σ first / Σ second, a share or a mean). Resampling draws whole
 units (a template's several items together), so a figure's interval is the bootstrap's on the
 same formula; a `Gap` is the largest difference of one statistic between groups, with its
-interval from the same resamples.
+interval from the same resamples; a `difference` is one within units: the mean over units of a
+value on one condition of the unit minus on another (a coreference item's pro-stereotypical
+sentence against its anti-stereotypical one), each unit with both conditions counting once.
 
 Hooks for a kind whose data or figures need more (each optional; see `Declared`): `load` reads
 its own layouts (several CSV dialects, a Hub release, `--strict`) in place of the JSON-lines or
@@ -84,6 +86,15 @@ class Statistic:
     cells: str = ""  # an item attribute: the figure is the unweighted mean over its values of
     # each one's scale · Σ first / Σ second (each identity weighs the same); with a formula, the
     # columns are such pairs and the formula combines their means over cells
+    # (attribute, first, second) of a `difference`: its four columns are turned, unit by unit, into
+    # (the unit's mean on `first` − its mean on `second`, 1), or (0, 0) for a unit without both
+    within: tuple[str, str, str] | tuple[()] = ()
+
+    def __post_init__(self):
+        if self.within and (self.formula is not None or self.cells or len(self.columns) != 4):
+            raise ValueError(
+                f"statistic {self.key!r}: a difference within units has its four columns, no formula or cells"
+            )
 
     def figure(self, sums: np.ndarray) -> np.ndarray:
         """Figures from sums (... × k), NaN or ±inf where the formula divides by zero (no figure:
@@ -102,6 +113,36 @@ def mean(key: str, title: str, of: Column, **kw) -> Statistic:
 def share(key: str, title: str, of: Column, among: Column = ONE, **kw) -> Statistic:
     """Σ of / Σ among: the share of items (or of those `among` marks) that `of` marks."""
     return Statistic(key, title, (of, among), **kw)
+
+
+def difference(key: str, title: str, of: Column, condition: str, first: str, second: str, **kw) -> Statistic:
+    """The mean over units of `of` on the unit's items whose `condition` attribute is `first`
+    minus on those whose it is `second` (accuracy on a pair's pro-stereotypical sentence minus on
+    its anti-stereotypical one). Only units with both conditions count, each once however many
+    items it has of either; its interval resamples them whole and models are compared on the
+    units both have, like any statistic's. The declaration's `cluster` names the unit."""
+
+    def on(value: str, column: Column | None):
+        def value_of(item, result) -> float:
+            if str(_get(item, condition)) != value:
+                return 0.0
+            return 1.0 if column is None else _column(column, item, result)
+
+        return value_of
+
+    kw.setdefault("neutral", 0.0)
+    columns = (on(first, of), on(first, None), on(second, of), on(second, None))
+    return Statistic(key, title, columns, within=(condition, first, second), **kw)
+
+
+def _within_units(summed: np.ndarray) -> np.ndarray:
+    """Per-unit sums (units × 4: Σ of on first, n first, Σ of on second, n second) -> (the unit's
+    difference of means, 1), or (0, 0) for a unit without both conditions."""
+    a, n, b, m = (summed[:, j] for j in range(4))
+    paired = (n > 0) & (m > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gap = np.where(paired, a / np.where(paired, n, 1) - b / np.where(paired, m, 1), 0.0)
+    return np.stack([gap, paired.astype(float)], axis=1)
 
 
 @dataclass(frozen=True)
@@ -166,7 +207,9 @@ class Declared:
     `score` takes (`bad(field, why)` for each problem; None when there were any).
     score(models, items, options, progress) -> one result dict per item: `models.model` is the
     model under test, `models[name]` each other role's model, `options` the kind's options (and
-    `score_rule`), `progress(n)` advances the bar by n of `work(items, options)` units.
+    `score_rule`), `progress(n)` advances the bar by n of `work(items, options)` units. A
+    `choices.Choices(ask, answer)` is such a function for a model that picks a continuation; a
+    release's lm-eval task is then made from it (release/lmeval.py).
     group: the item attribute or key whose values are the groups figures are given for.
     cluster: the attribute whose equal values make one resampling unit ("": each item is one)."""
 
@@ -436,6 +479,8 @@ class Declared:
 
     def _measure(self, stat: Statistic, table: _Table, used: _Subset) -> Measure:
         summed = _sum_by_unit(table.values(stat.columns, used.rows), used)
+        if stat.within:  # each unit's own difference, drawn whole
+            summed = _within_units(summed)
         if stat.cells:  # each unit in the cell of its first item, cells numbered as first seen
             cells = _first_seen(table.codes(stat.cells)[used.rows])[0][used.firsts]
             return Measure(
@@ -464,7 +509,9 @@ class Declared:
         stats = {s.key: s for s in self.statistics}
         for gap in self.gaps:
             stat = stats[gap.of]
-            values = table.values(stat.columns, every.rows)
+            summed = _sum_by_unit(table.values(stat.columns, every.rows), every)
+            if stat.within:
+                summed = _within_units(summed)
 
             def spread(sums, s=stat):
                 per = s.figure(sums)  # resamples × groups
@@ -472,7 +519,7 @@ class Declared:
                     warnings.simplefilter("ignore", RuntimeWarning)  # a resample without any group's units
                     return np.nanmax(per, axis=1) - np.nanmin(per, axis=1)
 
-            out[gap.key] = Measure(_sum_by_unit(values, every), spread, cells=cells, neutral=0.0)
+            out[gap.key] = Measure(summed, spread, cells=cells, neutral=0.0)
         return out
 
     def uncertainty(self, settings: Settings) -> Uncertainty:
@@ -639,8 +686,9 @@ class Declared:
     def _work(self, items: list, options: dict, models: Models) -> int:
         """The progress bar's total: `work(items, options)`, or `work(items, options, models)` where
         the work depends on the model (a causal LM scores each distinct sentence once)."""
-        if self.work is None:
-            return len(items)
+        if self.work is None:  # a score function that knows its work (`choices.Choices`), else one per item
+            work = getattr(self.score, "work", None)
+            return work(items, options) if work is not None else len(items)
         if len(inspect.signature(self.work).parameters) >= 3:
             return self.work(items, options, models)
         return self.work(items, options)

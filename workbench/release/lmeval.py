@@ -54,7 +54,23 @@ class Subtask:
 
 
 def _package(kind: Kind | None) -> str | None:
-    return kind.lm_eval_tasks if kind is not None else None
+    """The kind's task package, or for a kind asked through its declaration (`_asked`) its evaluator module."""
+    if kind is None:
+        return None
+    if kind.lm_eval_tasks:
+        return kind.lm_eval_tasks
+    return kind.evaluator if _asked(kind) is not None else None
+
+
+def _asked(kind: Kind):
+    """The declaration of a kind without a task package whose model picks a continuation of a
+    prompt (`Declared(score=Choices(ask, answer))`): its task is made from it. None otherwise."""
+    if kind.lm_eval_tasks or not kind.evaluator:
+        return None
+    from ..evaluation.choices import Choices
+
+    declared = kind.declared()
+    return declared if declared is not None and isinstance(declared.score, Choices) else None
 
 
 def _data_rows(path: Path, column: str) -> list[str] | None:
@@ -68,6 +84,11 @@ def _data_rows(path: Path, column: str) -> list[str] | None:
         if column not in table.column_names:
             return None
         return ["" if v is None else str(v) for v in table.column(column).to_pylist()]
+    if path.suffix == ".jsonl":
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        if not rows or any(column not in row for row in rows):
+            return None
+        return ["" if row[column] is None else str(row[column]) for row in rows]
     with open(path, newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
         if column not in (reader.fieldnames or []):
@@ -155,6 +176,8 @@ def write_tasks(kind: Kind, task: str, dataset: str | None, folder: Path, config
     too, and the card (`folder`/README.md, when written) names them after its lm-eval command."""
     if _package(kind) is None:
         return False
+    if not kind.lm_eval_tasks:
+        return _write_declared(kind, _asked(kind), task, dataset, folder)
     module = kind.part("lm_eval_tasks", "lm-eval task")  # guarded: a broken one is one line naming it
     source = Path(next(iter(module.__path__)))
     target = folder / FOLDER
@@ -190,6 +213,128 @@ def write_tasks(kind: Kind, task: str, dataset: str | None, folder: Path, config
     (target / "utils.py").write_bytes((source / "utils.py").read_bytes())
     (target / DATA_MODULE.name).write_bytes(DATA_MODULE.read_bytes())
     _card_note(folder, task, subs, word)
+    return True
+
+
+# -- a task made from the declaration ------------------------------------------------------------
+DECLARED_YAML = """\
+# lm-evaluation-harness task of this release, written by `workbench build` from the kind's declaration
+# ({module}.DECLARED): each row is asked by the evaluator's own `ask` (utils.py runs the copy in
+# ../evaluator/ that the release's evaluate.py runs), each continuation scored by its log-likelihood
+# after the prompt (the prompt alone and prompt + " " + continuation, each after the model's BOS
+# token: their difference), and the figures computed by the declaration from `answer`'s results.
+task: {task}
+custom_dataset: !function lmeval_data.load
+test_split: test
+output_type: multiple_choice
+doc_to_text: ""
+doc_to_target: 0
+doc_to_choice: !function utils.choices
+target_delimiter: ""
+process_results: !function utils.process_results
+metric_list:
+{metrics}metadata:
+  version: 1.0
+  data_file: {data_file}
+  dataset: {dataset}
+"""
+
+DECLARED_UTILS = '''\
+"""The {kind} figures for lm-evaluation-harness, written by `workbench build`: nothing here is
+the kind's own code. Each row is turned into its item, asked and answered by {module}.DECLARED,
+imported from the release's evaluator/ folder (the files its evaluate.py runs; for a copy of this
+folder alone, downloaded from the Hub at the release's tag), so lm-eval asks exactly what
+`workbench evaluate` asks. Rule: the sum of a continuation's log-probabilities."""
+
+import importlib
+import sys
+from pathlib import Path
+
+MODULE = {module!r}
+DATASET = {dataset!r}
+OPTIONS = {options!r}
+RELEASE = Path(__file__).resolve().parent.parent
+_FOUND = {{}}
+
+
+def _declared():
+    if "declared" not in _FOUND:
+        folder = RELEASE / "evaluator"
+        if not folder.is_dir():
+            if not DATASET:
+                raise FileNotFoundError(f"{{folder}} is missing, and the release names no Hub tag to download it from")
+            from huggingface_hub import snapshot_download
+
+            repo, _, tag = DATASET.partition("@")
+            got = snapshot_download(repo, repo_type="dataset", revision=tag or None, allow_patterns=["evaluator/**"])
+            folder = Path(got) / "evaluator"
+        sys.path.insert(0, str(folder))
+        _FOUND["declared"] = importlib.import_module(MODULE).DECLARED
+    return _FOUND["declared"]
+
+
+def _item(doc):
+    """The row as the evaluator reads it (its `item`), refused with its problems."""
+    declared = _declared()
+    problems = []
+    bad = sys.modules[type(declared).__module__].Bad("lm-eval", 0, problems)  # the declaration's own checker
+    item = declared.item(dict(doc), bad)
+    if item is None or problems:
+        raise ValueError(f"a row the evaluator refuses: {{'; '.join(p.message for p in problems)}}")
+    return item
+
+
+def choices(doc):
+    """The prompt alone, then prompt + " " + each continuation: the log-likelihood of a
+    continuation is the second's minus the first's."""
+    prompt, continuations = _declared().score.ask(_item(doc))
+    return [prompt, *(f"{{prompt}} {{c}}" for c in continuations)]
+
+
+def process_results(doc, results):
+    item = _item(doc)
+    alone, *whole = [loglikelihood for loglikelihood, _ in results]
+    result = _declared().score.answer(item, [w - alone for w in whole], dict(OPTIONS))
+    return {{key: (item, result) for key in {keys!r}}}
+
+
+def _figure(key, scored):
+    """The declaration's figure over every row: `workbench evaluate`'s overall value."""
+    entry, _ = _declared().model_entry([i for i, _ in scored], [r for _, r in scored])
+    value = entry["overall"].get(key)
+    return float("nan") if value is None else float(value)
+{functions}'''
+
+
+def _write_declared(kind: Kind, declared, task: str, dataset: str | None, folder: Path) -> bool:
+    """The task made from a declaration whose score is a `Choices` (see DECLARED_YAML): every
+    figure given overall, one lm-eval metric each, aggregated by the declaration's own code."""
+    keys = [s.key for s in declared.statistics if not s.at or "overall" in s.at] + [g.key for g in declared.gaps]
+    neutral = {s.key: s.neutral for s in declared.statistics}
+    names = {key: f"figure_{sanitised(key)}" for key in keys}
+    metrics = "".join(
+        f"  - metric: {key}\n    aggregation: !function utils.{names[key]}\n"
+        f"    higher_is_better: {'false' if neutral.get(key, 0.0) is not None else 'true'}\n"
+        for key in keys
+    )
+    functions = "".join(f"\n\ndef {names[k]}(scored):\n    return _figure({k!r}, scored)\n" for k in keys)
+    options = {o.dest: o.default for o in declared.options}
+    if declared.rules:
+        options["score_rule"] = "sum"  # lm-eval gives a continuation's summed log-likelihood only
+    target = folder / FOLDER
+    target.mkdir(parents=True, exist_ok=True)
+    module = kind.evaluator
+    (target / "task.yaml").write_text(
+        DECLARED_YAML.format(
+            module=module, task=task, metrics=metrics, data_file=declared.data, dataset=json.dumps(dataset)
+        ),
+        encoding="utf-8",
+    )
+    utils = DECLARED_UTILS.format(
+        kind=kind.name, module=module, dataset=dataset, options=options, keys=tuple(keys), functions=functions
+    )
+    (target / "utils.py").write_text(utils, encoding="utf-8")
+    (target / DATA_MODULE.name).write_bytes(DATA_MODULE.read_bytes())
     return True
 
 

@@ -7,6 +7,8 @@ Copied verbatim into a release's `lm_eval_tasks/` folder, where the task's YAML 
 folder without the release around it, downloads that file from the Hub at the release's tag
 (`dataset`: ORG/NAME@vX.Y.Z, written into the YAML by `workbench build`). A subtask's
 `dataset_kwargs` keep the rows of one group: those whose `group_by` column is one of `groups`.
+The file is Parquet, CSV (every column text) or JSON lines (each row as written: numbers stay
+numbers, as a kind's evaluator reads them).
 """
 
 import csv
@@ -50,9 +52,20 @@ def load(data_file: str, dataset: str | None = None, group_by: str | None = None
                 lambda row: ("" if row[group_by] is None else str(row[group_by])) in keep, keep_in_memory=True
             )
         return {"test": rows}
-    with open(path, newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
+    rows = read_rows(path)
     if group_by:
         keep = {str(g) for g in groups or ()}
-        rows = [row for row in rows if (row.get(group_by) or "") in keep]
+        rows = [row for row in rows if _text(row.get(group_by)) in keep]
     return {"test": datasets.Dataset.from_list(rows)}
+
+
+def read_rows(path: Path) -> list[dict]:
+    """The rows of a CSV or JSON-lines file (by its suffix), in file order."""
+    with open(path, newline="", encoding="utf-8") as f:
+        if path.suffix == ".jsonl":
+            return [json.loads(line) for line in f if line.strip()]
+        return list(csv.DictReader(f))
+
+
+def _text(value) -> str:
+    return "" if value is None else str(value)

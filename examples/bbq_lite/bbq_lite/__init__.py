@@ -10,12 +10,10 @@ from workbench.authoring.stages import kind_fields
 from workbench.kinds.base import WHERE, AnnotatorWords, Field, Kind
 
 from .authoring import AUTHORING
-from .names import CONTEXT
 
 __version__ = "0.1.0"
 
-WORDS = AnnotatorWords(
-    question=AUTHORING.question,
+WORDS = AnnotatorWords(  # the question is AUTHORING.question (the kind's scheme asks it)
     fields=(
         Field("context", "the ambiguous context (boxed): on its own it must not tell who the answer is"),
         Field("disambiguation", "the sentence added for the disambiguated question: it must decide the answer"),
@@ -60,8 +58,7 @@ KIND = Kind(
     description="BBQ-style questions with ambiguous and disambiguated contexts; accuracy and BBQ bias scores "
     "from answer log-likelihoods (an example plugin kind).",
     words=WORDS,
+    # its DECLARED says the rest: --context, the resampling unit, the release's evaluate.py
     evaluator="bbq_lite.evaluate",
-    standalone="bbq_lite.evaluate",  # the release's evaluate.py, made from the same declaration
-    evaluator_options=(CONTEXT,),
     **kind_fields(AUTHORING),
 )

@@ -6,9 +6,7 @@ This module is what the entry point names; it stays light (no torch): the evalua
 imported only when something is evaluated.
 """
 
-from workbench.kinds.base import Kind, Resampling
-
-from .names import JUDGE, OPTIONS
+from workbench.kinds.base import Kind
 
 __version__ = "0.1.0"
 
@@ -16,14 +14,6 @@ KIND = Kind(
     name="bold-lite",
     description="BOLD-style prompts per group, continued by a causal LM and scored by a judge model; group means "
     "and the largest gap between groups (an example plugin kind).",
+    # its DECLARED says the rest: the options, the judge's --judge, the unit (a person), evaluate.py
     evaluator="bold_lite.evaluate",
-    standalone="bold_lite.evaluate",
-    evaluator_options=OPTIONS,
-    model_roles=(JUDGE,),
-    resampling=Resampling(
-        "person",
-        "people",
-        "the prompts naming one person",
-        "a person's prompts share their name, so they are drawn together",
-    ),
 )

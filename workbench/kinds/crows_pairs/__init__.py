@@ -20,6 +20,7 @@ KIND = Kind(
     demo="workbench.kinds.crows_pairs.example",
     example="workbench.kinds.crows_pairs.example",
     standalone="workbench.kinds.crows_pairs.evaluate",
+    evaluator_options=(),  # none: said here, so listing the kinds imports no evaluator
     resampling=Resampling(
         "pair", "pairs", why="each pair is scored on its own; a bias type's figures resample its pairs"
     ),

@@ -68,6 +68,7 @@ KIND = Kind(
         why="fills of one template share its wording",
     ),
     evaluator="workbench.kinds.nli.evaluate",
+    evaluator_options=(),  # its declaration's --labels is the release script's ([evaluate] label_overrides here)
     check_templates=_check_templates,
     settings={"filter": FilterSection, "fluency": FluencySection, "llm": LLMSection},
     lm_eval_tasks="workbench.kinds.nli.lm_eval_tasks",

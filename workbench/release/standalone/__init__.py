@@ -45,9 +45,9 @@ CONTRACT = ("TITLE", "MEASURES", "DATA", "evaluate")  # what every standalone mo
 
 
 def _module_of(kind: Kind) -> str | None:
-    """The module of `kind`'s standalone evaluator, as the kind names it (`Kind.standalone`);
-    None for a kind without one."""
-    return kind.standalone or None
+    """The module of `kind`'s standalone evaluator, as the kind names it (`Kind.standalone`, by
+    default its declared evaluator: `Kind.standalone_module`); None for a kind without one."""
+    return kind.standalone_module()
 
 
 def _load(kind: Kind):
@@ -107,7 +107,7 @@ def card_lines(kind: Kind) -> list[str]:
 def card_options(kind: Kind) -> str:
     """What a card's `workbench evaluate` command needs besides the model for this kind: the
     options its evaluator declares as required, each with its placeholder (" --lexicon LEXICON.tsv")."""
-    return "".join(f" {o.flag} {o.metavar or o.dest.upper()}" for o in kind.evaluator_options if o.required)
+    return "".join(f" {o.flag} {o.metavar or o.dest.upper()}" for o in kind.options() if o.required)
 
 
 def evaluator_files(kind: Kind) -> tuple[dict[str, Module], list[str]]:
