@@ -17,7 +17,10 @@ def list_kinds() -> None:
     """List every installed benchmark kind (built in or from a plugin package registered under the
     entry-point group `workbench.kinds`): where it comes from and what it can do. A kind any of
     whose modules (its kind, evaluator, standalone, lm-eval task, example, demo) fails to import
-    is listed as broken with the reason; the other kinds work as ever."""
+    is listed as broken with the reason; the other kinds work as ever. So is a plugin whose options
+    take a flag of `workbench evaluate`, and one whose import does not finish in
+    WORKBENCH_PLUGIN_TIMEOUT seconds (default 30). Plugins are imported only when a command runs:
+    `workbench --help` and `--version` import none, so a plugin's own commands are not listed there."""
     from .. import kinds
 
     table = Table(title="benchmark kinds")
