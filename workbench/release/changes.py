@@ -2,7 +2,7 @@
 
 Every kind's layout says what identifies a released row (`identity(row)` -> key, text, group,
 template) on the rows `read_release` returns, the other fields it releases about the row
-(`released_fields`: a StereoSet sentence's context, a pair's bias type), and optionally where in
+(`released_fields`: the context a sentence fills, a pair's bias type), and optionally where in
 its source it comes from (`edit(row)`, so that a row edited in place is one change shown before
 and after), so the comparison, the changelog, the card's summary and `changes.csv` are the same
 code for all kinds, and a change of any released field is a change of the data. The earlier release is found in
