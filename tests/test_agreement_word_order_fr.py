@@ -98,6 +98,7 @@ def test_expand_leaves_a_word_of_another_subject_as_written_and_notes_it(tmp_pat
     assert row["hypothesis"] == anti
     notes = [n for n in row["grammar"] if n.startswith("hypothesis: ")]
     assert any(word in n and "'les infirmières'" in n for n in notes), notes
+    assert not [n for n in notes if "does not agree" in n], notes  # no note asks to change another subject's word
 
 
 @pytest.mark.parametrize("kind, written, anti", AGREED)

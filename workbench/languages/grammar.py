@@ -127,6 +127,9 @@ class Analysis:
     # (the group pieces of a subject, whether it is coordinated, its other nouns' genders, why the
     # parse does not settle its agreement)
     unsure: tuple[tuple[tuple[int, ...], bool, tuple, str], ...] = ()
+    # the words word order took from a group (_word_order): another subject's, so a second reading
+    # of the sentence does not ask for them to agree with the group either
+    set_aside: tuple[str, ...] = ()
 
 
 def features(group: str, language) -> Features:
@@ -277,7 +280,7 @@ def analyse(texts: list[str], kinds: list[str], pos: list, language, nlp) -> Ana
                 "appos",
             ):
                 doubt(g, f"the parser finds no verb for {texts[g]!r} in this sentence")
-    _word_order(doc, texts, tokens_of, group_of, found, antecedent, grammar, doubt)
+    set_aside = _word_order(doc, texts, tokens_of, group_of, found, antecedent, grammar, doubt)
     # After a group that is a subject: third-person pronouns and possessives (they may stand for
     # it: noted), and a word after a conjunction that may be a coordinated verb the parse missed.
     subjects = {s for d in found.values() for s in d.subject}
@@ -329,7 +332,7 @@ def analyse(texts: list[str], kinds: list[str], pos: list, language, nlp) -> Ana
         for t in doc:
             if t.i not in group_of and t.i not in found and _base_auxiliary(t, grammar) is not None:
                 add(t, "base", ())
-    return Analysis(tuple(found[i] for i in sorted(found)), tuple(unsure))
+    return Analysis(tuple(found[i] for i in sorted(found)), tuple(unsure), tuple(set_aside))
 
 
 def _reads_finite(token, grammar: Grammar) -> bool:
@@ -361,7 +364,7 @@ def _coordinated(toks, group_of) -> bool:
     return any(i in group_of and group_of[i] != group_of[toks[0].i] for i in heads)
 
 
-def _word_order(doc, texts, tokens_of, group_of, found, antecedent, grammar: Grammar, doubt) -> None:
+def _word_order(doc, texts, tokens_of, group_of, found, antecedent, grammar: Grammar, doubt) -> list[str]:
     """Where word order says the parse is wrong, the words it gives a group as its subject are
     left as written and noted, never changed: a group after a preposition ("le chef de {{GROUP1}}
     travaille") or, where the language says so (`object_after_verb`), right after a finite verb
@@ -369,7 +372,8 @@ def _word_order(doc, texts, tokens_of, group_of, found, antecedent, grammar: Gra
     not agreed with it ("les livres que {{GROUP1}} lisent sont"), that word is the group's verb, so
     the words after it belong to another subject. Such a word alone, with nothing agreed, is
     noted too ("le patron dort et {{GROUP1}} travaillent"). The words of the group's own relative
-    clause ("{{GROUP1}} qui travaillent") are not concerned."""
+    clause ("{{GROUP1}} qui travaillent") are not concerned. Returns the words set aside."""
+    set_aside: list[str] = []
     for g, toks in tokens_of.items():
         if not toks:
             continue
@@ -395,12 +399,13 @@ def _word_order(doc, texts, tokens_of, group_of, found, antecedent, grammar: Gra
                 mine = [i for i in mine if i > after.i]
                 if mine:
                     why = f"{after.text!r} right after {texts[g]!r} reads as its verb, so the words after it are not"
-                elif not any(g in d.subject for d in found.values()) and not _coordinated(toks, group_of):
+                if (mine or not any(g in d.subject for d in found.values())) and not _coordinated(toks, group_of):
                     doubt(g, f"{after.text!r} right after {texts[g]!r} may be its verb, but the parse does not read so")
         if not why or not mine:
             continue
         for i in mine:
             d = found.pop(i)
+            set_aside.append(d.word.text)
             doubt(
                 g,
                 f"the parser reads {texts[g]!r} as the subject of {d.word.text!r}, but {why}: left as written",
@@ -408,6 +413,7 @@ def _word_order(doc, texts, tokens_of, group_of, found, antecedent, grammar: Gra
                 d.coordinated,
                 d.other_genders,
             )
+    return set_aside
 
 
 def _word(token) -> Word:
@@ -898,13 +904,16 @@ def _subject_features(d: Dependent, values: Mapping[int, str], language) -> Feat
     return Features(True, gender)
 
 
-def disagreements(texts: list[str], kinds: list[str], analysis: Analysis, language) -> list[str]:
+def disagreements(
+    texts: list[str], kinds: list[str], analysis: Analysis, language, set_aside: tuple[str, ...] = ()
+) -> list[str]:
     """The words of a sentence that do not agree with their group as the parse reads it (the
-    check of a sentence once written, and `templates lint`'s): (word, group) notes."""
+    check of a sentence once written, and `templates lint`'s): (word, group) notes. `set_aside`:
+    words a first reading found to be another subject's (Analysis.set_aside), not asked again."""
     grammar = language.grammar
     out = []
     for d in analysis.dependents:
-        if kinds[d.piece] == "mask" or d.role not in ("verb", "predicate"):
+        if kinds[d.piece] == "mask" or d.role not in ("verb", "predicate") or d.word.text in set_aside:
             continue
         values = {s: texts[s] for s in d.subject}
         need = features(values[d.subject[0]], language) if not d.coordinated else None
