@@ -126,3 +126,47 @@ def test_anti_stance_swaps_groups_in_premise_and_hypothesis(bbnli_dir):
     assert pro["group"] == "men" and pro["counterfactual_group"] == "women"
     assert anti["group"] == "women" and anti["counterfactual_group"] == "men"
     assert anti["hypothesis"] != pro["hypothesis"]
+
+
+def _expanded_through_the_cli(runner, project, bbnli_dir, *args: str) -> pd.DataFrame:
+    """`templates import-bbnli` then `expand ARGS --out`, the rows in BBNLI's columns."""
+    result = invoke(runner, "templates", "import-bbnli", str(bbnli_dir), "--out", str(project / "bbnli"))
+    assert result.exit_code == 0, result.output
+    out = project / "rows.jsonl"
+    result = invoke(runner, "expand", "--templates", str(project / "bbnli"), *args, "--out", str(out))
+    assert result.exit_code == 0, result.output
+    return _ours_as_bbnli_rows([json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()])
+
+
+def _reference_rows(bbnli_dir) -> pd.DataFrame:
+    return pd.concat([expand_file(src) for src in sorted(bbnli_dir.rglob("*.json"))], ignore_index=True)
+
+
+def test_expand_original_reproduces_bbnli_s_published_rows_row_for_row(bbnli_dir, project, runner):
+    """`workbench expand --original` on the real files: every row of BBNLI's own expansion
+    (tests/bbnli_reference.py), in its order; 3,108 distinct (premise, hypothesis, type) rows."""
+    ours = _expanded_through_the_cli(runner, project, bbnli_dir, "--original")
+    expected = _reference_rows(bbnli_dir)
+    pd.testing.assert_frame_equal(ours, expected, check_dtype=False)
+    distinct = ["premise", "hypothesis", "hypothesis_type"]
+    assert len(ours.drop_duplicates(subset=distinct)) == len(expected.drop_duplicates(subset=distinct)) == 3108
+    manifest = json.loads((project / ".workbench" / "expand" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["expansion"] == "original"
+
+
+def test_the_expand_setting_gives_the_original_rows(bbnli_dir, project, runner):
+    """`[expand] original = true` is --original for every run: the premises BBNLI wrote in lower
+    case stay so (the language's expansion would put them in sentence case)."""
+    config = project / "workbench.toml"
+    config.write_text(config.read_text(encoding="utf-8") + "\n[expand]\noriginal = true\n", encoding="utf-8")
+    ours = _expanded_through_the_cli(runner, project, bbnli_dir)
+    pd.testing.assert_frame_equal(ours, _reference_rows(bbnli_dir), check_dtype=False)
+    assert sum(p[:1].islower() for p in ours["premise"]) > 0
+
+
+def test_expand_original_is_refused_in_one_line_by_a_kind_without_one(tmp_path, runner, monkeypatch):
+    (tmp_path / "workbench.toml").write_text('[project]\nkind = "stereoset"\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = invoke(runner, "expand", "--original")
+    assert result.exit_code == 2
+    assert "--original: kind 'stereoset' has no original expansion" in str(result.exception)

@@ -327,3 +327,39 @@ def test_stereoset_a_reworded_sentence_is_one_edited_row(tmp_path, monkeypatch, 
     assert [(c["change"], c["reason"]) for c in edited] == [("edited", "sentence edited")]
     assert edited[0]["previous_text"] == "Men who lead the team are often survey."
     assert edited[0]["text"] == "Men who lead the team are often housing."
+
+
+class _PluginLayout:
+    """A layout as a plugin kind writes one: its rows' identity and one more released field."""
+
+    released_fields = ("context",)
+
+    def identity(self, r: dict) -> tuple[str, str, str, str]:
+        return r["id"], r["text"], r["group"], r["template"]
+
+
+def test_a_change_of_any_released_field_is_an_edit_for_every_kind():
+    """Shared code compares every field a layout releases (issue 56): a row whose text stays and
+    whose context changes is edited, with the field before and after; a field the layout does not
+    release (here the votes) is no change of the data. The shared authoring layout releases its
+    public columns."""
+    from workbench.authoring.stages import Layout
+    from workbench.kinds.crows_pairs.authoring import AUTHORING
+    from workbench.release import changes as C
+
+    before = [
+        {"id": k, "text": f"sentence {k}", "group": "g", "template": "t", "context": "The BLANK one.", "votes": [1]}
+        for k in ("a", "b")
+    ]
+    after = [dict(before[0], context="The BLANK one here."), dict(before[1], votes=[1, 2])]
+    previous = C.Previous("1.0.0", before, {}, "", "P 1.0.0")
+    assert not C.same_data(previous, after, _PluginLayout())
+    assert C.same_data(previous, [dict(r, votes=[3]) for r in before], _PluginLayout())
+    diff = C.compare(previous, after, _PluginLayout(), {})
+    assert [(c.change, c.key, c.text, c.previous_text, c.fields) for c in diff] == [
+        ("edited", "a", "sentence a", "sentence a", {"context": ["The BLANK one.", "The BLANK one here."]})
+    ]
+    table = list(csv.DictReader(io.StringIO(C.changes_csv(diff))))
+    assert json.loads(table[0]["fields"]) == {"context": ["The BLANK one.", "The BLANK one here."]}
+    assert "  - context before: The BLANK one." in C.edits(diff, 5)
+    assert Layout(AUTHORING).released_fields == ("id", "stereo_antistereo", "bias_type", "template")

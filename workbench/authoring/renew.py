@@ -547,12 +547,16 @@ def audit_changes(kind, items: list, labels, previous_rows: list[dict], rows: li
     from ..contract.kind import TEXT
     from ..release.generic import markdown_table
 
-    unit, identity = unit_of(kind.release), kind.release.identity
+    from ..release.changes import content
+
+    unit = unit_of(kind.release)
     before: dict[str, set] = {}
     after: dict[str, set] = {}
     for found, source in ((before, previous_rows), (after, rows)):
         for r in source:
-            found.setdefault(unit(r), set()).add(tuple(identity(r)[:2]))  # key and text: a fix keeps keys
+            found.setdefault(unit(r), set()).add(
+                content(kind.release, r)
+            )  # a fix keeps keys; its text or fields change
     if max(map(len, [*before.values(), *after.values()]), default=1) <= 1:
         return []
     columns = dict(kind.audit.fix_fields)

@@ -686,6 +686,12 @@ class Layout:
             ]
         )
 
+    @property
+    def released_fields(self) -> tuple[str, ...]:
+        """The public layout's columns besides the text (changes.released): a change of any is an edit."""
+        a = self.authoring
+        return tuple(c for c in a.columns if c not in (a.text_column, a.second_text_column))
+
     def identity(self, r: dict) -> tuple[str, str, str, str]:
         """What changes are counted by: the row's id, its text (a pair's two sentences), its group and its template."""
         a = self.authoring

@@ -19,6 +19,7 @@ def register(app: typer.Typer) -> None:
         epilog=example(
             "workbench expand                                   # configured templates -> workspace",
             "workbench expand --templates other-templates/ --out samples.jsonl",
+            "workbench expand --original --out rows.jsonl         # the published benchmark's own expansion",
         ),
     )(expand)
     app.command(
@@ -65,11 +66,22 @@ def expand(
     ),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Also write the rows as JSON lines to this file."),
     force: bool = typer.Option(False, "--force", help="Recompute even when inputs are unchanged."),
+    original: bool = typer.Option(
+        False,
+        "--original",
+        help="The published benchmark's own expansion, string for string, as its rows were published (no "
+        "sentence case, agreement or respelling), where the kind has one; as `[expand] original = true`.",
+    ),
 ) -> None:
     """Expand the project's templates into the rows of its kind (the first stage of
     `workbench run`); `--out` also writes them as JSON lines.
     """
-    pipeline = get_pipeline(ctx, templates_dir=templates)
+    pipeline = get_pipeline(ctx, templates_dir=templates, original=original or None)
+    if original and not pipeline.stage("expand").has_original:
+        from .. import kinds
+        from ..core.errors import ConfigError
+
+        raise ConfigError(f"--original: kind {kinds.of_config(get_config(ctx)).name!r} has no original expansion")
     result = pipeline.run("expand", force=force)
     if out:
         import json

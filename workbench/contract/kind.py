@@ -48,7 +48,10 @@ class ReleaseLayout(Protocol):
         """What identifies a row across versions (to tell added from removed rows): its key, the
         text a changelog shows, its group and its template.
 
-        A layout may also define `edit(row) -> (entry, reason) | None`: the entry of its source the
+        A layout declares `released_fields`: the other fields of those rows it releases (the
+        context a sentence was written in); a version comparison reads them all, so a change of
+        any is an edit (build's "nothing changed", the changelog, changes.csv). A layout may also
+        define `edit(row) -> (entry, reason) | None`: the entry of its source the
         row comes from (stable when its text is edited) and the changelog's reason for an edit
         there when its template file changed ("pair edited"); a removed and an added row of one
         entry are then one edited row (release/changes.py). And `write_sources(release, staging)`:

@@ -62,6 +62,8 @@ class Stage:
     partition_noun: str = "partitions"  # how counts name them ("templates_reused")
     sort_keys: list[tuple[str, str]] | None = None
     reads_models: bool = False  # computing it loads models (read-only commands never do)
+    # an expand stage that can give the published benchmark's own rows (`expand --original`, options['original'])
+    has_original: bool = False
 
     def schema(self) -> "pa.Schema | None":
         """The output table's schema (typed columns: lists and structs, not JSON strings)."""

@@ -100,7 +100,9 @@ def put_in(texts: list[str], kinds: list[str], language, nlp: Callable[[], Any] 
                 texts, kinds = agreed.texts, agreed.kinds
                 # A second reading, of the text as now written: a word the first parse missed shows here.
                 second = analysis(texts, kinds, language, nlp)
-                notes += [f"{n} (a second reading)" for n in G.disagreements(texts, kinds, second, language)]
+                notes += [
+                    f"{n} (a second reading)" for n in G.disagreements(texts, kinds, second, language, first.set_aside)
+                ]
     substituted = [k in ("group", "changed") for k in kinds]
     spelt = respell(texts, substituted, language.spelling if language is not None else None)
     return Filled(texts, kinds, spelt, list(dict.fromkeys(notes)), list(dict.fromkeys(doubts)), changed)

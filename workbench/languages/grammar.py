@@ -87,6 +87,9 @@ class Grammar:
     # Lemmas of collective nouns, which a subject of either number takes as they are ("Catholics are
     # a quiet group", "Les infirmières sont une communauté soudée"): kept, never pluralised.
     collective: frozenset[str] = frozenset()
+    # A group right after a finite verb within a clause is its object, never a subject: true where a
+    # clause after a verb always opens with a conjunction (French "que"; English "They say men are").
+    object_after_verb: bool = False
 
 
 @dataclass(frozen=True)
@@ -124,6 +127,9 @@ class Analysis:
     # (the group pieces of a subject, whether it is coordinated, its other nouns' genders, why the
     # parse does not settle its agreement)
     unsure: tuple[tuple[tuple[int, ...], bool, tuple, str], ...] = ()
+    # the words word order took from a group (_word_order): another subject's, so a second reading
+    # of the sentence does not ask for them to agree with the group either
+    set_aside: tuple[str, ...] = ()
 
 
 def features(group: str, language) -> Features:
@@ -172,6 +178,7 @@ def analyse(texts: list[str], kinds: list[str], pos: list, language, nlp) -> Ana
             unsure.append(entry)
 
     group_of = {t.i: i for i, toks in tokens_of.items() for t in toks}
+    antecedent: set[int] = set()  # words of a relative clause whose subject stands for a group ("qui travaillent")
 
     def add(token, role, subject, coordinated=False, others=(), word=None):
         if token.i in group_of or token.i in found:
@@ -245,6 +252,7 @@ def analyse(texts: list[str], kinds: list[str], pos: list, language, nlp) -> Ana
             if clause.dep_ in RELATIVE_CLAUSES and _relative_subject(clause, grammar):
                 for token, role in _predicate_words(clause, grammar):
                     add(token, role, (g,))
+                    antecedent.add(token.i)
         verb = None if governor is not None else _verb_after(toks[-1], head, grammar)
         if verb is not None and verb.pos_ in ("VERB", "AUX") and _finite(verb):
             # The finite verb right after the group, with no subject of its own: morphology and
@@ -272,6 +280,7 @@ def analyse(texts: list[str], kinds: list[str], pos: list, language, nlp) -> Ana
                 "appos",
             ):
                 doubt(g, f"the parser finds no verb for {texts[g]!r} in this sentence")
+    set_aside = _word_order(doc, texts, tokens_of, group_of, found, antecedent, grammar, doubt)
     # After a group that is a subject: third-person pronouns and possessives (they may stand for
     # it: noted), and a word after a conjunction that may be a coordinated verb the parse missed.
     subjects = {s for d in found.values() for s in d.subject}
@@ -323,7 +332,88 @@ def analyse(texts: list[str], kinds: list[str], pos: list, language, nlp) -> Ana
         for t in doc:
             if t.i not in group_of and t.i not in found and _base_auxiliary(t, grammar) is not None:
                 add(t, "base", ())
-    return Analysis(tuple(found[i] for i in sorted(found)), tuple(unsure))
+    return Analysis(tuple(found[i] for i in sorted(found)), tuple(unsure), tuple(set_aside))
+
+
+def _reads_finite(token, grammar: Grammar) -> bool:
+    """A finite verb by the parse, or by the language's verb tables for a word the parse misread."""
+    if token.pos_ in ("VERB", "AUX") and _finite(token):
+        return True
+    return (
+        grammar.finite_reading is not None
+        and token.pos_ not in ("DET", "ADP", "CCONJ", "SCONJ", "PRON", "NUM", "PROPN", "PUNCT")
+        and grammar.finite_reading(_word(token)) is not None
+    )
+
+
+def _word_after(last, group_of):
+    """The word right after a group, past adverbs, negation and clitics (None at a punctuation
+    mark or another group)."""
+    for t in last.doc[last.i + 1 :]:
+        if t.pos_ in ("ADV", "PART") or t.lower_ in ("ne", "n'", "n’"):
+            continue
+        if t.pos_ == "PRON" and t.dep_ not in SUBJECTS and len(t.text.strip("'’")) <= 3:
+            continue
+        return None if t.is_punct or t.i in group_of else t
+    return None
+
+
+def _coordinated(toks, group_of) -> bool:
+    """A group joined to another group ("{{GROUP1}} et {{GROUP2}}"): the verb after it is theirs."""
+    heads = {t.head.i for t in toks if t.dep_ == "conj"} | {c.i for t in toks for c in t.children if c.dep_ == "conj"}
+    return any(i in group_of and group_of[i] != group_of[toks[0].i] for i in heads)
+
+
+def _word_order(doc, texts, tokens_of, group_of, found, antecedent, grammar: Grammar, doubt) -> list[str]:
+    """Where word order says the parse is wrong, the words it gives a group as its subject are
+    left as written and noted, never changed: a group after a preposition ("le chef de {{GROUP1}}
+    travaille") or, where the language says so (`object_after_verb`), right after a finite verb
+    within a clause ("le patron qui embauche {{GROUP1}} est") is not a subject; and where the word right after a group reads as a finite verb that is
+    not agreed with it ("les livres que {{GROUP1}} lisent sont"), that word is the group's verb, so
+    the words after it belong to another subject. Such a word alone, with nothing agreed, is
+    noted too ("le patron dort et {{GROUP1}} travaillent"). The words of the group's own relative
+    clause ("{{GROUP1}} qui travaillent") are not concerned. Returns the words set aside."""
+    set_aside: list[str] = []
+    for g, toks in tokens_of.items():
+        if not toks:
+            continue
+        first = toks[0]
+        before = doc[first.i - 1] if first.i > 0 else None
+        mine = sorted(i for i, d in found.items() if g in d.subject and i not in antecedent)
+        why = ""
+        if before is not None and before.pos_ == "ADP" and not (before.i > 0 and doc[before.i - 1].pos_ == "ADV"):
+            why = f"{texts[g]!r} follows the preposition {before.text!r}, so it is not a subject"
+        elif (
+            grammar.object_after_verb
+            and before is not None
+            and before.pos_ in ("VERB", "AUX")
+            and _finite(before)
+            and before.i > 0
+            and not doc[before.i - 1].is_punct
+        ):
+            why = f"{texts[g]!r} follows the verb {before.text!r}, so it is not its subject"
+        else:
+            after = _word_after(toks[-1], group_of)
+            own = [c for c in after.children if c.dep_ in SUBJECTS and c.i > toks[-1].i] if after is not None else []
+            if after is not None and after.i not in found and not own and _reads_finite(after, grammar):
+                mine = [i for i in mine if i > after.i]
+                if mine:
+                    why = f"{after.text!r} right after {texts[g]!r} reads as its verb, so the words after it are not"
+                if (mine or not any(g in d.subject for d in found.values())) and not _coordinated(toks, group_of):
+                    doubt(g, f"{after.text!r} right after {texts[g]!r} may be its verb, but the parse does not read so")
+        if not why or not mine:
+            continue
+        for i in mine:
+            d = found.pop(i)
+            set_aside.append(d.word.text)
+            doubt(
+                g,
+                f"the parser reads {texts[g]!r} as the subject of {d.word.text!r}, but {why}: left as written",
+                d.subject,
+                d.coordinated,
+                d.other_genders,
+            )
+    return set_aside
 
 
 def _word(token) -> Word:
@@ -814,13 +904,16 @@ def _subject_features(d: Dependent, values: Mapping[int, str], language) -> Feat
     return Features(True, gender)
 
 
-def disagreements(texts: list[str], kinds: list[str], analysis: Analysis, language) -> list[str]:
+def disagreements(
+    texts: list[str], kinds: list[str], analysis: Analysis, language, set_aside: tuple[str, ...] = ()
+) -> list[str]:
     """The words of a sentence that do not agree with their group as the parse reads it (the
-    check of a sentence once written, and `templates lint`'s): (word, group) notes."""
+    check of a sentence once written, and `templates lint`'s): (word, group) notes. `set_aside`:
+    words a first reading found to be another subject's (Analysis.set_aside), not asked again."""
     grammar = language.grammar
     out = []
     for d in analysis.dependents:
-        if kinds[d.piece] == "mask" or d.role not in ("verb", "predicate"):
+        if kinds[d.piece] == "mask" or d.role not in ("verb", "predicate") or d.word.text in set_aside:
             continue
         values = {s: texts[s] for s in d.subject}
         need = features(values[d.subject[0]], language) if not d.coordinated else None

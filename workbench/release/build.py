@@ -6,7 +6,7 @@
     evaluator/                                the workbench modules it runs, copied (release/standalone)
     lm_eval_tasks/                            the release as an lm-evaluation-harness task, where the kind has one
     CHANGELOG.md                              what changed since the previous version (earlier entries kept)
-    changes.csv                               every row added or removed, with the reason where known
+    changes.csv                               every row added, edited or removed, the fields changed, the reason where known
     manifest.json                             sha256 of every file, template hashes, config
 
 Nothing in the folder depends on the time or the machine, so building twice from the same
@@ -298,7 +298,7 @@ def build(
         write_evaluator(kind, dataset, staging)
         code = kind_code(kind)
         evaluator = changes.evaluator_change(found, code, _evaluator_files(staging)) if found else ""
-        if found and not force and not evaluator and changes.same_data(found, released, layout.identity):
+        if found and not force and not evaluator and changes.same_data(found, released, layout):
             raise InputError(
                 f"nothing changed in the data since {found.version} ({found.where}), nor in its evaluator: a "
                 "new version would repeat it; pass --force to build it anyway"

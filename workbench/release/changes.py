@@ -1,9 +1,11 @@
 """What changed between a release and the newest earlier one, and why where it can be told.
 
 Every kind's layout says what identifies a released row (`identity(row)` -> key, text, group,
-template) on the rows `read_release` returns, and optionally where in its source it comes from
-(`edit(row)`, so that a row edited in place is one change shown before and after), so the
-comparison, the changelog, the card's summary and `changes.csv` are the same code for all kinds. The earlier release is found in
+template) on the rows `read_release` returns, the other fields it releases about the row
+(`released_fields`: the context a sentence fills, a pair's bias type), and optionally where in
+its source it comes from (`edit(row)`, so that a row edited in place is one change shown before
+and after), so the comparison, the changelog, the card's summary and `changes.csv` are the same
+code for all kinds, and a change of any released field is a change of the data. The earlier release is found in
 `exports/` or, when the project has a Hub repo, among its release tags; either way the card
 names it by its Hub revision (ORG/NAME@vX.Y.Z), never by a local path.
 """
@@ -14,7 +16,7 @@ import csv
 import io
 import json
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__
@@ -48,6 +50,31 @@ class Change:
     previous_text: str = ""
     audited: bool = False  # the reason is an audit's decision on the row (a renewal)
     adjudication: dict | None = None  # a renewal: its item's adjudication (renew.adjudications), if one decided it
+    fields: dict[str, list[str]] = field(
+        default_factory=dict
+    )  # edited: released fields changed, {name: [before, after]}
+
+
+def released(layout, row: dict) -> dict:
+    """The fields of a released row that the layout declares besides its identity's text
+    (`released_fields`), as versions are compared on them."""
+    return {f: row.get(f) for f in getattr(layout, "released_fields", ())}
+
+
+def content(layout, row: dict) -> tuple:
+    """What a row is in a release, for telling whether two versions hold the same data: its
+    identity (key, text, group, template) and its released fields."""
+    return (*layout.identity(row)[:4], json.dumps(released(layout, row), sort_keys=True, default=str))
+
+
+def _shown(value) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def changed_fields(layout, before: dict, after: dict) -> dict[str, list[str]]:
+    """{field: [before, after]} of the released fields that differ between two versions of a row."""
+    old, new = released(layout, before), released(layout, after)
+    return {f: [_shown(old[f]), _shown(new[f])] for f in old if old[f] != new[f]}
 
 
 def find_previous(config: Config, version: str, read_release, notes: list[str]) -> Previous | None:
@@ -131,24 +158,41 @@ def compare(
         return "annotation policy changed" if policy_changed else "labels changed"
 
     entry = getattr(layout, "edit", None)
-    gone = {k: r for r in previous.rows if (k := identity(r)[0]) not in new}
-    came = {k: r for r in rows if (k := identity(r)[0]) not in old}
+    old_rows = {identity(r)[0]: r for r in previous.rows}
+    new_rows = {identity(r)[0]: r for r in rows}
+    gone = {k: r for k, r in old_rows.items() if k not in new}
+    came = {k: r for k, r in new_rows.items() if k not in old}
     pairs = _edits(gone, came, entry) if entry else {}
     out = []
     for k, r in came.items():
         key, text, group, template = new[k][:4]
         if k in pairs:
             prior = old[pairs[k]]
+            fields = changed_fields(layout, old_rows[pairs[k]], r)
             out.append(
-                Change("edited", key, text, group, reason(template, entry(r)[1], k), prior[0], prior[1], k in decisions)
+                Change(
+                    "edited",
+                    key,
+                    text,
+                    group,
+                    reason(template, entry(r)[1], k),
+                    prior[0],
+                    prior[1],
+                    k in decisions,
+                    fields=fields,
+                )
             )
         else:
             out.append(Change("added", key, text, group, reason(template, key=k), audited=k in decisions))
     for k in old.keys() & new.keys():
-        if old[k][1] != new[k][1]:
+        fields = changed_fields(layout, old_rows[k], new_rows[k])
+        if old[k][1] != new[k][1] or fields:
             key, text, group, template = new[k][:4]
+            why = "text edited" if old[k][1] != new[k][1] else f"{', '.join(fields)} edited"
             out.append(
-                Change("edited", key, text, group, reason(template, "text edited", k), key, old[k][1], k in decisions)
+                Change(
+                    "edited", key, text, group, reason(template, why, k), key, old[k][1], k in decisions, fields=fields
+                )
             )
     matched = set(pairs.values())
     out += [
@@ -205,8 +249,9 @@ def evaluator_change(previous: Previous, code: dict, files: dict[str, str]) -> s
     return ""
 
 
-def same_data(previous: Previous, rows: list[dict], identity) -> bool:
-    return sorted(i[:4] for i in map(identity, previous.rows)) == sorted(i[:4] for i in map(identity, rows))
+def same_data(previous: Previous, rows: list[dict], layout) -> bool:
+    """Whether the two versions release the same rows with the same fields (build's "nothing changed")."""
+    return sorted(content(layout, r) for r in previous.rows) == sorted(content(layout, r) for r in rows)
 
 
 ADJUDICATION_COLUMNS = ("adjudicated_by", "proposals", "adjudication_note")
@@ -234,6 +279,7 @@ def changes_csv(changes: list[Change]) -> str:
             "group",
             "previous_id",
             "previous_text",
+            "fields",
             "reason",
             *(ADJUDICATION_COLUMNS if audit else ()),
         ]
@@ -261,7 +307,8 @@ def changes_csv(changes: list[Change]) -> str:
             if audit
             else []
         )
-        w.writerow([c.change, c.key, c.text, c.group, c.previous_key, c.previous_text, c.reason, *extra])
+        fields = json.dumps(c.fields, ensure_ascii=False) if c.fields else ""
+        w.writerow([c.change, c.key, c.text, c.group, c.previous_key, c.previous_text, fields, c.reason, *extra])
     return out.getvalue()
 
 
@@ -293,12 +340,21 @@ def edits(changes: list[Change], limit: int) -> list[str]:
     lines = []
     for c in some[:limit]:
         was = f" (was `{c.previous_key}`)" if c.previous_key != c.key else ""
-        lines += [
-            f"- `{c.key}`{was}, {c.reason}:",
-            f"  - before: {c.previous_text}",
-            f"  - after: {c.text}",
-            f"  - diff: {word_diff(c.previous_text, c.text)}",
-        ]
+        lines.append(f"- `{c.key}`{was}, {c.reason}:")
+        if c.previous_text != c.text:
+            lines += [
+                f"  - before: {c.previous_text}",
+                f"  - after: {c.text}",
+                f"  - diff: {word_diff(c.previous_text, c.text)}",
+            ]
+        else:
+            lines.append(f"  - text: {c.text}")
+        for name, (was_value, value) in c.fields.items():
+            lines += [
+                f"  - {name} before: {was_value}",
+                f"  - {name} after: {value}",
+                f"  - {name} diff: {word_diff(was_value, value)}",
+            ]
     if len(some) > limit:
         lines.append(f"- ... and {len(some) - limit} more in `{CHANGES_FILE}`")
     return ["Edited:", "", *lines, ""] if lines else []

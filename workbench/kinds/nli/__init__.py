@@ -17,7 +17,7 @@ from . import renew
 from ...authoring.renew import template_check
 from .renew import AUDIT_SOURCE, AUDIT_WORDS, FIXED, HYPOTHESIS_AUDIT
 from .scheme import NLI_SCHEME
-from .settings import FilterSection, FluencySection, LLMSection, check_settings
+from .settings import ExpandSection, FilterSection, FluencySection, LLMSection, check_settings
 from .words import WORDS
 
 
@@ -70,7 +70,7 @@ KIND = Kind(
     evaluator="workbench.kinds.nli.evaluate",
     evaluator_options=(),  # its declaration's --labels is the release script's ([evaluate] label_overrides here)
     check_templates=_check_templates,
-    settings={"filter": FilterSection, "fluency": FluencySection, "llm": LLMSection},
+    settings={"expand": ExpandSection, "filter": FilterSection, "fluency": FluencySection, "llm": LLMSection},
     lm_eval_tasks="workbench.kinds.nli.lm_eval_tasks",
     check_settings=check_settings,
     commands=_commands,

@@ -56,6 +56,10 @@ def card(release) -> str:
     )
 
 
+# What a release says of each sample besides its hypothesis and stance (changes.released).
+released_fields = ("premise", "label")
+
+
 def identity(r: dict) -> tuple[str, str, str, str]:
     """What changes are counted by: the row's id, its hypothesis with its stance, its domain and its template (subtopic)."""
     return r["id"], f"{r['hypothesis']} ({r['stance']})", r["domain"], r["subtopic"]

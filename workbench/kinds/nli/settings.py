@@ -1,5 +1,5 @@
-"""The nli kind's own `workbench.toml` sections, `[filter]` and `[fluency]`, and the paper's
-model defaults.
+"""The nli kind's own `workbench.toml` sections, `[expand]`, `[filter]`, `[fluency]` and `[llm]`,
+and the paper's model defaults.
 
 The adversarial filter keeps a masked-LM variant when at least `min_fooled` of these NLI
 classifiers predict anything but neutral for it (BBNLI-next used the three below).
@@ -18,6 +18,26 @@ PAPER_FILTER_MODELS = [
 ]
 # Held out from filtering: the paper evaluated with it (used when [evaluate] models is empty).
 PAPER_HELD_OUT = ["ynie/albert-xxlarge-v2-snli_mnli_fever_anli_R1_R2_R3-nli"]
+
+
+class ExpandSection(BaseModel):
+    """How templates become rows. By default each sentence is written as the project's language
+    writes it (agreement with a swapped group, spelling where a placeholder meets a word, premises
+    in sentence case): right for new text. `original` gives BBNLI's own expansion instead, string
+    for string, so a maintainer renewing BBNLI reproduces its published rows exactly."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    original: bool = Field(
+        False,
+        description="true: BBNLI's own expansion, each string rendered as written (no sentence case, agreement "
+        "or respelling), reproducing its published rows; false: each sentence as the project's language "
+        "writes it. `workbench expand --original` does the same for one run.",
+    )
+
+
+def expand_settings(config) -> ExpandSection:
+    return config.section("expand", ExpandSection)
 
 
 class FilterSection(BaseModel):

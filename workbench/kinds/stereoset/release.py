@@ -265,6 +265,11 @@ def card(release) -> str:
     return text.rstrip("\n") + "\n\n" + funnel(release)
 
 
+# What a release says of each sentence besides its text (changes.released): the CAT's context and target, the
+# sentence's gold label and split. A fixed context is an edit of its sentences, though their texts stay.
+released_fields = ("context", "target", "gold_label", "split")
+
+
 def identity(r: dict) -> tuple[str, str, str, str]:
     """What changes are counted by: the sentence's id and text, its domain and its template."""
     return r["id"], r["sentence"], r["domain"], r["template_id"]

@@ -410,6 +410,7 @@ def grammar_for(package: ModuleType) -> Grammar:
         maybe_verb=maybe_verb,
         maybe_adjective=maybe_adjective,
         finite_reading=finite_reading,
+        object_after_verb=True,  # a clause after a verb opens with "que"
         noun=noun,
         article=article,
         collective=frozenset(

@@ -126,7 +126,9 @@ def with_groups(
     notes = agreed.notes + G.unsure_notes(analysis, have, need, language, filled if "fill" in pieces.kinds else None)
     # A second reading, of the sentence as now written: a word the first parse missed shows here.
     second = _analysis(tuple(out.texts), tuple(out.kinds), tuple(out.pos), language)
-    notes += [f"{n} (a second reading)" for n in G.disagreements(out.texts, out.kinds, second, language)]
+    notes += [
+        f"{n} (a second reading)" for n in G.disagreements(out.texts, out.kinds, second, language, analysis.set_aside)
+    ]
     return out, list(dict.fromkeys(notes))
 
 
