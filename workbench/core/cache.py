@@ -64,6 +64,16 @@ def _open(path: Path, wait_s: float | None = None) -> sqlite3.Connection:
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
+def damaged(exc: sqlite3.Error) -> bool:
+    """Whether SQLite says the file itself is bad, rather than that it could not be read or written
+    here now (a full disk, a file-size limit, a read-only folder: 'disk I/O error', 'unable to open')."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text
+
+
 def verify(path: Path) -> Path:
     """`path`, after checking that it can hold the score cache; an InputError naming it otherwise.
 
@@ -101,6 +111,11 @@ def verify(path: Path) -> Path:
         finally:
             db.close()
     except sqlite3.Error as exc:
+        if not damaged(exc):  # the file may be sound: SQLite could not open it here, now
+            raise InputError(
+                f"score cache {shown} could not be opened ({exc}): a full disk, a file-size limit or a folder "
+                "that cannot be written can cause this; the file is left as it is"
+            ) from None
         raise InputError(
             f"score cache {shown} is a damaged SQLite file ({exc}); name another file, or delete this "
             "one (it only holds scores that can be computed again)"
