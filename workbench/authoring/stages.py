@@ -24,9 +24,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
-from ..core.errors import Problem, display_path
+from ..core.errors import Problem
 from ..core.ids import normalise_text, short_hash
 from ..core.labels import VALIDITY_SCHEME, LabelScheme
 from ..core.stage import Output, Stage
@@ -267,15 +267,38 @@ def format_where(where: tuple) -> str:
     return format_path(where) or "an earlier entry"
 
 
+def template_sources(paths: list[Path]) -> tuple[int, Iterator[tuple[RawFile | None, list[Problem]]]]:
+    """Every template a project's files hold, one at a time: each YAML or JSON file people write,
+    and each template of an imported table (authoring/imported.py), read back as the template file
+    it stands for. The one reader of a project's templates (`load` and the card's descriptions).
+    Returns the number of files (a table's templates counted each, as the files they stand for),
+    and (file, problems) for each (None: it could not be read)."""
+    from .imported import find_tables, table_meta, template_files
+
+    tables = find_tables(paths)
+    files, problems = find_template_files(paths, tables=bool(tables))
+    n = len(files) + sum(len((table_meta(t)[0] or {"templates": {None: 0}})["templates"]) for t in tables)
+
+    def each() -> Iterator[tuple[RawFile | None, list[Problem]]]:
+        if problems:
+            yield None, problems
+        for path in files:
+            yield read_file(path)
+        for table in tables:
+            yield from template_files(table)
+
+    return n, each()
+
+
 def load(authoring: Authoring, paths: list[Path]) -> tuple[list[tuple[str, Row]], int, list[Problem]]:
     """(template id, row) of every file, the number of files, and every problem of every file.
     A row that another file already produced is reported and kept once; ids are unique."""
-    files, problems = find_template_files(paths)
+    n, sources = template_sources(paths)
+    problems: list[Problem] = []
     out: list[tuple[str, Row]] = []
     by_row: dict[str, str] = {}
-    by_id: dict[str, Path] = {}
-    for path in files:
-        raw, found = read_file(path)
+    by_id: dict[str, str] = {}
+    for raw, found in sources:
         problems += found
         if raw is None:
             continue
@@ -284,9 +307,9 @@ def load(authoring: Authoring, paths: list[Path]) -> tuple[list[tuple[str, Row]]
         if tid is None or any(p.severity == "error" for p in found):
             continue
         if tid in by_id:
-            problems.append(raw.problem(("id",), f"template id {tid!r} is also used by {display_path(by_id[tid])}"))
+            problems.append(raw.problem(("id",), f"template id {tid!r} is also used by {by_id[tid]}"))
             continue
-        by_id[tid] = path
+        by_id[tid] = raw.shown
         for row in rows:
             if row.row_id in by_row:
                 problems.append(
@@ -295,7 +318,7 @@ def load(authoring: Authoring, paths: list[Path]) -> tuple[list[tuple[str, Row]]
                 continue
             by_row[row.row_id] = raw.shown
             out.append((tid, row))
-    return out, len(files), problems
+    return out, n, problems
 
 
 def check_project(authoring: Authoring, config) -> tuple[int, list[Problem]]:
@@ -386,26 +409,24 @@ class Expand(ReadsTemplateFiles, Stage):
     def settings(self, ctx):
         return {**super().settings(ctx), "format": self.authoring.format}
 
+    reads_tables = True
+
     def compute(self, ctx, inputs, reused) -> Output:
         rows, n_files, problems = load(self.authoring, [self.folder(ctx)])
         fail_on_errors(problems, f"{self.authoring.kind} templates", "workbench validate")
-        table = _pa().Table.from_pylist(
-            [
-                {
-                    "row_id": r.row_id,
-                    "item_id": r.unit_id,
-                    "hypothesis": r.unit_text,
-                    "template_id": tid,
-                    "domain": r.domain,
-                    "subtopic": tid,
-                    "details": [{"label": a, "text": b} for a, b in r.details],
-                    "record": json.dumps(r.record, ensure_ascii=False, sort_keys=True),
-                    "entry": entry,
-                }
-                for (tid, r), entry in zip(rows, entries(rows))
-            ],
-            schema=expand_schema(),
-        )
+        dumps = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+        columns = {  # column by column: a million rows as dicts would take gigabytes
+            "row_id": [r.row_id for _, r in rows],
+            "item_id": [r.unit_id for _, r in rows],
+            "hypothesis": [r.unit_text for _, r in rows],
+            "template_id": [tid for tid, _ in rows],
+            "domain": [r.domain for _, r in rows],
+            "subtopic": [tid for tid, _ in rows],
+            "details": [[{"label": a, "text": b} for a, b in r.details] for _, r in rows],
+            "record": [dumps(r.record) for _, r in rows],
+            "entry": entries(rows),
+        }
+        table = _pa().Table.from_pydict(columns, schema=expand_schema())
         return Output(table, {"templates": n_files, "warnings": len(problems)})
 
     def counts(self, ctx, table, inputs, work):
@@ -639,18 +660,21 @@ class Layout:
 
     def descriptions(self, release) -> dict[str, str]:
         """template id -> the `description` its file gives, for the templates this release has rows of."""
+        from .imported import descriptions, find_tables
+
         released = {r["template_id"] for r in release.rows}
-        files, _ = find_template_files([release.config.path("templates")])
-        out = {}
+        folder = release.config.path("templates")
+        files, _ = find_template_files([folder])
+        found: dict[str, str] = {}
         for path in files:
             raw, _ = read_file(path)
             data = raw.data if raw is not None else None
-            if not isinstance(data, dict) or not isinstance(data.get("description"), str):
-                continue
-            tid = normalise_text(str(data.get("id") or path.stem))
-            if tid in released and data["description"].strip():
-                out[tid] = normalise_text(data["description"])
-        return out
+            if isinstance(data, dict) and isinstance(data.get("description"), str):
+                found.setdefault(normalise_text(str(data.get("id") or path.stem)), data["description"])
+        for table in find_tables([folder]):  # its metadata alone, not its rows
+            for tid, text in descriptions(table).items():
+                found.setdefault(normalise_text(tid), text)
+        return {tid: normalise_text(text) for tid, text in found.items() if tid in released and text.strip()}
 
     def funnel(self, release) -> str:
         from ..annotation.summary import OTHER_COLUMNS

@@ -1,0 +1,213 @@
+"""Imported tables: a published benchmark's items as one Parquet table under templates/, beside
+the YAML files people write by hand.
+
+`workbench import` of a file of a million rows cannot write one YAML record per item (ruamel
+took most of the time, and a template file past 16 MiB is refused). A kind's importer gives an
+`ImportedTable` instead, whose rows are read from the published file a chunk at a time, and
+`write_table` writes them as Parquet row groups under a temporary name, renamed when every row is
+written and checked: an interrupted or refused import leaves no table.
+
+Each row is one entry of a template file as the importer would have written it: the column
+`template` names its template (the file it would have been in, e.g. a bias type), every other
+column is a field of the entry (`source.X`: the field X of its `source` mapping; a null cell is
+a field the entry leaves out). The table's metadata (key `workbench`) gives the template files'
+`format`, the list their entries are in (`key`: `pairs`), the fields every template has
+(`fields`: the published file's layout) and each template's own (`templates`: its bias type, its
+description). `template_files` reads a table back as the template files it stands for, so the
+kind's own parser reads an imported item as it reads a hand-written one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from ..core.errors import Problem, display_path
+from .files import RawFile
+
+TABLE_SUFFIX = ".parquet"
+TABLE_FORMAT = "workbench-imported-table/1"
+META_KEY = "workbench"
+TEMPLATE = "template"  # the column naming each row's template
+TYPES = ("string", "int64")
+
+
+@dataclass
+class ImportedTable:
+    """What a kind's importer returns, for the table of a published file, in place of the YAML text
+    of a template file: `read(advance)` yields the rows a chunk at a time ({column: values}, every
+    column of `columns`), telling `advance(n)` each n of the `size` bytes it reads; it raises the
+    file's problems (an InputError) when it has read them all."""
+
+    format: str  # the format its template files would have (workbench-crows-pairs/1)
+    key: str  # the list an entry is in, in such a file (pairs)
+    columns: tuple[tuple[str, str], ...]  # (name, "string" or "int64"), `template` first
+    read: Callable[[Callable[[int], None]], Iterator[dict[str, list]]]
+    size: int  # bytes `read` reads (the progress bar's total)
+    fields: dict  # what every template has (the published file's layout)
+    per_template: Callable[[str], dict]  # what one template has besides (its bias type, description)
+
+    def __post_init__(self):
+        if not self.columns or self.columns[0][0] != TEMPLATE:
+            raise ValueError(f"an imported table's first column is {TEMPLATE!r}")
+        wrong = [c for c, t in self.columns if t not in TYPES]
+        if wrong:
+            raise ValueError(f"imported table columns {', '.join(wrong)}: a column is one of {', '.join(TYPES)}")
+
+
+def partial_name(target: Path) -> Path:
+    """Where `write_table` writes before the rename: hidden, and not a table `find_tables` reads."""
+    return target.with_name(f".{target.name}.partial")
+
+
+def write_table(table: ImportedTable, target: Path, what: str) -> int:
+    """Write `table` to `target` (templates/NAME.parquet), one row group per chunk read, with a
+    progress bar (`what`: its description) of the bytes read; returns the rows written. Written
+    under `partial_name(target)` and renamed once every row is written and the importer raised
+    nothing, so an interruption (Ctrl-C, a problem in the file, a full disk) leaves no table."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ..core.progress import progress_bar
+
+    schema = pa.schema([(c, getattr(pa, t)()) for c, t in table.columns])
+    partial = partial_name(target)
+    templates: dict[str, None] = {}
+    rows = 0
+    try:
+        with progress_bar(what, table.size, unit="bytes") as advance:
+            with pq.ParquetWriter(partial, schema, compression="zstd", write_statistics=False) as writer:
+                for chunk in table.read(advance):
+                    writer.write_table(pa.table(chunk, schema=schema))
+                    templates.update(dict.fromkeys(chunk[TEMPLATE]))
+                    rows += len(chunk[TEMPLATE])
+                meta = {
+                    "format": TABLE_FORMAT,
+                    "templates_format": table.format,
+                    "key": table.key,
+                    "fields": table.fields,
+                    "templates": {t: table.per_template(t) for t in sorted(templates)},
+                }
+                writer.add_key_value_metadata({META_KEY: json.dumps(meta, ensure_ascii=False)})
+        os.replace(partial, target)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    return rows
+
+
+# -- reading ------------------------------------------------------------------------------------------------------
+def find_tables(paths: list[Path]) -> list[Path]:
+    """The imported tables among `paths` (a folder's, recursively, sorted; a hidden file is not one)."""
+    out: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            out += sorted(f for f in p.rglob(f"*{TABLE_SUFFIX}") if f.is_file() and not f.name.startswith("."))
+        elif p.is_file() and p.suffix == TABLE_SUFFIX:
+            out.append(p)
+    return out
+
+
+def table_meta(path: Path) -> tuple[dict | None, list[Problem]]:
+    """An imported table's metadata, read without its rows; None and a problem for a Parquet file
+    that is not one, or cannot be read."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    shown = display_path(path)
+    try:
+        found = pq.read_metadata(path).metadata or {}
+    except (OSError, pa.ArrowException) as exc:
+        return None, [Problem(shown, None, "", f"cannot read the table: {exc}")]
+    try:
+        meta = json.loads(found.get(META_KEY.encode(), b"null"))
+    except ValueError:
+        meta = None
+    if not (isinstance(meta, dict) and meta.get("format") == TABLE_FORMAT and isinstance(meta.get("templates"), dict)):
+        return None, [
+            Problem(
+                shown,
+                None,
+                "",
+                f"a Parquet file under the templates folder that is not a table `workbench import` wrote "
+                f"({TABLE_FORMAT}): move it elsewhere",
+            )
+        ]
+    return meta, []
+
+
+@dataclass
+class TableFile(RawFile):
+    """One template of an imported table, as the template file it stands for; a problem's line is
+    the row of the table (from 1) of the entry it is in."""
+
+    key: str = ""
+    rows: tuple[int, ...] = ()
+
+    def line(self, path: tuple) -> int | None:
+        if len(path) >= 2 and path[0] == self.key and isinstance(path[1], int) and path[1] < len(self.rows):
+            return self.rows[path[1]] + 1
+        return None
+
+
+def template_files(path: Path) -> Iterator[tuple[TableFile | None, list[Problem]]]:
+    """Each template of the imported table `path` as the template file it stands for (its
+    templates in sorted order, its entries in the table's order), one at a time: the kind's
+    parser reads it as it reads a YAML file. (None, problems) for a table that cannot be read."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    meta, problems = table_meta(path)
+    if meta is None:
+        yield None, problems
+        return
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowException) as exc:
+        yield None, [Problem(display_path(path), None, "", f"cannot read the table: {exc}")]
+        return
+    shown, key = display_path(path), meta["key"]
+    where: dict[str, list[int]] = {}
+    for i, t in enumerate(table[TEMPLATE].to_pylist()):
+        where.setdefault(t, []).append(i)
+    names = [c for c in table.column_names if c != TEMPLATE]
+    for template in sorted(where):
+        columns = table.take(where[template]).select(names).to_pydict()
+        entries = [_entry(names, values) for values in zip(*(columns[c] for c in names))]
+        data = {
+            "format": meta.get("templates_format"),
+            "id": template,
+            **(meta.get("fields") or {}),
+            **(meta["templates"].get(template) or {}),
+            key: entries,
+        }
+        yield TableFile(path, data, shown, key=key, rows=tuple(where[template])), []
+
+
+def _entry(names: list[str], values: tuple) -> dict[str, Any]:
+    """A row as its template file's entry: `a.b` is the field b of the entry's mapping a; a null is left out."""
+    entry: dict[str, Any] = {}
+    for name, value in zip(names, values):
+        if value is None:
+            continue
+        outer, dot, inner = name.partition(".")
+        if dot:
+            entry.setdefault(outer, {})[inner] = value
+        else:
+            entry[name] = value
+    return entry
+
+
+def descriptions(path: Path) -> dict[str, str]:
+    """{template id: its description} of an imported table, from its metadata alone."""
+    meta, _ = table_meta(path)
+    if meta is None:
+        return {}
+    return {
+        t: fields["description"]
+        for t, fields in meta["templates"].items()
+        if isinstance(fields, dict) and isinstance(fields.get("description"), str)
+    }
