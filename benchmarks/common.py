@@ -240,6 +240,7 @@ ORDER = [
     "determinism",
     "generation",
     "nli_llm",
+    "import",
 ]
 GROUPS = {
     "NLI loop": [
@@ -258,6 +259,7 @@ GROUPS = {
     "Uncertainty": ["intervals"],
     "Beside lm-evaluation-harness": ["lmeval", "nli_llm"],
     "Shared model layer": ["determinism", "generation"],
+    "Big benchmarks": ["import"],
 }
 
 

@@ -5,7 +5,8 @@
 
 Sections: expand, generate, filter, fluency, queue, evaluate, annotate, labels, labelstudio,
 distributed (the NLI loop, its annotation and scale-out), stereoset, crows_pairs, sos, sofa,
-honest (the intrinsic kinds' evaluators), intervals (their cost in every kind's evaluate). Each
+honest (the intrinsic kinds' evaluators), intervals (their cost in every kind's evaluate),
+import (`workbench import` of a big CrowS-Pairs-layout file, then run and build; IMPORT_ROWS). Each
 section's result replaces its earlier one in results.json, and REPORT.md is rewritten from all
 of them after every section, so a long run that stops keeps what it measured. A section that cannot run here is recorded with the reason.
 """

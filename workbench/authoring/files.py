@@ -11,6 +11,7 @@ from ..core.errors import Problem, did_you_mean, display_path
 from ..core.text import MAX_FIELD_CHARS, MAX_LINE_CHARS, MAX_TEMPLATE_BYTES, long_line
 
 TEMPLATE_SUFFIXES = (".yaml", ".yml", ".json")
+TABLE_SUFFIX = ".parquet"  # an imported table (authoring/imported.py)
 
 
 @dataclass
@@ -194,11 +195,22 @@ def find_template_files(paths: list[Path], tables: bool = False) -> tuple[list[P
                 )
             files.extend(found)
         elif p.is_file():
-            if not (tables and p.suffix == ".parquet"):  # a table given as the templates: read as one
+            if not (tables and p.suffix == TABLE_SUFFIX):  # a table given as the templates: read as one
                 files.append(p)
         else:
             problems.append(Problem(display_path(p), None, "", "no such file or folder"))
     return files, problems
+
+
+def find_tables(paths: list[Path]) -> list[Path]:
+    """The imported tables among `paths` (a folder's, recursively, sorted; a hidden file is not one)."""
+    out: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            out += sorted(f for f in p.rglob(f"*{TABLE_SUFFIX}") if f.is_file() and not f.name.startswith("."))
+        elif p.is_file() and p.suffix == TABLE_SUFFIX:
+            out.append(p)
+    return out
 
 
 def fail_on_errors(problems: list[Problem], what: str, command: str) -> None:
@@ -240,7 +252,6 @@ class ReadsTemplateFiles:
 
     def external_inputs(self, ctx) -> dict[str, str]:
         from ..core.ids import file_sha256
-        from .imported import find_tables
 
         folder = self.folder(ctx)
         files, _ = find_template_files([folder])

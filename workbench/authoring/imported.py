@@ -10,10 +10,11 @@ written and checked: an interrupted or refused import leaves no table.
 Each row is one entry of a template file as the importer would have written it: the column
 `template` names its template (the file it would have been in, e.g. a bias type), every other
 column is a field of the entry (`source.X`: the field X of its `source` mapping; a null cell is
-a field the entry leaves out). The table's metadata (key `workbench`) gives the template files'
-`format`, the list their entries are in (`key`: `pairs`), the fields every template has
-(`fields`: the published file's layout) and each template's own (`templates`: its bias type, its
-description). `template_files` reads a table back as the template files it stands for, so the
+a field the entry leaves out). The table's schema metadata (key `workbench`, kept when the table
+is read and written again with pyarrow) gives the template files' `format`, the list their
+entries are in (`key`: `pairs`), the fields every template has (`fields`: the published file's
+layout) and each template's own (`per_template`, where `{template}` stands for its id: its bias
+type, its description). `template_files` reads a table back as the template files it stands for, so the
 kind's own parser reads an imported item as it reads a hand-written one.
 """
 
@@ -28,7 +29,6 @@ from typing import Any, Callable, Iterator
 from ..core.errors import Problem, display_path
 from .files import RawFile
 
-TABLE_SUFFIX = ".parquet"
 TABLE_FORMAT = "workbench-imported-table/1"
 META_KEY = "workbench"
 TEMPLATE = "template"  # the column naming each row's template
@@ -42,13 +42,13 @@ class ImportedTable:
     column of `columns`), telling `advance(n)` each n of the `size` bytes it reads; it raises the
     file's problems (an InputError) when it has read them all."""
 
-    format: str  # the format its template files would have (workbench-crows-pairs/1)
+    format: str  # the format its template files would have (workbench-<kind>/1)
     key: str  # the list an entry is in, in such a file (pairs)
     columns: tuple[tuple[str, str], ...]  # (name, "string" or "int64"), `template` first
     read: Callable[[Callable[[int], None]], Iterator[dict[str, list]]]
     size: int  # bytes `read` reads (the progress bar's total)
     fields: dict  # what every template has (the published file's layout)
-    per_template: Callable[[str], dict]  # what one template has besides (its bias type, description)
+    per_template: dict[str, str]  # what each template has besides, `{template}` its id ("{template} pairs ...")
 
     def __post_init__(self):
         if not self.columns or self.columns[0][0] != TEMPLATE:
@@ -73,25 +73,24 @@ def write_table(table: ImportedTable, target: Path, what: str) -> int:
 
     from ..core.progress import progress_bar
 
-    schema = pa.schema([(c, getattr(pa, t)()) for c, t in table.columns])
+    meta = {
+        "format": TABLE_FORMAT,
+        "templates_format": table.format,
+        "key": table.key,
+        "fields": table.fields,
+        "per_template": table.per_template,
+    }
+    schema = pa.schema(
+        [(c, getattr(pa, t)()) for c, t in table.columns], metadata={META_KEY: json.dumps(meta, ensure_ascii=False)}
+    )
     partial = partial_name(target)
-    templates: dict[str, None] = {}
     rows = 0
     try:
         with progress_bar(what, table.size, unit="bytes") as advance:
             with pq.ParquetWriter(partial, schema, compression="zstd", write_statistics=False) as writer:
                 for chunk in table.read(advance):
                     writer.write_table(pa.table(chunk, schema=schema))
-                    templates.update(dict.fromkeys(chunk[TEMPLATE]))
                     rows += len(chunk[TEMPLATE])
-                meta = {
-                    "format": TABLE_FORMAT,
-                    "templates_format": table.format,
-                    "key": table.key,
-                    "fields": table.fields,
-                    "templates": {t: table.per_template(t) for t in sorted(templates)},
-                }
-                writer.add_key_value_metadata({META_KEY: json.dumps(meta, ensure_ascii=False)})
         os.replace(partial, target)
     except BaseException:
         partial.unlink(missing_ok=True)
@@ -100,17 +99,6 @@ def write_table(table: ImportedTable, target: Path, what: str) -> int:
 
 
 # -- reading ------------------------------------------------------------------------------------------------------
-def find_tables(paths: list[Path]) -> list[Path]:
-    """The imported tables among `paths` (a folder's, recursively, sorted; a hidden file is not one)."""
-    out: list[Path] = []
-    for p in paths:
-        if p.is_dir():
-            out += sorted(f for f in p.rglob(f"*{TABLE_SUFFIX}") if f.is_file() and not f.name.startswith("."))
-        elif p.is_file() and p.suffix == TABLE_SUFFIX:
-            out.append(p)
-    return out
-
-
 def table_meta(path: Path) -> tuple[dict | None, list[Problem]]:
     """An imported table's metadata, read without its rows; None and a problem for a Parquet file
     that is not one, or cannot be read."""
@@ -119,14 +107,16 @@ def table_meta(path: Path) -> tuple[dict | None, list[Problem]]:
 
     shown = display_path(path)
     try:
-        found = pq.read_metadata(path).metadata or {}
+        found = pq.read_schema(path).metadata or {}
     except (OSError, pa.ArrowException) as exc:
         return None, [Problem(shown, None, "", f"cannot read the table: {exc}")]
     try:
         meta = json.loads(found.get(META_KEY.encode(), b"null"))
     except ValueError:
         meta = None
-    if not (isinstance(meta, dict) and meta.get("format") == TABLE_FORMAT and isinstance(meta.get("templates"), dict)):
+    if not (
+        isinstance(meta, dict) and meta.get("format") == TABLE_FORMAT and isinstance(meta.get("per_template"), dict)
+    ):
         return None, [
             Problem(
                 shown,
@@ -181,7 +171,7 @@ def template_files(path: Path) -> Iterator[tuple[TableFile | None, list[Problem]
             "format": meta.get("templates_format"),
             "id": template,
             **(meta.get("fields") or {}),
-            **(meta["templates"].get(template) or {}),
+            **own_fields(meta, template),
             key: entries,
         }
         yield TableFile(path, data, shown, key=key, rows=tuple(where[template])), []
@@ -201,13 +191,23 @@ def _entry(names: list[str], values: tuple) -> dict[str, Any]:
     return entry
 
 
+def own_fields(meta: dict, template: str) -> dict:
+    """The fields of one template of a table (`per_template`, its id put in)."""
+    return {k: v.replace("{template}", template) if isinstance(v, str) else v for k, v in meta["per_template"].items()}
+
+
+def templates_of(path: Path) -> list[str]:
+    """The template ids of an imported table, reading its `template` column alone."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    return sorted(pc.unique(pq.read_table(path, columns=[TEMPLATE])[TEMPLATE]).to_pylist())
+
+
 def descriptions(path: Path) -> dict[str, str]:
-    """{template id: its description} of an imported table, from its metadata alone."""
+    """{template id: its description} of an imported table, from its metadata and template column."""
     meta, _ = table_meta(path)
     if meta is None:
         return {}
-    return {
-        t: fields["description"]
-        for t, fields in meta["templates"].items()
-        if isinstance(fields, dict) and isinstance(fields.get("description"), str)
-    }
+    found = {t: own_fields(meta, t).get("description") for t in templates_of(path)}
+    return {t: text for t, text in found.items() if isinstance(text, str)}

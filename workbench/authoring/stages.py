@@ -35,6 +35,7 @@ from .files import (
     RawFile,
     ReadsTemplateFiles,
     fail_on_errors,
+    find_tables,
     find_template_files,
     nested_unknown_fields,
     nonempty_string,
@@ -273,11 +274,11 @@ def template_sources(paths: list[Path]) -> tuple[int, Iterator[tuple[RawFile | N
     it stands for. The one reader of a project's templates (`load` and the card's descriptions).
     Returns the number of files (a table's templates counted each, as the files they stand for),
     and (file, problems) for each (None: it could not be read)."""
-    from .imported import find_tables, table_meta, template_files
+    from .imported import table_meta, template_files, templates_of
 
     tables = find_tables(paths)
     files, problems = find_template_files(paths, tables=bool(tables))
-    n = len(files) + sum(len((table_meta(t)[0] or {"templates": {None: 0}})["templates"]) for t in tables)
+    n = len(files) + sum(len(templates_of(t)) if table_meta(t)[0] else 1 for t in tables)
 
     def each() -> Iterator[tuple[RawFile | None, list[Problem]]]:
         if problems:
@@ -660,7 +661,7 @@ class Layout:
 
     def descriptions(self, release) -> dict[str, str]:
         """template id -> the `description` its file gives, for the templates this release has rows of."""
-        from .imported import descriptions, find_tables
+        from .imported import descriptions
 
         released = {r["template_id"] for r in release.rows}
         folder = release.config.path("templates")

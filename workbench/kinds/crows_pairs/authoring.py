@@ -304,6 +304,6 @@ def import_published(path: Path) -> tuple[dict, list[str]]:
         read,
         Path(path).stat().st_size,
         {"layout": layout} if layout else {},
-        lambda g: {"bias_type": g, "description": f"{g} pairs imported from {Path(path).name}"},
+        {"bias_type": "{template}", "description": "{template} pairs imported from " + Path(path).name},
     )
     return {f"{name}.parquet": table}, import_notes(header, id_col)

@@ -20,6 +20,7 @@ from ...core.errors import InputError, Problem, display_path
 from ...core.text import DuplicateKey, check_header, duplicate_key_message, loads
 
 MAX_PROBLEMS = 50
+CHUNK_ROWS = 20_000  # rows read_csv_chunks holds at a time
 
 
 @dataclass
@@ -151,13 +152,14 @@ def read_csv(path: Path) -> Table:
     return Table(path, shown, columns, rows, lines, label=shown, cells=cells, notes=notes)
 
 
-def read_csv_chunks(path: Path, size: int = 20_000) -> tuple[Table, Callable[..., Iterator[Table]]]:
-    """A CSV read as `read_csv` reads it, in chunks of `size` rows, so that a file of any size takes
-    the memory of one chunk (`workbench import` of a million rows): the header (a Table with its
-    columns and notes, no rows) and `chunks(advance)`, which reads the rows, each chunk a Table
-    whose `offset` counts the rows before it, telling `advance(n)` each n bytes read. A JSON-lines
-    file, or one whose lines end in a lone carriage return, is read whole (one chunk). Every problem `read_csv` names, it names with the
-    same line; an unclosed quote only once the file is read."""
+def read_csv_chunks(path: Path, size: int | None = None) -> tuple[Table, Callable[..., Iterator[Table]]]:
+    """A CSV read as `read_csv` reads it, in chunks of `size` rows (CHUNK_ROWS), so that a file of
+    any size takes the memory of one chunk (`workbench import` of a million rows): the header (a
+    Table with its columns and notes, no rows) and `chunks(advance)`, which reads the rows, each
+    chunk a Table whose `offset` counts the rows before it, telling `advance(n)` each n bytes
+    read. A JSON-lines file, or one whose lines end in a lone carriage return, is read whole (one
+    chunk). Every problem `read_csv` names, it names with the same line; an unclosed quote only
+    once the file is read."""
     shown = display_path(path)
     try:
         with open(path, "rb") as f:
@@ -187,12 +189,12 @@ def read_csv_chunks(path: Path, size: int = 20_000) -> tuple[Table, Callable[...
     if columns and not columns[0]:
         notes.append("its first, unnamed column is read as a row index and not scored")
     return Table(path, shown, columns, [], [], label=shown, notes=notes), lambda advance=None: _chunks(
-        path, shown, columns, delimiter, size, advance or (lambda n: None)
+        path, shown, columns, delimiter, size or CHUNK_ROWS, advance or (lambda n: None)
     )
 
 
 def _chunks(path: Path, shown: str, columns: list[str], delimiter: str, size: int, advance) -> Iterator[Table]:
-    record_lines: list[str] = []  # the lines of the record being read, for the unclosed quote's check
+    record: list[list[str]] = [[]]  # the lines of the record being read, for the unclosed quote's check
     consumed = [0]  # bytes read since `advance` was last told (once a chunk: a call a line costs seconds)
 
     def lines(f):
@@ -210,14 +212,14 @@ def _chunks(path: Path, shown: str, columns: list[str], delimiter: str, size: in
                 raise InputError(f"{shown}: looks like a binary file (it contains NUL bytes), not a CSV")
             offset += len(raw)
             consumed[0] += len(raw)
-            record_lines.append(text)
+            record[0].append(text)
             yield text
 
     separator = "tab" if delimiter == "\t" else "comma"
     with open(path, "rb") as f:
         reader = csv.reader(lines(f), delimiter=delimiter)
         next(reader)  # the header, read by read_csv_chunks
-        record_lines.clear()
+        record[0] = []
         offset = 0
         rows: list[dict] = []
         starts: list[int] = []
@@ -225,21 +227,20 @@ def _chunks(path: Path, shown: str, columns: list[str], delimiter: str, size: in
         start = reader.line_num + 1
         last: list[str] = []
         try:
-            for record in reader:
-                last = record_lines[:]
-                record_lines.clear()
-                if not any(cell.strip() for cell in record):  # blank lines are not rows
+            for cells_read in reader:
+                last, record[0] = record[0], []
+                if not any(cell.strip() for cell in cells_read):  # blank lines are not rows
                     start = reader.line_num + 1
                     continue
-                if len(record) > len(columns):
+                if len(cells_read) > len(columns):
                     raise InputError(
-                        f"{shown}:{start}: row {offset + len(rows) + 1} has {len(record)} cells but the header "
+                        f"{shown}:{start}: row {offset + len(rows) + 1} has {len(cells_read)} cells but the header "
                         f"has {len(columns)} columns (an unquoted {separator}?)"
                     )
-                cells.append(len(record))
-                if len(record) < len(columns):
-                    record = record + [""] * (len(columns) - len(record))
-                rows.append(dict(zip(columns, record)))
+                cells.append(len(cells_read))
+                if len(cells_read) < len(columns):
+                    cells_read = cells_read + [""] * (len(columns) - len(cells_read))
+                rows.append(dict(zip(columns, cells_read)))
                 starts.append(start)
                 start = reader.line_num + 1
                 if len(rows) == size:
