@@ -35,17 +35,23 @@ TEMPLATE = "template"  # the column naming each row's template
 TYPES = ("string", "int64")
 
 
+class ReadAgain(Exception):
+    """Raised by an `ImportedTable`'s quick read (`careful=False`) where it cannot be sure it reads
+    the file as the careful one does: the table is written again from the start, carefully."""
+
+
 @dataclass
 class ImportedTable:
     """What a kind's importer returns, for the table of a published file, in place of the YAML text
-    of a template file: `read(advance)` yields the rows a chunk at a time ({column: values}, every
-    column of `columns`), telling `advance(n)` each n of the `size` bytes it reads; it raises the
-    file's problems (an InputError) when it has read them all."""
+    of a template file: `read(advance, careful)` yields the rows a chunk at a time ({column:
+    values, a list or an Arrow array}, every column of `columns`), telling `advance(n)` each n of
+    the `size` bytes it reads; it raises the file's problems (an InputError) when it has read them
+    all. With careful=False it may read the quick way and raise ReadAgain where that is not sure."""
 
     format: str  # the format its template files would have (workbench-<kind>/1)
     key: str  # the list an entry is in, in such a file (pairs)
     columns: tuple[tuple[str, str], ...]  # (name, "string" or "int64"), `template` first
-    read: Callable[[Callable[[int], None]], Iterator[dict[str, list]]]
+    read: Callable[[Callable[[int], None], bool], Iterator[dict[str, Any]]]
     size: int  # bytes `read` reads (the progress bar's total)
     fields: dict  # what every template has (the published file's layout)
     per_template: dict[str, str]  # what each template has besides, `{template}` its id ("{template} pairs ...")
@@ -84,13 +90,22 @@ def write_table(table: ImportedTable, target: Path, what: str) -> int:
         [(c, getattr(pa, t)()) for c, t in table.columns], metadata={META_KEY: json.dumps(meta, ensure_ascii=False)}
     )
     partial = partial_name(target)
-    rows = 0
-    try:
+
+    def write(careful: bool) -> int:
+        rows = 0
         with progress_bar(what, table.size, unit="bytes") as advance:
             with pq.ParquetWriter(partial, schema, compression="zstd", write_statistics=False) as writer:
-                for chunk in table.read(advance):
-                    writer.write_table(pa.table(chunk, schema=schema))
-                    rows += len(chunk[TEMPLATE])
+                for chunk in table.read(advance, careful):
+                    batch = pa.table(chunk, schema=schema)
+                    writer.write_table(batch)
+                    rows += batch.num_rows
+        return rows
+
+    try:
+        try:
+            rows = write(careful=False)
+        except ReadAgain:
+            rows = write(careful=True)
         os.replace(partial, target)
     except BaseException:
         partial.unlink(missing_ok=True)

@@ -63,6 +63,15 @@ class Row:
 
 # Columns the release's Parquet adds to every row, beside the kind's own columns.
 RESERVED_COLUMNS = frozenset({"row_id", "unit_id", "template_id", "domain", "label", "entry"})
+# Each of them and the field of a release row it is
+RELEASE_FIELDS = (
+    ("row_id", "row_id"),
+    ("unit_id", "item_id"),
+    ("template_id", "template_id"),
+    ("domain", "domain"),
+    ("label", "label"),
+    ("entry", "entry"),
+)
 
 
 @dataclass(frozen=True)
@@ -585,14 +594,17 @@ class Layout:
         a = self.authoring
         if not rows:
             return None
-        records = [json.loads(r["record"]) for r in rows]
-        layouts = {json.dumps(rec.get("layout"), sort_keys=True) for rec in records}
-        layout = records[0].get("layout")
-        if (
-            len(layouts) != 1
-            or not isinstance(layout, dict)
-            or not all(isinstance(rec.get("position"), int) for rec in records)
-        ):
+        records, layouts = [], []  # every row's record carries the layout: kept once, checked the same
+        for r in rows:
+            rec = json.loads(r["record"])
+            this = rec.pop("layout", None)
+            if not layouts:
+                layouts.append(this)
+            elif this != layouts[0]:
+                return None
+            records.append(rec)
+        layout = layouts[0]
+        if not isinstance(layout, dict) or not all(isinstance(rec.get("position"), int) for rec in records):
             return None
         columns, id_column = list(layout["columns"]), layout.get("id_column")
         read = {_column_key(c): key for c, key in a.published}
@@ -609,31 +621,29 @@ class Layout:
 
         order = sorted(range(len(rows)), key=lambda k: (records[k]["position"], rows[k]["row_id"]))
         cells = [[cell(records[k], c) for c in columns] for k in order]
-        out = io.StringIO()
-        writer = csv.writer(
-            out, delimiter=layout.get("delimiter") or a.delimiter, lineterminator=layout.get("newline") or "\n"
-        )
-        writer.writerows([columns, *cells])
         data = staging / a.data_file
         data.parent.mkdir(parents=True, exist_ok=True)
         with open(data, "w", encoding="utf-8", newline="") as f:
-            f.write(out.getvalue())
-        table = pa.Table.from_pylist(
-            [
-                {
-                    **{c: records[k].get(c) for c in a.columns},
-                    **dict(zip(columns, row)),
-                    "row_id": rows[k]["row_id"],
-                    "unit_id": rows[k]["item_id"],
-                    "template_id": rows[k]["template_id"],
-                    "domain": rows[k]["domain"],
-                    "label": rows[k]["label"],
-                    "entry": rows[k]["entry"],
-                }
-                for k, row in zip(order, cells)
-            ]
+            writer = csv.writer(
+                f, delimiter=layout.get("delimiter") or a.delimiter, lineterminator=layout.get("newline") or "\n"
+            )
+            writer.writerow(columns)
+            writer.writerows(cells)
+        # column by column (a million rows as dicts would take gigabytes): the kind's columns, the
+        # published ones (a published cell in place of a column of the same name), the release's own
+        where = {c: i for i, c in enumerate(columns)}
+        table: dict[str, list] = {}
+        for c in dict.fromkeys([*a.columns, *columns]):
+            table[c] = [row[where[c]] for row in cells] if c in where else [records[k].get(c) for k in order]
+        for c, key in RELEASE_FIELDS:
+            table[c] = [rows[k][key] for k in order]
+        pq.write_table(
+            pa.Table.from_pydict(table),
+            staging / a.parquet_file,
+            compression="zstd",
+            write_statistics=False,
+            store_schema=True,
         )
-        pq.write_table(table, staging / a.parquet_file, compression="zstd", write_statistics=False, store_schema=True)
         return sorted({r["domain"] for r in rows})
 
     def card(self, release) -> str:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import re
 from pathlib import Path
+from typing import Iterator
 
 from ...authoring.files import nonempty_string
 from ...authoring.stages import Authoring, Row, fill, paired_lists, placeholders_in, row_hash, text_field
@@ -229,6 +230,50 @@ AUTHORING = Authoring(
 )
 
 
+class NotSure(Exception):
+    """`quick_batches` cannot be sure it reads the file as `read_csv_chunks` does."""
+
+
+QUICK_BLOCK = 1 << 24  # bytes pyarrow's reader parses at a time
+
+
+def quick_batches(header) -> Iterator[tuple[dict, int]]:
+    """The rows of a CSV that `read_csv_chunks` reads a chunk at a time (its `header`), read by
+    pyarrow's CSV reader: ({column: Arrow array of its cells as written}, bytes read) for each
+    block of QUICK_BLOCK bytes. Raises NotSure where the careful reader could read the file
+    otherwise: a row with more or fewer cells than the header, a cell with a quote, a line break
+    or a NUL in it, text that is not UTF-8, anything pyarrow refuses. Blank rows (which the careful
+    reader skips) are the caller's to refuse: pyarrow keeps a row of empty cells."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pacsv
+
+    if not header.delimiter:
+        raise NotSure
+    columns = header.columns
+    try:
+        reader = pacsv.open_csv(
+            header.path,
+            read_options=pacsv.ReadOptions(column_names=columns, skip_rows=1, block_size=QUICK_BLOCK),
+            parse_options=pacsv.ParseOptions(delimiter=header.delimiter, newlines_in_values=False),
+            convert_options=pacsv.ConvertOptions(
+                column_types={c: pa.string() for c in columns},
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+        size = Path(header.path).stat().st_size
+        for batch in reader:
+            cells = dict(zip(columns, batch.columns))
+            if any(pc.any(pc.match_substring_regex(a, '["\\r\\n\\x00]')).as_py() for a in cells.values()):
+                raise NotSure
+            read = min(QUICK_BLOCK, size)
+            size -= read
+            yield cells, read
+    except (pa.ArrowException, OSError):
+        raise NotSure from None
+
+
 def import_published(path: Path) -> tuple[dict, list[str]]:
     """A published CrowS-Pairs file (CSV, or the Hugging Face JSON lines) as one imported table
     (authoring/imported.py) of the template files the pairs would be in, one per bias type: each
@@ -236,7 +281,7 @@ def import_published(path: Path) -> tuple[dict, list[str]]:
     `source`, every other column (CrowS-Pairs' annotations and anonymised writer and annotators).
     The file is read a chunk at a time while the table is written; every problem of the file (an
     empty or repeated sentence too) is named with its line, and then nothing is written."""
-    from ...authoring.imported import TEMPLATE, ImportedTable
+    from ...authoring.imported import TEMPLATE, ImportedTable, ReadAgain
     from ...authoring.renew import csv_layout, import_notes
     from ...core.errors import InputError
     from .data import MAX_PROBLEMS, find_column, raise_problems, read_csv_chunks
@@ -262,7 +307,58 @@ def import_published(path: Path) -> tuple[dict, list[str]]:
         *((f"source.{c}", "string") for c in kept),
     )
 
-    def read(advance):
+    def quick(advance):
+        """The rows by pyarrow's CSV reader, checked as check_pairs checks them: ReadAgain at any
+        doubt or problem (the careful read then names each problem with its line)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from .evaluate import DIRECTIONS
+
+        first = 0
+        try:
+            for cells, read_bytes in quick_batches(header):
+                more, less = cells[more_col].to_pylist(), cells[less_col].to_pylist()
+                direction = [d.strip().lower() for d in cells[direction_col].to_pylist()]
+                types = [t.strip() for t in cells[type_col].to_pylist()]
+                n = len(more)
+                if (
+                    any(not m.strip() or m.strip() == l.strip() for m, l in zip(more, less))
+                    or not all(d in DIRECTIONS for d in direction)
+                    or not all(types)
+                ):
+                    raise ReadAgain
+                given = cells[id_col].to_pylist() if id_col is not None else None
+                ids = [i.strip() for i in given] if given is not None else [str(first + k) for k in range(n)]
+                out = {
+                    TEMPLATE: types,
+                    "id": ids,
+                    "more": cells[more_col],
+                    "less": cells[less_col],
+                    "direction": direction,
+                    "position": pa.array(range(first, first + n), pa.int64()) if layout is not None else [None] * n,
+                }
+                published = {direction_col: (direction, cells[direction_col]), type_col: (types, cells[type_col])}
+                if given is not None:
+                    published[id_col] = (ids, cells[id_col])
+                for c in kept:
+                    if c in raw_cols:  # kept only where the cell differs from the value read
+                        read_as, raw = published[c]
+                        out[f"source.{c}"] = [v if v != r else None for v, r in zip(raw.to_pylist(), read_as)]
+                    else:
+                        out[f"source.{c}"] = pc.if_else(pc.equal(cells[c], ""), pa.scalar(None, pa.string()), cells[c])
+                first += n
+                advance(read_bytes)
+                yield out
+        except NotSure:
+            raise ReadAgain from None
+        if not first:
+            raise ReadAgain
+
+    def read(advance, careful: bool):
+        if not careful:
+            yield from quick(advance)
+            return
         problems: list = []
         total = rows = 0
         for chunk in chunks(advance):
@@ -275,7 +371,7 @@ def import_published(path: Path) -> tuple[dict, list[str]]:
             if total:
                 continue  # nothing of it is written: keep reading for the other problems
             cells = {c: [r[c] for r in chunk.rows] for c in kept}
-            ids = [i.strip() for i in cells[id_col]] if id_col is not None else [str(first + k) for k in range(n)]
+            ids = [r[id_col].strip() for r in chunk.rows] if id_col is not None else [str(first + k) for k in range(n)]
             out = {
                 TEMPLATE: pairs.bias_type,
                 "id": ids,

@@ -37,6 +37,7 @@ class Table:
     notes: list = field(default_factory=list)  # how the file was read, where that is worth saying
     cells: list[int] = field(default_factory=list)  # cells each row had before short rows were padded
     offset: int = 0  # the file's rows before these (a chunk of a file read in chunks: read_csv_chunks)
+    delimiter: str = ""  # of a CSV read_csv_chunks reads a chunk at a time ("": read otherwise)
 
     def where(self, index: int, column: str | None) -> tuple[str, int, str]:
         """(file, line, field) of a cell, as a Problem takes them; rows count from 1 after the header."""
@@ -188,9 +189,9 @@ def read_csv_chunks(path: Path, size: int | None = None) -> tuple[Table, Callabl
     notes = ["read as tab-separated (its header line has tabs)"] if delimiter == "\t" else []
     if columns and not columns[0]:
         notes.append("its first, unnamed column is read as a row index and not scored")
-    return Table(path, shown, columns, [], [], label=shown, notes=notes), lambda advance=None: _chunks(
-        path, shown, columns, delimiter, size or CHUNK_ROWS, advance or (lambda n: None)
-    )
+    return Table(
+        path, shown, columns, [], [], label=shown, notes=notes, delimiter=delimiter
+    ), lambda advance=None: _chunks(path, shown, columns, delimiter, size or CHUNK_ROWS, advance or (lambda n: None))
 
 
 def _chunks(path: Path, shown: str, columns: list[str], delimiter: str, size: int, advance) -> Iterator[Table]:
