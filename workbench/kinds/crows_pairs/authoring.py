@@ -234,7 +234,7 @@ class NotSure(Exception):
     """`quick_batches` cannot be sure it reads the file as `read_csv_chunks` does."""
 
 
-QUICK_BLOCK = 1 << 24  # bytes pyarrow's reader parses at a time
+QUICK_BLOCK = 1 << 20  # bytes pyarrow's reader parses at a time (it reads ahead: a bigger block, more memory)
 
 
 def quick_batches(header) -> Iterator[tuple[dict, int]]:
