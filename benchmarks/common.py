@@ -242,6 +242,7 @@ ORDER = [
     "determinism",
     "generation",
     "nli_llm",
+    "import",
 ]
 GROUPS = {
     "NLI loop": [
@@ -261,6 +262,7 @@ GROUPS = {
     "Uncertainty": ["intervals"],
     "Beside lm-evaluation-harness": ["lmeval", "nli_llm"],
     "Shared model layer": ["determinism", "generation"],
+    "Big benchmarks": ["import"],
 }
 
 

@@ -130,8 +130,16 @@ def imported(tmp_path, monkeypatch, runner):
 
 def test_import_then_build_reproduces_the_published_file(imported, tmp_path, runner):
     # provenance: the project's files keep each pair's id, exact text and the file's other columns
-    text = (tmp_path / "renewed" / "templates" / "age.yaml").read_text(encoding="utf-8")
-    assert "id: '0'" in text and "anon_writer: a0" in text and "annotations: \"[['age'], ['age']]\"" in text
+    from workbench.authoring.stages import template_sources
+
+    _, files = template_sources([tmp_path / "renewed" / "templates"])
+    age = next(raw.data for raw, _ in files if raw is not None and raw.data["id"] == "age")
+    assert [e["id"] for e in age["pairs"]] == ["0", "4"]
+    assert age["pairs"][0]["source"] == {
+        "annotations": "[['age'], ['age']]",
+        "anon_writer": "a0",
+        "anon_annotators": "['a1', 'a2']",
+    }
     keep = _labels(tmp_path / "keep.jsonl", [{"item_id": r[0], "label": "keep"} for r in PAIRS])
     assert invoke(runner, "annotate", "--annotator", "alice", "--labels-from", keep).exit_code == 0
     r = invoke(runner, "build", "--version", "1.0.0")

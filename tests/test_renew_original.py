@@ -35,12 +35,11 @@ def _read_csv(path: Path, delimiter: str = ",") -> list[dict]:
 
 
 def _sources(project: Path) -> dict[str, dict]:
-    """Item id -> the `source` (the file's other columns) its template file keeps."""
-    from workbench.authoring.files import read_file
+    """Item id -> the `source` (the file's other columns) its template file (or imported table) keeps."""
+    from workbench.authoring.stages import template_sources
 
     out = {}
-    for path in (project / "templates").rglob("*.yaml"):
-        raw, _ = read_file(path)
+    for raw, _ in template_sources([project / "templates"])[1]:
         for key in ("pairs", "statements"):
             for entry in raw.data.get(key) or []:
                 out[str(entry["id"])] = dict(entry.get("source") or {})

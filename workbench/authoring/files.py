@@ -11,6 +11,7 @@ from ..core.errors import Problem, did_you_mean, display_path
 from ..core.text import MAX_FIELD_CHARS, MAX_LINE_CHARS, MAX_TEMPLATE_BYTES, long_line
 
 TEMPLATE_SUFFIXES = (".yaml", ".yml", ".json")
+TABLE_SUFFIX = ".parquet"  # an imported table (authoring/imported.py)
 
 
 @dataclass
@@ -181,22 +182,35 @@ def _read_file(path: Path) -> tuple[RawFile | None, list[Problem]]:
     return RawFile(path, _to_plain(root), shown, _yaml_root=root), []
 
 
-def find_template_files(paths: list[Path]) -> tuple[list[Path], list[Problem]]:
-    """Expand folders into their template files (sorted, recursive)."""
+def find_template_files(paths: list[Path], tables: bool = False) -> tuple[list[Path], list[Problem]]:
+    """Expand folders into their template files (sorted, recursive). `tables`: the folders hold
+    imported tables (authoring/imported.py), so one without template files is no problem."""
     files, problems = [], []
     for p in paths:
         if p.is_dir():
             found = sorted(f for f in p.rglob("*") if f.suffix in TEMPLATE_SUFFIXES and f.is_file())
-            if not found:
+            if not found and not tables:
                 problems.append(
                     Problem(display_path(p), None, "", "no template files (*.yaml, *.yml, *.json) in folder")
                 )
             files.extend(found)
         elif p.is_file():
-            files.append(p)
+            if not (tables and p.suffix == TABLE_SUFFIX):  # a table given as the templates: read as one
+                files.append(p)
         else:
             problems.append(Problem(display_path(p), None, "", "no such file or folder"))
     return files, problems
+
+
+def find_tables(paths: list[Path]) -> list[Path]:
+    """The imported tables among `paths` (a folder's, recursively, sorted; a hidden file is not one)."""
+    out: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            out += sorted(f for f in p.rglob(f"*{TABLE_SUFFIX}") if f.is_file() and not f.name.startswith("."))
+        elif p.is_file() and p.suffix == TABLE_SUFFIX:
+            out.append(p)
+    return out
 
 
 def fail_on_errors(problems: list[Problem], what: str, command: str) -> None:
@@ -234,11 +248,14 @@ class ReadsTemplateFiles:
         given = ctx.options.get("templates_dir")
         return {"templates": str(given) if given else ctx.config.project.templates}
 
+    reads_tables = False  # the stage reads imported tables too (authoring/imported.py)
+
     def external_inputs(self, ctx) -> dict[str, str]:
         from ..core.ids import file_sha256
 
         folder = self.folder(ctx)
         files, _ = find_template_files([folder])
+        files += find_tables([folder]) if self.reads_tables else []
         root = folder if folder.is_dir() else folder.parent
         return {str(f.relative_to(root)): file_sha256(f) for f in files}
 

@@ -16,7 +16,6 @@ that made the final label is applied (the adjudicator's, else the annotators' wh
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from pathlib import Path
@@ -366,25 +365,25 @@ def csv_layout(path: Path, id_column: str | None) -> dict | None:
     """How a published CSV (or TSV) is laid out, for a release laid out as it (`build --layout
     original`): its header as written (an unnamed index column too), the id column among it, its
     delimiter (a tab when the header has more tabs than commas) and line ending. None for a file
-    that is not one (JSON lines, JSON)."""
+    that is not one (JSON lines, JSON). Reads the header line alone."""
     import csv
-    import io
 
     try:
-        text = Path(path).read_bytes().decode("utf-8-sig")
+        with open(path, "rb") as f:
+            first = f.readline(1 << 20).decode("utf-8-sig")
     except (OSError, UnicodeDecodeError):
         return None
-    first = text.split("\n", 1)[0]
-    if not first.strip() or text.lstrip().startswith(("{", "[")):
+    line = first.rstrip("\n")
+    if not line.strip() or first.lstrip().startswith(("{", "[")):
         return None
-    delimiter = "\t" if first.count("\t") > first.count(",") else ","
-    header = next(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter), [])
+    delimiter = "\t" if line.count("\t") > line.count(",") else ","
+    header = next(csv.reader([line.rstrip("\r")], delimiter=delimiter), [])
     columns = [h.strip() for h in header]  # as the kinds' readers name them
     return {
         "columns": columns,
         "id_column": id_column,
         "delimiter": delimiter,
-        "newline": "\r\n" if first.endswith("\r") else "\n",
+        "newline": "\r\n" if line.endswith("\r") else "\n",
     }
 
 
@@ -415,17 +414,6 @@ def _toml(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)  # a JSON string is a valid TOML basic string
 
 
-def fingerprint(path: Path) -> str:
-    """The sha256 of an imported file; of a folder (a benchmark published as one file per subtopic), that of
-    its files' relative paths and contents, so the same folder anywhere gives the same value."""
-    if path.is_file():
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    digest = hashlib.sha256()
-    for f in sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")):
-        digest.update(f"{f.relative_to(path).as_posix()}\0{hashlib.sha256(f.read_bytes()).hexdigest()}\n".encode())
-    return digest.hexdigest()
-
-
 def import_project(
     kind,
     file: Path,
@@ -454,29 +442,16 @@ def import_project(
         raise InputError(f"{out / 'workbench.toml'} exists: import into a new folder")
     if not Path(file).exists():
         raise InputError(f"{file}: no such file or folder")
-    files, notes = kind.audit.importer(Path(file))
-    if stratify is not None:
-        _check_stratify(kind, files, stratify.strip(), Path(file).name)
-    target = out / "templates"
-    try:
-        target.mkdir(parents=True, exist_ok=True)
-        for fname, text in files.items():
-            target = out / "templates" / fname
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
-    except (
-        OSError
-    ) as exc:  # workbench.toml comes last: without it the folder is no project, and a new import may use it
-        raise InputError(
-            f"{target}: cannot write the imported file ({exc.strerror or exc}); nothing is imported "
-            "yet: free the space (or fix the folder) and run the import again"
-        ) from None
+    from ..core.workspace import atomic_write_text
     from ..sources.known import recognise
 
+    files, notes = kind.audit.importer(Path(file))
     which = recognise(Path(file), kind.name)  # which published copy it is (sources/known_copies.toml)
+    check = (lambda folder: _check_stratify(kind, folder, stratify.strip(), Path(file).name)) if stratify else None
+    rows = write_imported(files, out / "templates", Path(file), check)
     origin = {
         "file": Path(file).name + ("/" if Path(file).is_dir() else ""),
-        "sha256": fingerprint(Path(file)),
+        "sha256": which.sha256,
         "published_copy": which.label,
         **{k: v for k, v in origin.items() if v},
         **({"sample": sample, "seed": seed if seed is not None else 0} if sample is not None else {}),
@@ -501,26 +476,62 @@ def import_project(
         "[origin]",
     ]
     lines += [f"{k} = {_toml(v)}" for k, v in origin.items()]
-    (out / "workbench.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return {"files": sorted(files), "notes": notes, "folder": out, "copy": which}
+    atomic_write_text(out / "workbench.toml", "\n".join(lines) + "\n")
+    return {"files": sorted(files), "notes": notes, "folder": out, "copy": which, "rows": rows}
 
 
-def _check_stratify(kind, files: dict[str, str], column: str, shown: str) -> None:
-    """Refuse, before anything is written, a --stratify column the imported items do not have (the
-    check `run` would make, on the rows the kind's expand stage reads from these template files)."""
-    import tempfile
+def write_imported(files: dict, folder: Path, source: Path, check=None) -> int | None:
+    """Write an importer's files into `folder` (templates/): a template file's text as it is, an
+    `ImportedTable` streamed from `source` as Parquet (authoring/imported.py), then `check(folder)`
+    (an InputError refuses what was written). Returns the rows of the tables written (None when
+    there are none). On any failure, Ctrl-C too, whatever it wrote is removed: the folder is as it
+    was (no workbench.toml is written after it), and a full disk is an InputError naming the file."""
+    from .imported import ImportedTable, partial_name, write_table
 
+    made = [d for d in (folder.parent, folder) if not d.exists()]
+    written: list[Path] = []
+    rows = None
+    target = folder
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for stale in folder.glob(".*.partial"):  # left by an import killed outright (no workbench.toml yet)
+            stale.unlink()
+        for fname, content in files.items():
+            target = folder / fname
+            target.parent.mkdir(parents=True, exist_ok=True)
+            written.append(target)
+            if isinstance(content, ImportedTable):
+                rows = (rows or 0) + write_table(content, target, f"importing {source.name}")
+            else:
+                target.write_text(content, encoding="utf-8")
+        if check is not None:
+            check(folder)
+    except BaseException as exc:
+        for path in written:
+            path.unlink(missing_ok=True)
+            partial_name(path).unlink(missing_ok=True)
+        for d in reversed(made):
+            if d.is_dir() and not any(d.iterdir()):
+                d.rmdir()
+        if isinstance(exc, OSError):
+            raise InputError(
+                f"{target}: cannot write the imported file ({exc.strerror or exc}); nothing is imported "
+                "yet: free the space (or fix the folder) and run the import again"
+            ) from None
+        raise
+    return rows
+
+
+def _check_stratify(kind, folder: Path, column: str, shown: str) -> None:
+    """Refuse, before the project is made, a --stratify column the imported items do not have (the
+    check `run` would make, on the rows the kind's expand stage reads from the imported files)."""
     from .stages import load
 
     expand = next((s for s in kind.audit.stages() if s.name == "expand"), None)
     authoring = getattr(expand, "authoring", None)
     if authoring is None:
         return  # a kind's own expand stage: its run checks the column
-    with tempfile.TemporaryDirectory() as folder:
-        for name, text in files.items():
-            (Path(folder) / name).parent.mkdir(parents=True, exist_ok=True)
-            (Path(folder) / name).write_text(text, encoding="utf-8")
-        rows, _, _ = load(authoring, [Path(folder)])
+    rows, _, _ = load(authoring, [folder])
     items = [{"item_id": r.unit_id, "domain": r.domain, "record": json.dumps(r.record)} for _, r in rows]
     try:
         stratum_of(items, column)

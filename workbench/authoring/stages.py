@@ -24,9 +24,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
-from ..core.errors import Problem, display_path
+from ..core.errors import Problem
 from ..core.ids import normalise_text, short_hash
 from ..core.labels import VALIDITY_SCHEME, LabelScheme
 from ..core.stage import Output, Stage
@@ -35,6 +35,7 @@ from .files import (
     RawFile,
     ReadsTemplateFiles,
     fail_on_errors,
+    find_tables,
     find_template_files,
     nested_unknown_fields,
     nonempty_string,
@@ -62,6 +63,15 @@ class Row:
 
 # Columns the release's Parquet adds to every row, beside the kind's own columns.
 RESERVED_COLUMNS = frozenset({"row_id", "unit_id", "template_id", "domain", "label", "entry"})
+# Each of them and the field of a release row it is
+RELEASE_FIELDS = (
+    ("row_id", "row_id"),
+    ("unit_id", "item_id"),
+    ("template_id", "template_id"),
+    ("domain", "domain"),
+    ("label", "label"),
+    ("entry", "entry"),
+)
 
 
 @dataclass(frozen=True)
@@ -267,15 +277,38 @@ def format_where(where: tuple) -> str:
     return format_path(where) or "an earlier entry"
 
 
+def template_sources(paths: list[Path]) -> tuple[int, Iterator[tuple[RawFile | None, list[Problem]]]]:
+    """Every template a project's files hold, one at a time: each YAML or JSON file people write,
+    and each template of an imported table (authoring/imported.py), read back as the template file
+    it stands for. The one reader of a project's templates (`load` and the card's descriptions).
+    Returns the number of files (a table's templates counted each, as the files they stand for),
+    and (file, problems) for each (None: it could not be read)."""
+    from .imported import table_meta, template_files, templates_of
+
+    tables = find_tables(paths)
+    files, problems = find_template_files(paths, tables=bool(tables))
+    n = len(files) + sum(len(templates_of(t)) if table_meta(t)[0] else 1 for t in tables)
+
+    def each() -> Iterator[tuple[RawFile | None, list[Problem]]]:
+        if problems:
+            yield None, problems
+        for path in files:
+            yield read_file(path)
+        for table in tables:
+            yield from template_files(table)
+
+    return n, each()
+
+
 def load(authoring: Authoring, paths: list[Path]) -> tuple[list[tuple[str, Row]], int, list[Problem]]:
     """(template id, row) of every file, the number of files, and every problem of every file.
     A row that another file already produced is reported and kept once; ids are unique."""
-    files, problems = find_template_files(paths)
+    n, sources = template_sources(paths)
+    problems: list[Problem] = []
     out: list[tuple[str, Row]] = []
     by_row: dict[str, str] = {}
-    by_id: dict[str, Path] = {}
-    for path in files:
-        raw, found = read_file(path)
+    by_id: dict[str, str] = {}
+    for raw, found in sources:
         problems += found
         if raw is None:
             continue
@@ -284,9 +317,9 @@ def load(authoring: Authoring, paths: list[Path]) -> tuple[list[tuple[str, Row]]
         if tid is None or any(p.severity == "error" for p in found):
             continue
         if tid in by_id:
-            problems.append(raw.problem(("id",), f"template id {tid!r} is also used by {display_path(by_id[tid])}"))
+            problems.append(raw.problem(("id",), f"template id {tid!r} is also used by {by_id[tid]}"))
             continue
-        by_id[tid] = path
+        by_id[tid] = raw.shown
         for row in rows:
             if row.row_id in by_row:
                 problems.append(
@@ -295,7 +328,7 @@ def load(authoring: Authoring, paths: list[Path]) -> tuple[list[tuple[str, Row]]
                 continue
             by_row[row.row_id] = raw.shown
             out.append((tid, row))
-    return out, len(files), problems
+    return out, n, problems
 
 
 def check_project(authoring: Authoring, config) -> tuple[int, list[Problem]]:
@@ -382,27 +415,25 @@ class Expand(ReadsTemplateFiles, Stage):
     def settings(self, ctx):
         return {**super().settings(ctx), "format": self.authoring.format}
 
+    reads_tables = True
+
     def compute(self, ctx, inputs, reused) -> Output:
         rows, n_files, problems = load(self.authoring, [self.folder(ctx)])
         fail_on_errors(problems, f"{self.authoring.kind} templates", "workbench validate")
-        table = _pa().Table.from_pylist(
-            [
-                {
-                    "row_id": r.row_id,
-                    "item_id": r.unit_id,
-                    "hypothesis": r.unit_text,
-                    "template_id": tid,
-                    "domain": r.domain,
-                    "subtopic": tid,
-                    "details": [{"label": a, "text": b} for a, b in r.details],
-                    "record": json.dumps(r.record, ensure_ascii=False, sort_keys=True),
-                    "entry": entry,
-                    "order": n,
-                }
-                for n, ((tid, r), entry) in enumerate(zip(rows, entries(rows)))
-            ],
-            schema=expand_schema(),
-        )
+        dumps = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+        columns = {  # column by column: a million rows as dicts would take gigabytes
+            "row_id": [r.row_id for _, r in rows],
+            "item_id": [r.unit_id for _, r in rows],
+            "hypothesis": [r.unit_text for _, r in rows],
+            "template_id": [tid for tid, _ in rows],
+            "domain": [r.domain for _, r in rows],
+            "subtopic": [tid for tid, _ in rows],
+            "details": [[{"label": a, "text": b} for a, b in r.details] for _, r in rows],
+            "record": [dumps(r.record) for _, r in rows],
+            "entry": entries(rows),
+            "order": list(range(len(rows))),  # the rows' place in the files as written
+        }
+        table = _pa().Table.from_pydict(columns, schema=expand_schema())
         return Output(table, {"templates": n_files, "warnings": len(problems)})
 
     def counts(self, ctx, table, inputs, work):
@@ -561,14 +592,17 @@ class Layout:
         a = self.authoring
         if not rows:
             return None
-        records = [json.loads(r["record"]) for r in rows]
-        layouts = {json.dumps(rec.get("layout"), sort_keys=True) for rec in records}
-        layout = records[0].get("layout")
-        if (
-            len(layouts) != 1
-            or not isinstance(layout, dict)
-            or not all(isinstance(rec.get("position"), int) for rec in records)
-        ):
+        records, layouts = [], []  # every row's record carries the layout: kept once, checked the same
+        for r in rows:
+            rec = json.loads(r["record"])
+            this = rec.pop("layout", None)
+            if not layouts:
+                layouts.append(this)
+            elif this != layouts[0]:
+                return None
+            records.append(rec)
+        layout = layouts[0]
+        if not isinstance(layout, dict) or not all(isinstance(rec.get("position"), int) for rec in records):
             return None
         columns, id_column = list(layout["columns"]), layout.get("id_column")
         read = {_column_key(c): key for c, key in a.published}
@@ -585,31 +619,29 @@ class Layout:
 
         order = sorted(range(len(rows)), key=lambda k: (records[k]["position"], rows[k]["row_id"]))
         cells = [[cell(records[k], c) for c in columns] for k in order]
-        out = io.StringIO()
-        writer = csv.writer(
-            out, delimiter=layout.get("delimiter") or a.delimiter, lineterminator=layout.get("newline") or "\n"
-        )
-        writer.writerows([columns, *cells])
         data = staging / a.data_file
         data.parent.mkdir(parents=True, exist_ok=True)
         with open(data, "w", encoding="utf-8", newline="") as f:
-            f.write(out.getvalue())
-        table = pa.Table.from_pylist(
-            [
-                {
-                    **{c: records[k].get(c) for c in a.columns},
-                    **dict(zip(columns, row)),
-                    "row_id": rows[k]["row_id"],
-                    "unit_id": rows[k]["item_id"],
-                    "template_id": rows[k]["template_id"],
-                    "domain": rows[k]["domain"],
-                    "label": rows[k]["label"],
-                    "entry": rows[k]["entry"],
-                }
-                for k, row in zip(order, cells)
-            ]
+            writer = csv.writer(
+                f, delimiter=layout.get("delimiter") or a.delimiter, lineterminator=layout.get("newline") or "\n"
+            )
+            writer.writerow(columns)
+            writer.writerows(cells)
+        # column by column (a million rows as dicts would take gigabytes): the kind's columns, the
+        # published ones (a published cell in place of a column of the same name), the release's own
+        where = {c: i for i, c in enumerate(columns)}
+        table: dict[str, list] = {}
+        for c in dict.fromkeys([*a.columns, *columns]):
+            table[c] = [row[where[c]] for row in cells] if c in where else [records[k].get(c) for k in order]
+        for c, key in RELEASE_FIELDS:
+            table[c] = [rows[k][key] for k in order]
+        pq.write_table(
+            pa.Table.from_pydict(table),
+            staging / a.parquet_file,
+            compression="zstd",
+            write_statistics=False,
+            store_schema=True,
         )
-        pq.write_table(table, staging / a.parquet_file, compression="zstd", write_statistics=False, store_schema=True)
         return sorted({r["domain"] for r in rows})
 
     def card(self, release) -> str:
@@ -637,18 +669,21 @@ class Layout:
 
     def descriptions(self, release) -> dict[str, str]:
         """template id -> the `description` its file gives, for the templates this release has rows of."""
+        from .imported import descriptions
+
         released = {r["template_id"] for r in release.rows}
-        files, _ = find_template_files([release.config.path("templates")])
-        out = {}
+        folder = release.config.path("templates")
+        files, _ = find_template_files([folder])
+        found: dict[str, str] = {}
         for path in files:
             raw, _ = read_file(path)
             data = raw.data if raw is not None else None
-            if not isinstance(data, dict) or not isinstance(data.get("description"), str):
-                continue
-            tid = normalise_text(str(data.get("id") or path.stem))
-            if tid in released and data["description"].strip():
-                out[tid] = normalise_text(data["description"])
-        return out
+            if isinstance(data, dict) and isinstance(data.get("description"), str):
+                found.setdefault(normalise_text(str(data.get("id") or path.stem)), data["description"])
+        for table in find_tables([folder]):  # its metadata alone, not its rows
+            for tid, text in descriptions(table).items():
+                found.setdefault(normalise_text(tid), text)
+        return {tid: normalise_text(text) for tid, text in found.items() if tid in released and text.strip()}
 
     def funnel(self, release) -> str:
         from ..annotation.summary import OTHER_COLUMNS

@@ -236,17 +236,19 @@ class Audit:
 
     scheme: the audit's choices (kept ones keep the item; `fix` keeps it with the text proposed);
     source: where the reasons come from (a citation, for the card and docs); importer: the
-    published file -> (template files {name: text} reproducing it, notes); fix_fields: the
-    columns of a row a fix may change, each with where a queue item shows it (TEXT or a detail
-    label), so the TUI's editor (key e) opens with the texts; stages: the pipeline that applies
-    the decisions (used instead of `Kind.stages` in a project with an `[origin]`); fix_choice:
+    published file -> (template files {name: text} reproducing it, or for a file of many items
+    {name.parquet: an ImportedTable} read and written a chunk at a time (authoring/imported.py),
+    notes); fix_fields: the columns of a row a fix may change, each with where a queue item shows
+    it (TEXT or a detail label), so the TUI's editor (key e) opens with the texts; stages: the
+    pipeline that applies the decisions (used instead of `Kind.stages` in a project with an
+    `[origin]`); fix_choice:
     the scheme's choice a proposed fix is labelled with; original_stage / release_stage: the
     stages whose rows `build --original` and `build` write (the kind's release layout reads them);
     words: what auditors read, when the kind's own words describe lines its audit items lack."""
 
     scheme: LabelScheme
     source: str
-    importer: Callable[[Path], tuple[dict[str, str], list[str]]]
+    importer: Callable[[Path], tuple[dict[str, Any], list[str]]]  # {name: text or ImportedTable}
     fix_fields: tuple[tuple[str, str], ...]
     stages: Callable[[], list["Stage"]]
     question: str = ""  # what auditors read (default: the scheme's question)

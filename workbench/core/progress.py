@@ -15,25 +15,28 @@ def _enabled() -> bool:
 
 
 @contextmanager
-def progress_bar(description: str, total: int) -> Iterator[Callable[[int], None]]:
-    """Yields advance(n). Shows done/total, rate and ETA on stderr."""
+def progress_bar(description: str, total: int, unit: str = "") -> Iterator[Callable[[int], None]]:
+    """Yields advance(n). Shows done/total, rate and ETA on stderr; with unit="bytes", as sizes
+    (12.3/250.0 MB) and the rate in bytes a second."""
     if not _enabled() or total <= 0:
         yield lambda n: None
         return
     from rich.console import Console
     from rich.progress import (
         BarColumn,
+        DownloadColumn,
         MofNCompleteColumn,
         Progress,
         TextColumn,
         TimeElapsedColumn,
         TimeRemainingColumn,
+        TransferSpeedColumn,
     )
 
     columns = [
         TextColumn("{task.description}"),
         BarColumn(),
-        MofNCompleteColumn(),
+        *((DownloadColumn(), TransferSpeedColumn()) if unit == "bytes" else (MofNCompleteColumn(),)),
         TimeElapsedColumn(),
         TextColumn("eta"),
         TimeRemainingColumn(),

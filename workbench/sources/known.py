@@ -30,12 +30,14 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import itertools
 import json
 import os
 import re
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable, Iterator
 
 from ..core.errors import InputError
 
@@ -177,6 +179,45 @@ def _cell(value) -> str:
 
 def rows_of(path: Path) -> list[dict]:
     """A file's rows as mappings of its fields (see the module docstring)."""
+    return list(iter_rows(path))
+
+
+def iter_rows(path: Path) -> Iterator[dict]:
+    """`rows_of`, one row at a time: a CSV or TSV is read as it goes (a file of a million rows
+    takes the memory of one row), a JSON document or JSON lines whole."""
+    path = Path(path)
+    with open(path, "rb") as f:
+        start = f.read(1 << 16)
+    if start.startswith((b"\xff\xfe", b"\xfe\xff")) or start.lstrip(b"\xef\xbb\xbf \t\r\n").startswith((b"{", b"[")):
+        yield from _whole_rows(path)
+        return
+    encoding = "utf-8-sig" if _is_utf8(path) else "cp1252"
+    # newline=None: \r\n and \r read as \n, as the whole file's text is read
+    with open(path, encoding=encoding, errors="replace", newline=None) as f:
+        first = f.readline()
+        delimiter = "\t" if first.count("\t") > first.count(",") else ","
+        reader = csv.reader(itertools.chain([first], f), delimiter=delimiter)
+        header = [h.strip() for h in next(reader, [])]
+        for record in reader:
+            if any(c.strip() for c in record):
+                yield dict(zip(header, record))
+
+
+def _is_utf8(path: Path) -> bool:
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                decoder.decode(block)
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _whole_rows(path: Path) -> list[dict]:
     text = _text(Path(path).read_bytes()).replace("\r\n", "\n").replace("\r", "\n")
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
@@ -210,15 +251,18 @@ def _objects(value):
             yield from _objects(v)
 
 
-def signature(rows: list[dict], key: tuple[str, ...]) -> tuple[int, str] | None:
+def signature(rows: Iterable[dict], key: tuple[str, ...], most: int | None = None) -> tuple[int, str] | None:
     """(rows counted, the signature of their key fields) over the rows that have every key field
-    (names matched ignoring case and `-`/`_`/spaces); None when no row has them all."""
+    (names matched ignoring case and `-`/`_`/spaces); None when no row has them all, or when more
+    than `most` rows do (no copy looked for has that many: reading stops there)."""
     lines = []
     for row in rows:
         names = {_name(str(k)): k for k in row}
         if not all(_name(k) in names for k in key):
             continue
         lines.append("\x1f".join(_cell(row[names[_name(k)]]) for k in key))
+        if most is not None and len(lines) > most:
+            return None
     if not lines:
         return None
     return len(lines), hashlib.sha256("\n".join(sorted(lines)).encode("utf-8")).hexdigest()
@@ -237,14 +281,15 @@ def recognise(path: Path, kind: str | None = None, copies: list[Copy] | None = N
     keyed = [c for c in candidates if c.signature and c.key]
     if not keyed or not path.is_file():
         return Recognised(None, "", digest, None, checked)
-    try:
-        rows = rows_of(path)
-    except OSError:
-        return Recognised(None, "", digest, None, checked)
+    # a file with more rows than every copy looked for is none of them: its rows are read no further
+    most = max(c.rows or 0 for c in keyed) if all(c.rows for c in keyed) else None
     found: dict[tuple, tuple[int, str] | None] = {}
     for c in keyed:
         if c.key not in found:
-            found[c.key] = signature(rows, c.key)
+            try:
+                found[c.key] = signature(iter_rows(path), c.key, most)
+            except OSError:
+                return Recognised(None, "", digest, None, checked)
         mine = found[c.key]
         if mine is not None and mine[1] == c.signature:
             return Recognised(c, "rows", digest, mine[0], checked)

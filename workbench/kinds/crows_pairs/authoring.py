@@ -23,7 +23,10 @@ original`).
 
 from __future__ import annotations
 
+import functools
+import re
 from pathlib import Path
+from typing import Iterator
 
 from ...authoring.files import nonempty_string
 from ...authoring.stages import Authoring, Row, fill, paired_lists, placeholders_in, row_hash, text_field
@@ -38,6 +41,13 @@ def validators_line(annotations, gold: str | None) -> str | None:
     annotator's list of bias types, "[['age'], ['age', 'disability']]" in the CSV, a list in
     JSON lines) and its gold label (the pair's `bias_type`), as one line of the audit:
     "5 annotators: age 4 · disability 1 · gold age". None when the file has no annotations."""
+    if isinstance(annotations, str):  # as a CSV publishes them: a few texts repeated over every pair
+        return _validators_line(annotations, gold)
+    return _validators_line.__wrapped__(annotations, gold)
+
+
+@functools.lru_cache(maxsize=4096)
+def _validators_line(annotations, gold: str | None) -> str | None:
     import ast
     from collections import Counter
 
@@ -220,51 +230,176 @@ AUTHORING = Authoring(
 )
 
 
-def import_published(path: Path) -> tuple[dict[str, str], list[str]]:
-    """A published CrowS-Pairs file (CSV, or the Hugging Face JSON lines) as template files, one
-    per bias type, whose pairs keep their id (the file's unnamed first column, or `id`), exact
-    text, direction and, under `source`, every other column (CrowS-Pairs' annotations and
-    anonymised writer and annotators)."""
-    from ...authoring.renew import csv_layout, import_notes, published_entry, published_files
-    from .data import find_column
-    from .evaluate import REQUIRED, load
+class NotSure(Exception):
+    """`quick_batches` cannot be sure it reads the file as `read_csv_chunks` does."""
 
-    # strict: every problem of the file (an empty or repeated sentence too), with its line, before
-    # anything is written; the pairs' lists are then the file's rows, one for one
-    pairs = load(str(path), strict=True)
-    table = pairs.table
-    id_col = find_column(table.columns, "id", "pair_id", "")
-    read = {find_column(table.columns, n) for n in REQUIRED}
-    direction_col, type_col = find_column(table.columns, "stereo_antistereo"), find_column(table.columns, "bias_type")
-    layout = csv_layout(path, id_col)
-    groups: dict[str, list] = {}
-    for i in range(len(table.rows)):
-        entry = published_entry(
-            table,
-            i,
-            id_col,
-            read,
-            {"more": pairs.sent_more[i], "less": pairs.sent_less[i], "direction": pairs.direction[i]},
+
+QUICK_BLOCK = 1 << 20  # bytes pyarrow's reader parses at a time (it reads ahead: a bigger block, more memory)
+
+
+def quick_batches(header) -> Iterator[tuple[dict, int]]:
+    """The rows of a CSV that `read_csv_chunks` reads a chunk at a time (its `header`), read by
+    pyarrow's CSV reader: ({column: Arrow array of its cells as written}, bytes read) for each
+    block of QUICK_BLOCK bytes. Raises NotSure where the careful reader could read the file
+    otherwise: a row with more or fewer cells than the header, a cell with a quote, a line break
+    or a NUL in it, text that is not UTF-8, anything pyarrow refuses. Blank rows (which the careful
+    reader skips) are the caller's to refuse: pyarrow keeps a row of empty cells."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pacsv
+
+    if not header.delimiter:
+        raise NotSure
+    columns = header.columns
+    try:
+        reader = pacsv.open_csv(
+            header.path,
+            read_options=pacsv.ReadOptions(column_names=columns, skip_rows=1, block_size=QUICK_BLOCK),
+            parse_options=pacsv.ParseOptions(delimiter=header.delimiter, newlines_in_values=False),
+            convert_options=pacsv.ConvertOptions(
+                column_types={c: pa.string() for c in columns},
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
         )
-        if layout is not None:  # its row in the file, and a read cell published otherwise than it is read
-            row = table.rows[i]
-            raw = {
-                c: row[c]
-                for c, value in (
-                    (direction_col, pairs.direction[i]),
-                    (type_col, pairs.bias_type[i]),
-                    (id_col, entry["id"]),
-                )
-                if c is not None and row[c] != value
-            }
-            entry = {**entry, "position": i, **({"source": {**entry.get("source", {}), **raw}} if raw else {})}
-        groups.setdefault(pairs.bias_type[i], []).append(entry)
-    return (
-        published_files(
-            "workbench-crows-pairs/1",
-            path,
-            groups,
-            lambda g: {"bias_type": g, **({"layout": layout} if layout else {})},
-        ),
-        import_notes(table, id_col),
+        size = Path(header.path).stat().st_size
+        for batch in reader:
+            cells = dict(zip(columns, batch.columns))
+            if any(pc.any(pc.match_substring_regex(a, '["\\r\\n\\x00]')).as_py() for a in cells.values()):
+                raise NotSure
+            read = min(QUICK_BLOCK, size)
+            size -= read
+            yield cells, read
+    except (pa.ArrowException, OSError):
+        raise NotSure from None
+
+
+def import_published(path: Path) -> tuple[dict, list[str]]:
+    """A published CrowS-Pairs file (CSV, or the Hugging Face JSON lines) as one imported table
+    (authoring/imported.py) of the template files the pairs would be in, one per bias type: each
+    pair keeps its id (the file's unnamed first column, or `id`), exact text, direction and, under
+    `source`, every other column (CrowS-Pairs' annotations and anonymised writer and annotators).
+    The file is read a chunk at a time while the table is written; every problem of the file (an
+    empty or repeated sentence too) is named with its line, and then nothing is written."""
+    from ...authoring.imported import TEMPLATE, ImportedTable, ReadAgain
+    from ...authoring.renew import csv_layout, import_notes
+    from ...core.errors import InputError
+    from .data import MAX_PROBLEMS, find_column, raise_problems, read_csv_chunks
+    from .evaluate import check_pairs, required_columns
+
+    header, chunks = read_csv_chunks(Path(path))
+    read_cols = required_columns(header)
+    columns = header.columns
+    id_col = find_column(columns, "id", "pair_id", "")
+    more_col, less_col, direction_col, type_col = read_cols
+    layout = csv_layout(path, id_col)
+    # a cell of a column the kind reads, kept under `source` when it was published otherwise than read
+    raw_cols = [c for c in (direction_col, type_col, id_col) if c is not None] if layout is not None else []
+    others = [c for c in columns if c not in {*read_cols, id_col}]
+    kept = list(dict.fromkeys([*others, *raw_cols]))
+    schema = (
+        (TEMPLATE, "string"),
+        ("id", "string"),
+        ("more", "string"),
+        ("less", "string"),
+        ("direction", "string"),
+        ("position", "int64"),
+        *((f"source.{c}", "string") for c in kept),
     )
+
+    def quick(advance):
+        """The rows by pyarrow's CSV reader, checked as check_pairs checks them: ReadAgain at any
+        doubt or problem (the careful read then names each problem with its line)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from .evaluate import DIRECTIONS
+
+        first = 0
+        try:
+            for cells, read_bytes in quick_batches(header):
+                more, less = cells[more_col].to_pylist(), cells[less_col].to_pylist()
+                direction = [d.strip().lower() for d in cells[direction_col].to_pylist()]
+                types = [t.strip() for t in cells[type_col].to_pylist()]
+                n = len(more)
+                if (
+                    any(not m.strip() or m.strip() == l.strip() for m, l in zip(more, less))
+                    or not all(d in DIRECTIONS for d in direction)
+                    or not all(types)
+                ):
+                    raise ReadAgain
+                given = cells[id_col].to_pylist() if id_col is not None else None
+                ids = [i.strip() for i in given] if given is not None else [str(first + k) for k in range(n)]
+                out = {
+                    TEMPLATE: types,
+                    "id": ids,
+                    "more": cells[more_col],
+                    "less": cells[less_col],
+                    "direction": direction,
+                    "position": pa.array(range(first, first + n), pa.int64()) if layout is not None else [None] * n,
+                }
+                published = {direction_col: (direction, cells[direction_col]), type_col: (types, cells[type_col])}
+                if given is not None:
+                    published[id_col] = (ids, cells[id_col])
+                for c in kept:
+                    if c in raw_cols:  # kept only where the cell differs from the value read
+                        read_as, raw = published[c]
+                        out[f"source.{c}"] = [v if v != r else None for v, r in zip(raw.to_pylist(), read_as)]
+                    else:
+                        out[f"source.{c}"] = pc.if_else(pc.equal(cells[c], ""), pa.scalar(None, pa.string()), cells[c])
+                first += n
+                advance(read_bytes)
+                yield out
+        except NotSure:
+            raise ReadAgain from None
+        if not first:
+            raise ReadAgain
+
+    def read(advance, careful: bool):
+        if not careful:
+            yield from quick(advance)
+            return
+        problems: list = []
+        total = rows = 0
+        for chunk in chunks(advance):
+            found: list = []
+            pairs = check_pairs(chunk, read_cols, True, found)
+            total += len(found)
+            problems += found[: max(0, MAX_PROBLEMS - len(problems))]
+            n, first = len(chunk.rows), chunk.offset
+            rows += n
+            if total:
+                continue  # nothing of it is written: keep reading for the other problems
+            cells = {c: [r[c] for r in chunk.rows] for c in kept}
+            ids = [r[id_col].strip() for r in chunk.rows] if id_col is not None else [str(first + k) for k in range(n)]
+            out = {
+                TEMPLATE: pairs.bias_type,
+                "id": ids,
+                "more": pairs.sent_more,
+                "less": pairs.sent_less,
+                "direction": pairs.direction,
+                "position": list(range(first, first + n)) if layout is not None else [None] * n,
+            }
+            published = {direction_col: pairs.direction, type_col: pairs.bias_type, id_col: ids}
+            for c in kept:
+                read_as = published.get(c) if c in raw_cols else None
+                if read_as is not None:  # kept only where the cell differs from the value read
+                    out[f"source.{c}"] = [v if v != r else None for v, r in zip(cells[c], read_as)]
+                else:
+                    out[f"source.{c}"] = [v if v != "" else None for v in cells[c]]
+            yield out
+        raise_problems(header, problems, total)
+        if not rows:
+            raise InputError(f"{header.shown}: no pairs (only a header)")
+
+    name = re.sub(r"[^A-Za-z0-9_-]+", "-", Path(path).stem).strip("-") or "imported"
+    table = ImportedTable(
+        "workbench-crows-pairs/1",
+        "pairs",
+        schema,
+        read,
+        Path(path).stat().st_size,
+        {"layout": layout} if layout else {},
+        {"bias_type": "{template}", "description": "{template} pairs imported from " + Path(path).name},
+    )
+    return {f"{name}.parquet": table}, import_notes(header, id_col)

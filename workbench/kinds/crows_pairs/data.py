@@ -14,11 +14,13 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Iterator
 
 from ...core.errors import InputError, Problem, display_path
 from ...core.text import DuplicateKey, check_header, duplicate_key_message, loads
 
 MAX_PROBLEMS = 50
+CHUNK_ROWS = 20_000  # rows read_csv_chunks holds at a time
 
 
 @dataclass
@@ -34,10 +36,12 @@ class Table:
     manifest: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)  # how the file was read, where that is worth saying
     cells: list[int] = field(default_factory=list)  # cells each row had before short rows were padded
+    offset: int = 0  # the file's rows before these (a chunk of a file read in chunks: read_csv_chunks)
+    delimiter: str = ""  # of a CSV read_csv_chunks reads a chunk at a time ("": read otherwise)
 
     def where(self, index: int, column: str | None) -> tuple[str, int, str]:
         """(file, line, field) of a cell, as a Problem takes them; rows count from 1 after the header."""
-        what = f"row {index + 1}" + (f", column {column!r}" if column else "")
+        what = f"row {self.offset + index + 1}" + (f", column {column!r}" if column else "")
         return self.shown, self.lines[index], what
 
 
@@ -51,12 +55,14 @@ def problem(table: Table, index: int, column: str | None, message: str) -> Probl
     return Problem(file, line, what, message)
 
 
-def raise_problems(table: Table, problems: list[Problem]) -> None:
-    """One InputError listing every problem found (the first MAX_PROBLEMS of them)."""
-    if not problems:
+def raise_problems(table: Table, problems: list[Problem], total: int | None = None) -> None:
+    """One InputError listing every problem found (the first MAX_PROBLEMS of them; `total`: how
+    many there were, where only the first ones were kept)."""
+    total = len(problems) if total is None else total
+    if not total:
         return
-    more = len(problems) - MAX_PROBLEMS
-    head = f"{len(problems)} problem(s) in {table.shown}" + (f" (first {MAX_PROBLEMS} shown)" if more > 0 else "")
+    more = total - MAX_PROBLEMS
+    head = f"{total} problem(s) in {table.shown}" + (f" (first {MAX_PROBLEMS} shown)" if more > 0 else "")
     raise InputError(head, problems[:MAX_PROBLEMS])
 
 
@@ -145,6 +151,117 @@ def read_csv(path: Path) -> Table:
     if columns and not columns[0]:
         notes.append("its first, unnamed column is read as a row index and not scored")
     return Table(path, shown, columns, rows, lines, label=shown, cells=cells, notes=notes)
+
+
+def read_csv_chunks(path: Path, size: int | None = None) -> tuple[Table, Callable[..., Iterator[Table]]]:
+    """A CSV read as `read_csv` reads it, in chunks of `size` rows (CHUNK_ROWS), so that a file of
+    any size takes the memory of one chunk (`workbench import` of a million rows): the header (a
+    Table with its columns and notes, no rows) and `chunks(advance)`, which reads the rows, each
+    chunk a Table whose `offset` counts the rows before it, telling `advance(n)` each n bytes
+    read. A JSON-lines file, or one whose lines end in a lone carriage return, is read whole (one
+    chunk). Every problem `read_csv` names, it names with the same line; an unclosed quote only
+    once the file is read."""
+    shown = display_path(path)
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(1 << 20)
+    except FileNotFoundError:
+        raise InputError(f"{shown}: file not found") from None
+    except IsADirectoryError:
+        raise InputError(f"{shown}: is a folder without manifest.json; give the CSV file or a release folder") from None
+    except OSError as exc:
+        raise InputError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+    head = first.decode("utf-8-sig", errors="replace")
+    if not head.strip() or head.lstrip().startswith("{") or "\r" in head.rstrip("\r\n") or not head.endswith("\n"):
+        whole = read_csv(path)  # JSON lines, an empty first line, old Mac line endings, a header over 1 MiB
+
+        def at_once(advance=None) -> Iterator[Table]:
+            (advance or (lambda n: None))(Path(path).stat().st_size)
+            yield whole
+
+        return Table(path, whole.shown, whole.columns, [], [], label=whole.label, notes=whole.notes), at_once
+    delimiter = delimiter_of(head)
+    header = next(csv.reader([head], delimiter=delimiter), [])
+    if not any(h.strip() for h in header):
+        raise InputError(f"{shown}: empty file; expected a CSV with a header row")
+    columns = [h.strip() for h in header]
+    check_header(columns, shown, key=column_key)
+    notes = ["read as tab-separated (its header line has tabs)"] if delimiter == "\t" else []
+    if columns and not columns[0]:
+        notes.append("its first, unnamed column is read as a row index and not scored")
+    return Table(
+        path, shown, columns, [], [], label=shown, notes=notes, delimiter=delimiter
+    ), lambda advance=None: _chunks(path, shown, columns, delimiter, size or CHUNK_ROWS, advance or (lambda n: None))
+
+
+def _chunks(path: Path, shown: str, columns: list[str], delimiter: str, size: int, advance) -> Iterator[Table]:
+    record: list[list[str]] = [[]]  # the lines of the record being read, for the unclosed quote's check
+    consumed = [0]  # bytes read since `advance` was last told (once a chunk: a call a line costs seconds)
+
+    def lines(f):
+        number, offset = 0, 0
+        for raw in f:  # split at b"\n" only: no UTF-8 character has that byte
+            number += 1
+            try:
+                text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    f"{shown}:{number}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
+                    f"{offset + exc.start}); save the file as UTF-8"
+                ) from None
+            if "\x00" in text:
+                raise InputError(f"{shown}: looks like a binary file (it contains NUL bytes), not a CSV")
+            offset += len(raw)
+            consumed[0] += len(raw)
+            record[0].append(text)
+            yield text
+
+    separator = "tab" if delimiter == "\t" else "comma"
+    with open(path, "rb") as f:
+        reader = csv.reader(lines(f), delimiter=delimiter)
+        next(reader)  # the header, read by read_csv_chunks
+        record[0] = []
+        offset = 0
+        rows: list[dict] = []
+        starts: list[int] = []
+        cells: list[int] = []
+        start = reader.line_num + 1
+        last: list[str] = []
+        try:
+            for cells_read in reader:
+                last, record[0] = record[0], []
+                if not any(cell.strip() for cell in cells_read):  # blank lines are not rows
+                    start = reader.line_num + 1
+                    continue
+                if len(cells_read) > len(columns):
+                    raise InputError(
+                        f"{shown}:{start}: row {offset + len(rows) + 1} has {len(cells_read)} cells but the header "
+                        f"has {len(columns)} columns (an unquoted {separator}?)"
+                    )
+                cells.append(len(cells_read))
+                if len(cells_read) < len(columns):
+                    cells_read = cells_read + [""] * (len(columns) - len(cells_read))
+                rows.append(dict(zip(columns, cells_read)))
+                starts.append(start)
+                start = reader.line_num + 1
+                if len(rows) == size:
+                    advance(consumed[0])
+                    consumed[0] = 0
+                    yield Table(path, shown, columns, rows, starts, label=shown, cells=cells, offset=offset)
+                    offset += len(rows)
+                    rows, starts, cells = [], [], []
+        except csv.Error as exc:
+            raise InputError(f"{shown}:{reader.line_num}: not a valid CSV: {exc}") from None
+        if last and _unclosed_quote("".join(last), delimiter) is not None:
+            # the lenient reader ran an unmatched quote to the end of the file as one cell: the last record
+            first = reader.line_num - len(last) + 1
+            raise InputError(
+                f'{shown}:{first}: a quoted field opens on this line and is never closed (an unmatched "); '
+                'expected a closing " before the end of its cell'
+            )
+        advance(consumed[0])
+        if rows:
+            yield Table(path, shown, columns, rows, starts, label=shown, cells=cells, offset=offset)
 
 
 def column_key(name: str) -> str:

@@ -72,6 +72,22 @@ def load(spec: str, strict: bool = False) -> Pairs:
     pair with an empty or repeated sentence is skipped (listed in `skipped`), or with `strict` a
     problem like the others."""
     table = load_source(spec, KIND, DATA_NAME)
+    columns = required_columns(table)
+    if not table.rows:
+        raise InputError(f"{table.shown}: no pairs (only a header)")
+    problems: list[Problem] = []
+    pairs = check_pairs(table, columns, strict, problems)
+    raise_problems(table, problems)
+    if not pairs.kept:
+        raise InputError(
+            f"{table.shown}: no pair can be compared ({len(pairs.skipped)} skipped: empty or repeated sentences)",
+            pairs.skipped[:MAX_PROBLEMS],
+        )
+    return pairs
+
+
+def required_columns(table: Table) -> tuple[str, ...]:
+    """The file's columns of REQUIRED (as spelt there); a missing one is an InputError naming each."""
     columns = {name: find_column(table.columns, name) for name in REQUIRED}
     missing = [name for name, col in columns.items() if col is None]
     if missing:
@@ -90,10 +106,14 @@ def load(spec: str, strict: bool = False) -> Pairs:
                 for name in missing
             ],
         )
-    if not table.rows:
-        raise InputError(f"{table.shown}: no pairs (only a header)")
-    more_col, less_col, dir_col, type_col = (columns[n] for n in REQUIRED)
-    problems: list[Problem] = []
+    return tuple(c for c in columns.values() if c is not None)
+
+
+def check_pairs(table: Table, columns: tuple[str, ...], strict: bool, problems: list[Problem]) -> Pairs:
+    """The pairs of `table` (all the file's rows, or a chunk of them) with every problem of its rows
+    added to `problems`: an empty or repeated sentence is skipped (in `skipped`), or with `strict`
+    a problem like the others."""
+    more_col, less_col, dir_col, type_col = columns
     skipped: list[Problem] = []
     more, less, direction, types, kept = [], [], [], [], []
     for i, row in enumerate(table.rows):
@@ -126,12 +146,6 @@ def load(spec: str, strict: bool = False) -> Pairs:
         direction.append(d)
         types.append(t)
         kept.append(i)
-    raise_problems(table, problems)
-    if not kept:
-        raise InputError(
-            f"{table.shown}: no pair can be compared ({len(skipped)} skipped: empty or repeated sentences)",
-            skipped[:MAX_PROBLEMS],
-        )
     return Pairs(table, more, less, direction, types, kept, skipped)
 
 
