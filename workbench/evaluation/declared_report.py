@@ -9,7 +9,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..core.errors import InputError, display_path
+from ..core.errors import InputError, ModelError, display_path
 from .declared import Declared, Level, Scored, ScoresFile
 from .intervals import bar_errors, interval_columns, with_interval
 from .output import chart_caption, save_chart, short, write_outputs
@@ -162,6 +162,11 @@ class DeclaredEvaluator:
             d.write_scores(items, found, path)
             console.print(f"wrote {display_path(path)}", markup=False)
         write_outputs(request, doc, csv_rows(d, doc), rows, lambda doc, folder: plot(d, doc, folder), console)
+        unanswered = [
+            f"{name}: {entry['unanswered']}" for name, entry in doc["models"].items() if "unanswered" in entry
+        ]
+        if unanswered:  # written first, so what it counted and what it said is kept
+            raise ModelError(f"{source.label}: {'; '.join(unanswered)}, so its figures are null (see the notes above)")
         return doc
 
     def measure_rows(self, doc: dict) -> list[dict]:
