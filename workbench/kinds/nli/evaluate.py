@@ -145,13 +145,27 @@ def open_model(role: ModelRole, name: str, how: dict) -> Judge:
     def run(pairs, config, progress):
         try:
             labels = check_labels(ref, override, LABELS_FIX)
-            factory = classifier_factory(ref, labels, how["spec"].start_batch, how["spec"])
+            factory = classifier_factory(ref, labels, how["spec"].start_batch, how["spec"], release_asking(config))
             how["runtimes"][name] = factory.runtime
+            if getattr(factory, "asking", None) is not None:  # a causal LM: said as workbench evaluate says it
+                judge.asked = factory.asking.describe()
             return predict_labels(None, ref, pairs, factory)
         except ImportError:
             raise Refused("scoring needs torch and transformers (pip install torch transformers)") from None
 
-    return Judge(name, ref, run)
+    judge = Judge(name, ref, run)
+    return judge
+
+
+def release_asking(config: dict | None):
+    """How a release's own evaluate.py asks a causal LM: as its project did (the manifest's [llm],
+    which its lm-eval task asks with too), else lm-eval's mnli way."""
+    from .llm_judge import ANSWERS, PROMPT, Asking
+
+    llm = (config or {}).get("llm")
+    if not isinstance(llm, dict):
+        return Asking()
+    return Asking(llm.get("prompt") or PROMPT, dict(llm.get("answers") or ANSWERS))
 
 
 def open_judge(name: str, how: dict) -> Judge | None:
