@@ -132,6 +132,7 @@ def test_a_run_where_no_answer_parses_writes_its_json_then_ends_in_one_line(stub
     assert sorted(entry["asked"]["unparseable_examples"]) == sorted([" " + OTHER, (" " + RAMBLE)[:ANSWER_CHARS]])
     rows = [json.loads(line) for line in (tmp_path / "items.jsonl").read_text(encoding="utf-8").splitlines()]
     assert len(rows) == 8 and all(r["prediction"] is None and r["answer"] for r in rows)
+    assert (tmp_path / "items.jsonl.provenance.json").is_file()
     assert "8 of 8 generated answers are unparseable" in " ".join(result.output.split())
 
 

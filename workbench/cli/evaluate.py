@@ -230,7 +230,7 @@ def evaluate(
         request = dataclasses.replace(
             request, json_out=None, csv_out=None, plots=None, items_out=None, predictions_out=None
         )
-    from ..evaluation.declared_report import evaluator_of
+    from ..evaluation.declared_report import Unanswered, evaluator_of
 
     module = evaluator_of(chosen.evaluator_module())
     if len(request.sources) > 1 and not getattr(module, "MANY_SOURCES", False):
@@ -238,7 +238,11 @@ def evaluate(
 
         evaluate_versions(module, request, console, chosen)  # each alone, then side by side
     else:
-        module.evaluate(request, console)
+        try:
+            module.evaluate(request, console)
+        except Unanswered:  # its outputs were written: their sidecars too, before the one line
+            write_sidecars(request)
+            raise
     write_sidecars(request)
 
 

@@ -16,6 +16,11 @@ from .output import chart_caption, save_chart, short, write_outputs
 from .versions import Compared
 
 
+class Unanswered(ModelError):
+    """A model answered none of the items: its outputs are written (null figures, what it counted),
+    then the run ends in this one line."""
+
+
 def evaluator_of(module):
     """What `workbench evaluate` calls for a kind's evaluator module: the module itself, or for a
     module that declares (`DECLARED`) the evaluator made from its declaration."""
@@ -166,7 +171,7 @@ class DeclaredEvaluator:
             f"{name}: {entry['unanswered']}" for name, entry in doc["models"].items() if "unanswered" in entry
         ]
         if unanswered:  # written first, so what it counted and what it said is kept
-            raise ModelError(f"{source.label}: {'; '.join(unanswered)}, so its figures are null (see the notes above)")
+            raise Unanswered(f"{source.label}: {'; '.join(unanswered)}, so its figures are null (see the notes above)")
         return doc
 
     def measure_rows(self, doc: dict) -> list[dict]:
