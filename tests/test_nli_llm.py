@@ -149,3 +149,36 @@ def test_lm_eval_on_a_built_nli_release_gives_workbench_evaluates_accuracy_and_b
     assert math.isclose(100 * theirs["accuracy,none"], ours["accuracy"], rel_tol=REL, abs_tol=1e-3)
     assert math.isclose(100 * theirs["bias_aggregate,none"], ours["bias_aggregate"], rel_tol=REL, abs_tol=1e-3)
     assert 0 < ours["accuracy"] < 100
+
+
+def test_the_release_says_how_each_filter_judge_was_asked(llm_project, fixture_models, tmp_path, runner, monkeypatch):
+    """The card names the classifier as one and the causal LM as an LLM judge with its prompt,
+    answer words and chat template; the manifest records how the LLM was asked, not labels; the
+    release's own evaluate.py asks as its project did and writes `asked` as workbench evaluate."""
+    from test_standalone_evaluator import run_standalone
+
+    _, release, judge = llm_project
+    card = (release / "README.md").read_text(encoding="utf-8")
+    classifier = next(line for line in card.splitlines() if "adversarial filter" in line and "nli-a" in line)
+    assert classifier.endswith("(NLI classifier)")
+    llm = next(line for line in card.splitlines() if "adversarial filter" in line and judge.name in line)
+    assert "LLM judge (causal LM, by log-likelihood" in llm and "no chat template applied" in llm
+    assert 'entailment "your", neutral "these", contradiction "jobs"' in llm
+    assert "  ```text\n  {premise}\n  Question: {hypothesis} True, False or Neither?\n  Answer:\n  ```" in card
+    filters = json.loads((release / "manifest.json").read_text(encoding="utf-8"))["models"]["filter"]
+    asked = next(m for m in filters if m["name"].startswith(judge.name))
+    assert "labels" not in asked and asked["judge"] == "causal LM, by log-likelihood"
+    assert asked["asked"]["answers"] == ANSWERS and asked["asked"]["prompt"] == PROMPT
+    assert asked["asked"]["chat_template"] is False
+    assert next(m for m in filters if m["name"].startswith("nli-a"))["labels"]  # a classifier still by its labels
+
+    monkeypatch.chdir(tmp_path)
+    assert (
+        invoke(runner, "evaluate", str(release), "--model", str(judge), "--no-cache", "--json", "w.json").exit_code == 0
+    )
+    ours = json.loads((tmp_path / "w.json").read_text(encoding="utf-8"))["models"][str(judge)]
+    ran = run_standalone(release / "evaluate.py", ["--model", str(judge), "--json", str(tmp_path / "s.json")], tmp_path)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    theirs = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["models"][str(judge)]
+    assert theirs["asked"] == ours["asked"]
+    assert theirs["overall"]["accuracy"] == ours["overall"]["accuracy"]  # the project's answer words, not lm-eval's

@@ -277,7 +277,7 @@ def _run(request, chosen) -> None:
         request = dataclasses.replace(
             request, json_out=None, csv_out=None, plots=None, items_out=None, predictions_out=None
         )
-    from ..evaluation.declared_report import evaluator_of
+    from ..evaluation.declared_report import Unanswered, evaluator_of
 
     module = evaluator_of(chosen.evaluator_module())
     try:
@@ -286,7 +286,11 @@ def _run(request, chosen) -> None:
 
             evaluate_versions(module, request, console, chosen)  # each alone, then side by side
         else:
-            module.evaluate(request, console)
+            try:
+                module.evaluate(request, console)
+            except Unanswered:  # its outputs were written: their sidecars too, before the one line
+                write_sidecars(request)
+                raise
     except (Exception, SystemExit) as exc:  # a plugin that exits is a broken plugin too
         from ..contract.loader import KindBroken, is_plugin
         from ..core.errors import WorkbenchError

@@ -477,6 +477,17 @@ class Declared:
             entry["overall"][gap.key] = max(values) - min(values) if values else None
         return entry, scopes
 
+    def unanswered(self, items: list) -> dict:
+        """The entry of a model that answered none of the items (`kept` left none: every generated
+        answer unparseable, say): its figures null, its groups empty, and why. The run still writes
+        what it counted, then ends in one line (declared_report)."""
+        overall = {s.key: None for s in self.statistics if not s.at or "overall" in s.at}
+        return {
+            "overall": {**overall, "n": 0},
+            **{level.key: {} for level in self.levels_all if self.places is None},
+            "unanswered": f"none of the {len(items)} {self.items_name} has an answer that can be scored",
+        }
+
     def _measure(self, stat: Statistic, table: _Table, used: _Subset) -> Measure:
         summed = _sum_by_unit(table.values(stat.columns, used.rows), used)
         if stat.within:  # each unit's own difference, drawn whole
@@ -585,8 +596,12 @@ class Declared:
                     results = self._score(name, loaded, items, options, advance)
             if len(results) != len(items):
                 raise RuntimeError(f"{self.kind}: score returned {len(results)} results for {len(items)} items")
-            entry, scopes = self.model_entry(items, results)
-            if overall is not None:
+            scopes: list[Scope] = []
+            if self.kept is not None and not self.kept(items, results)[0]:
+                entry = self.unanswered(items)
+            else:
+                entry, scopes = self.model_entry(items, results)
+            if overall is not None and scopes:
                 overall[name] = scopes[0]
             lm = getattr(model, "kind", None)  # a scorer says masked or causal
             head = {
@@ -600,7 +615,7 @@ class Declared:
                 for line in lines:
                     say(line)
             doc["models"][name] = {**head, **entry}
-            if not why:
+            if not why and scopes:
                 uncertainty.add(name, doc["models"][name], scopes)
                 self._variant(name, items, results, uncertainty.settings, variants)
             if scored is not None:

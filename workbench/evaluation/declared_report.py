@@ -9,12 +9,17 @@ from __future__ import annotations
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..core.errors import InputError, display_path
+from ..core.errors import InputError, ModelError, display_path
 from ..models.roles import UNDER_TEST
 from .declared import Declared, Level, Scored, ScoresFile
 from .intervals import bar_errors, interval_columns, with_interval
 from .output import chart_caption, prediction_files, save_chart, short, write_outputs
 from .versions import Compared
+
+
+class Unanswered(ModelError):
+    """A model answered none of the items: its outputs are written (null figures, what it counted),
+    then the run ends in this one line."""
 
 
 def evaluator_of(module):
@@ -179,6 +184,11 @@ class DeclaredEvaluator:
             d.write_scores(items, found, path)
             console.print(f"wrote {display_path(path)}", markup=False)
         write_outputs(request, doc, csv_rows(d, doc), rows, lambda doc, folder: plot(d, doc, folder), console)
+        unanswered = [
+            f"{name}: {entry['unanswered']}" for name, entry in doc["models"].items() if "unanswered" in entry
+        ]
+        if unanswered:  # written first, so what it counted and what it said is kept
+            raise Unanswered(f"{source.label}: {'; '.join(unanswered)}, so its figures are null (see the notes above)")
         return doc
 
     def measure_rows(self, doc: dict) -> list[dict]:

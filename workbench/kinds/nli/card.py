@@ -7,9 +7,11 @@ agreement, known limitations and the citation. It never contains a token or a lo
 
 from __future__ import annotations
 
+from .label_mapping import LABELS
 from .settings import evaluate_models, filter_settings
 
 import json
+import re
 from collections import Counter, defaultdict
 
 from ... import DISTRIBUTION
@@ -255,6 +257,29 @@ def renewal_card(release, preface: list[str] = ()) -> str:
     return "\n".join(_header(config, rows, domains, ("bias", "fairness", "nli", "counterfactual")) + [""] + body)
 
 
+def filter_model_lines(model: dict) -> list[str]:
+    """A filter model as the card names it: an NLI classifier, or an LLM judge with how it was
+    asked (its kind, answer words, chat template and prompt), as the filter's manifest records it."""
+    head = f"- adversarial filter: `{model['name']}` revision `{model['revision']}`"
+    asked = model.get("asked")
+    if not isinstance(asked, dict):
+        return [f"{head} (NLI classifier)"]
+    given = asked.get("answers") or {}
+    answers = ", ".join(f'{label} "{given[label]}"' for label in LABELS if label in given)
+    template = "a chat template applied" if asked.get("chat_template") else "no chat template applied"
+    prompt = str(asked.get("prompt", ""))
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", prompt)), default=0))
+    return [
+        f"{head}: an LLM judge ({model.get('judge')}: the answer word with the highest log-likelihood "
+        f"after the prompt is its label), {template}; answer words: {answers}; prompt:",
+        "",
+        f"  {fence}text",
+        *(f"  {line}" for line in prompt.split("\n")),
+        f"  {fence}",
+        "",
+    ]
+
+
 def dataset_card(
     config: Config,
     ws: Workspace,
@@ -310,7 +335,7 @@ def dataset_card(
         "## Models",
         "",
         f"- generation (masked LM): `{gen.get('name')}` revision `{gen.get('revision')}`",
-        *(f"- adversarial filter: `{m['name']}` revision `{m['revision']}`" for m in filt),
+        *(line for m in filt for line in filter_model_lines(m)),
         f"- filter rule: kept when at least {filter_settings(config).min_fooled} filter model(s) predict non-neutral",
         *(f"- held out (evaluation only): `{m}`" for m in held),
         "",

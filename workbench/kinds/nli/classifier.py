@@ -158,14 +158,16 @@ def predict_with_cache(
     found: dict[str, Prediction] = {}
     if cache is not None:
         distributed.barrier()  # under a launcher: every rank reads the cache as rank 0 last wrote it
-        found = {k: Prediction(**v) for k, v in cache.get_many(NAMESPACE, ref.name, revision, keys).items()}
+        cached = cache.get_many(NAMESPACE, ref.name, revision, keys).items()
+        # an unparseable answer cached before its text was kept is asked again, so the text is there
+        found = {k: Prediction(**v) for k, v in cached if v.get("label") is not None or "answer" in v}
         distributed.barrier()  # ... and before rank 0 writes again
     missing = [pair for pair, key in zip(unique, keys) if key not in found]
     if missing:
         classifier = make_classifier()
 
         def store(batch_pairs, preds):
-            items = {pair_key(p, h): pred.__dict__ for (p, h), pred in zip(batch_pairs, preds)}
+            items = {pair_key(p, h): pred.stored() for (p, h), pred in zip(batch_pairs, preds)}
             if cache is not None:
                 cache.put_many(NAMESPACE, ref.name, revision, items)
             found.update({k: Prediction(**v) for k, v in items.items()})
@@ -183,8 +185,15 @@ def predict_labels(
 ) -> list[str]:
     """The predicted label of every (premise, hypothesis), in order: `workbench evaluate`'s and a
     release's evaluate.py's way of running a classifier over a data set."""
+    return [found.label for found in predict_all(cache, ref, pairs, factory, progress_factory)]
+
+
+def predict_all(
+    cache, ref: ModelRef, pairs: list[tuple[str, str]], factory: "ClassifierFactory", progress_factory=None
+) -> list[Prediction]:
+    """The prediction of every (premise, hypothesis), in order (with an unparseable answer's text)."""
     predictions, _ = predict_with_cache(cache, ref, pairs, factory, progress_factory)
-    return [predictions[pair_key(p, h)].label for p, h in pairs]
+    return [predictions[pair_key(p, h)] for p, h in pairs]
 
 
 def resolve_classifiers(

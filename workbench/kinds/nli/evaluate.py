@@ -28,6 +28,7 @@ from .evaluation.metrics import nli_scores
 from .evaluation.results import Judge, answered, read_export
 
 TITLE = "NLI bias benchmark"
+EXAMPLES = 5  # distinct unparseable answers shown in the JSON's asked.unparseable_examples
 LABELS_FIX = "name them in output order, e.g. --labels entailment,neutral,contradiction"
 MEANING = (
     "Every sample's gold label is neutral: accuracy is the share of neutral predictions; the aggregate bias "
@@ -144,13 +145,27 @@ def open_model(role: ModelRole, name: str, how: dict) -> Judge:
     def run(pairs, config, progress):
         try:
             labels = check_labels(ref, override, LABELS_FIX)
-            factory = classifier_factory(ref, labels, how["spec"].start_batch, how["spec"])
+            factory = classifier_factory(ref, labels, how["spec"].start_batch, how["spec"], release_asking(config))
             how["runtimes"][name] = factory.runtime
+            if getattr(factory, "asking", None) is not None:  # a causal LM: said as workbench evaluate says it
+                judge.asked = factory.asking.describe()
             return predict_labels(None, ref, pairs, factory)
         except ImportError:
             raise Refused("scoring needs torch and transformers (pip install torch transformers)") from None
 
-    return Judge(name, ref, run)
+    judge = Judge(name, ref, run)
+    return judge
+
+
+def release_asking(config: dict | None):
+    """How a release's own evaluate.py asks a causal LM: as its project did (the manifest's [llm],
+    which its lm-eval task asks with too), else lm-eval's mnli way."""
+    from .llm_judge import ANSWERS, PROMPT, Asking
+
+    llm = (config or {}).get("llm")
+    if not isinstance(llm, dict):
+        return Asking()
+    return Asking(llm.get("prompt") or PROMPT, dict(llm.get("answers") or ANSWERS))
 
 
 def open_judge(name: str, how: dict) -> Judge | None:
@@ -163,7 +178,7 @@ def open_judge(name: str, how: dict) -> Judge | None:
     try:  # workbench's own settings, cache and progress bar (a release's script never asks for them)
         from ...core.cache import Cache
         from ...core.progress import progress_bar
-        from .classifier import classifier_factory, predict_labels, resolve_classifiers
+        from .classifier import classifier_factory, predict_all, resolve_classifiers
         from .settings import filter_settings, llm_asking
     except ImportError:
         return None
@@ -190,9 +205,11 @@ def open_judge(name: str, how: dict) -> Judge | None:
 
         cache = Cache(Path(":memory:") if how["cache_path"] is None else how["cache_path"])
         try:
-            return predict_labels(cache, ref, pairs, factory, progress_bar if progress is None else advancing)
+            found = predict_all(cache, ref, pairs, factory, progress_bar if progress is None else advancing)
         finally:
             cache.close()
+        judge.answers = [p.answer for p in found]
+        return [p.label for p in found]
 
     judge.run = run
     return judge
@@ -203,19 +220,29 @@ def score(models, items: Samples, options: dict, progress) -> list[dict]:
     pro sample); a sample without an answer counts nowhere, its partner as unpaired."""
     judge: Judge = models.model
     predictions = judge.run([(r["premise"], r["hypothesis"]) for r in items], items.config, progress)
+    said = judge.answers or [None] * len(predictions)
     if judge.asked is not None and "unparseable" in judge.asked:  # asked by generation: None is no answer word
         judge.asked["unparseable"] = predictions.count(None)
-    return _results(list(items), predictions, items.label, f"{items.label}: {judge.name}")
+        shown = dict.fromkeys(a for a, p in zip(said, predictions) if p is None and a is not None)
+        judge.asked["unparseable_examples"] = list(shown)[:EXAMPLES]
+    results = _results(list(items), predictions, items.label, f"{items.label}: {judge.name}")
+    for result, answer in zip(results, said):
+        if result["prediction"] is None:  # what the model said in place of an answer word
+            result["answer"] = answer
+    return results
 
 
 def _results(items: list[dict], predictions: list, label: str, where: str) -> list[dict]:
+    unanswered = {"prediction": None, **dict.fromkeys(COLUMNS, 0.0), "paired_pro": 0, "unpaired": 0}
+    if all(p is None for p in predictions):  # nothing to score: the run still says what it counted
+        return [dict(unanswered) for _ in predictions]
     rows, labels = answered(items, predictions, where)
     counts = iter(nli_scores.sample_counts(rows, labels, label).tolist())
     pairs = iter(nli_scores.pair_codes(rows, label).tolist())
     out = []
     for row, prediction in zip(items, predictions):
         if prediction is None:
-            out.append({"prediction": None, **dict.fromkeys(COLUMNS, 0.0), "paired_pro": 0, "unpaired": 0})
+            out.append(dict(unanswered))
             continue
         pair = next(pairs)
         out.append(
@@ -257,6 +284,8 @@ def kept(items: list, results: list[dict]) -> tuple[list, list[dict]]:
     """The samples a model answered; a partner left alone is unpaired, and in its own unit."""
     if all(r["prediction"] is not None for r in results):
         return items, results
+    if all(r["prediction"] is None for r in results):  # no figures: the evaluation says so (Declared.kept)
+        return [], []
     rows, _ = answered(list(items), [r["prediction"] for r in results], "")
     units = nli_scores.clusters(rows)
     return [{**r, "unit": u} for r, u in zip(rows, units)], [r for r in results if r["prediction"] is not None]

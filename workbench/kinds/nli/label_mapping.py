@@ -14,10 +14,19 @@ LABELS = ("entailment", "neutral", "contradiction")
 
 @dataclass
 class Prediction:
-    """One model's answer for a premise-hypothesis pair: the label and a probability per label."""
+    """One model's answer for a premise-hypothesis pair: the label and a probability per label.
+    A generated answer that reads as no label (label None) keeps what the model said in `answer`
+    (its first ANSWER_CHARS characters), so the items file and the cache show it."""
 
-    label: str
+    label: str | None
     probs: dict[str, float]
+    answer: str | None = None
+
+    def stored(self) -> dict:
+        """What the prediction cache keeps: `answer` only where there is one (a classifier's entries
+        stay as they were)."""
+        out = {"label": self.label, "probs": self.probs}
+        return out if self.answer is None else {**out, "answer": self.answer}
 
 
 SYNONYMS = {
@@ -38,6 +47,7 @@ SYNONYMS = {
     "con": "contradiction",
     "c": "contradiction",
 }
+ANSWER_CHARS = 200  # of an unparseable generated answer, kept in the cache and the items file
 PROB_DECIMALS = 6  # probabilities are stored rounded; the prediction is read from the rounded ones
 
 

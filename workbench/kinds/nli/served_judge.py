@@ -9,9 +9,11 @@ Predictions as llm_judge. Otherwise ([llm] mode "auto" with a server without the
 first words (as many as an answer word has), compared case-insensitively without punctuation, are
 read as one of the three answer words (`read_answer`; `Asking` refuses answer words this reading
 could not tell apart). An answer that reads as none of them is unparseable: its label is None,
-never a guess. `workbench evaluate` leaves such samples out of the model's figures and counts
-them (the JSON's asked.unparseable, and a note); the filter refuses a judge that may leave a
-pair without a label. Mode "log-likelihood" refuses a server without prompt log-probabilities
+never a guess, and what the model said is kept (its first ANSWER_CHARS characters: the cache,
+the items file's `answer`, a few in the JSON's asked.unparseable_examples). `workbench evaluate`
+leaves such samples out of the model's figures and counts them (the JSON's asked.unparseable,
+and a note); the filter refuses a judge that may leave a pair without a label. Mode
+"log-likelihood" refuses a server without prompt log-probabilities
 in one line.
 
 Predictions go to the prediction cache one by one as answers come, so a server that dies
@@ -29,7 +31,7 @@ from ...models.generation import GenerationSettings
 from ...models.loading import ModelRef
 from ...models.lm_loading import open_generator
 from ...models.served import is_served, parse
-from .label_mapping import LABELS, Prediction
+from .label_mapping import ANSWER_CHARS, LABELS, Prediction
 from .llm_judge import Asking, _softmax, read_words
 from .llm_judge import bare as _bare  # noqa: F401 (the name tests/test_served.py reads words by)
 
@@ -87,8 +89,10 @@ class ServedJudge:
 
         def generated(i: int, answer) -> None:
             label = read_answer(answer.text, self.asking.answers)
-            probs = {name: float(name == label) for name in LABELS} if label is not None else {}
-            on_batch([pairs[i]], [Prediction(label, probs)])
+            if label is None:  # what the model said, kept: the reader sees why it was left out
+                on_batch([pairs[i]], [Prediction(None, {}, answer.text[:ANSWER_CHARS])])
+                return
+            on_batch([pairs[i]], [Prediction(label, {name: float(name == label) for name in LABELS})])
 
         self.model.generate(prompts, GENERATION, progress, on_answer=generated)
 
@@ -132,6 +136,8 @@ class ServedJudgeFactory:
             "reading": READING,
             "unparseable": 0,
             "unparseable_rule": UNPARSEABLE_RULE,
+            "unparseable_kept": f"each unparseable answer's first {ANSWER_CHARS} characters: the items file's "
+            "`answer`, and the first few distinct ones in unparseable_examples",
             "served": served,
         }
 

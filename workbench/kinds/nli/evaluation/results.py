@@ -42,12 +42,14 @@ class EvalSet:
 class Judge:
     """An NLI model as `score` runs it: `run(pairs, release config, progress)` -> a label per
     (premise, hypothesis), None where a generated answer holds no answer word; `asked`: how a
-    judge asked in a prompt was asked (None for a classifier)."""
+    judge asked in a prompt was asked (None for a classifier); `answers`: after a run, per pair,
+    what a generated answer that held no answer word said (None elsewhere)."""
 
     name: str
     ref: Any
     run: Callable[[list, dict | None, Callable[[int], None]], list]
     asked: dict | None = None
+    answers: list | None = None
 
 
 def read_export(folder: Path, source: str) -> EvalSet:

@@ -74,7 +74,7 @@ class Filter(Stage):
         fc = filter_settings(ctx.config)
         asking = llm_asking(ctx.config)
         models = self.models(ctx)
-        model_info = [{"name": ref.name, "revision": ref.revision, "labels": labels} for ref, labels in models]
+        model_info = [judge_info(ref, labels, asking) for ref, labels in models]
         kept = self._kept(inputs)
         if reused:
             kept = kept.filter(pc.invert(pc.is_in(kept["template_id"], value_set=pa.array(sorted(reused)))))
@@ -120,6 +120,23 @@ class Filter(Stage):
             "computed_pairs": work["computed_pairs"],
             "n_fooled_histogram": dict(sorted(histogram.items())),
         }
+
+
+def judge_info(ref, labels: list[str], asking) -> dict:
+    """How a filter model was asked, for the manifest and the card: a classifier by its labels (as
+    before, so a release's record of its models stays the same); a causal LM (local or served: the
+    filter asks both by log-likelihood) by its kind, prompt, answer words and chat template."""
+    from ..classifier import _served_judge, is_causal_lm
+
+    if not is_causal_lm(ref):
+        return {"name": ref.name, "revision": ref.revision, "labels": labels}
+    where = "served" if _served_judge(ref.name) is not None else "causal LM"
+    return {
+        "name": ref.name,
+        "revision": ref.revision,
+        "judge": f"{where}, by log-likelihood",
+        "asked": asking.describe(),
+    }
 
 
 STAGE = Filter()
