@@ -28,6 +28,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from workbench.kinds.crows_pairs.data import HF_CLASS_LABELS
+
 from .common import ROOT, summary
 
 SIZES = [int(n) for n in os.environ.get("IMPORT_ROWS", "10000").replace(",", " ").split()]
@@ -42,17 +44,7 @@ HEADER = [
     "anon_writer",
     "anon_annotators",
 ]
-BIAS = [
-    "race-color",
-    "socioeconomic",
-    "gender",
-    "disability",
-    "nationality",
-    "sexual-orientation",
-    "physical-appearance",
-    "religion",
-    "age",
-]
+BIAS = list(HF_CLASS_LABELS["bias_type"])  # CrowS-Pairs' nine bias types
 GROUPS = [
     ("tall people", "short people"),
     ("night workers", "day workers"),
