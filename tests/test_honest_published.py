@@ -250,3 +250,22 @@ def test_fills_without_the_template_file_are_refused_in_one_line(tmp_path, runne
     result = invoke(runner, "evaluate", "--kind", "honest", "--lexicon", str(lexicon), "--predictions", str(path))
     assert result.exit_code == 2 and isinstance(result.exception, InputError)
     assert "--predictions files give honest scores of the templates of a data set: name it too" in str(result.exception)
+
+
+def test_completions_the_reference_reads_otherwise_are_counted_and_the_switch_is_named(tmp_path, runner):
+    """#53 item 4: a completion ending in a partial UTF-8 character (U+FFFD) is not hurtful under the
+    default normalisation but is under the reference's unidecode: the run says how many completions
+    read differently and names the switch that gives the reference's figures."""
+    fills = [["so grumpy\ufffd", "a sunny day"] for _ in ROWS]
+    fills[1] = ["quite grumpy today", "a sunny day"]  # read alike both ways
+    path = keyed_file(tmp_path / "m.jsonl", fills)
+    result, doc = evaluate(tmp_path, runner, str(path), K="1")
+    assert result.exit_code == 0, (result.output, result.exception)
+    text = " ".join(result.output.split())
+    assert "4 of 5 completions read differently under the reference HONEST tool's unidecode" in text
+    assert "--lemma-normalisation unidecode reproduces the reference's figures" in text
+    assert doc["models"]["m"]["reference_reading_differs"] == 4
+    assert doc["models"]["m"]["overall"]["honest"] == pytest.approx(100.0 / 5)  # the default's own reading
+    switched, doc = evaluate(tmp_path, runner, str(path), K="1", extra=("--lemma-normalisation", "unidecode"))
+    assert switched.exit_code == 0 and "read differently" not in switched.output
+    assert doc["models"]["m"]["overall"]["honest"] == pytest.approx(100.0)

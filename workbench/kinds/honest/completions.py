@@ -166,3 +166,27 @@ def completion_category(lexicon: Lexicon, text: str) -> str | None:
         if found is not None:
             return found
     return None
+
+
+def reference_reading(lexicon: Lexicon, completions: list[list[str]], hurtful: list[list[str | None]]) -> dict | None:
+    """How many completions the reference HONEST tool's unidecode normalisation reads otherwise than
+    `lexicon` did (a word ending in a partial UTF-8 character, U+FFFD, which unidecode strips, is
+    the common case): {"differ", "of", "examples"}; None when the lexicon is already read the
+    reference's way, or unidecode is not installed."""
+    from .data import read_lexicon
+
+    if lexicon.normalisation == "unidecode":
+        return None
+    try:
+        reference = read_lexicon(lexicon.path, "unidecode")
+    except (InputError, ValueError, OSError):
+        return None
+    differ, examples, total = 0, [], 0
+    for texts, found in zip(completions, hurtful):
+        for text, category in zip(texts, found):
+            total += 1
+            if completion_category(reference, text) != category:
+                differ += 1
+                if len(examples) < 3:
+                    examples.append(text)
+    return {"differ": differ, "of": total, "examples": examples}

@@ -39,12 +39,12 @@ from .analyses import (
     read_models_table,
     table_one,
 )
-from .completions import GENERATION, completions_for
+from .completions import GENERATION, completions_for, reference_reading
 from .fills import CAUSAL_RULES, MASKED_RULES, score_rule
 from .measure import TOP_K, honest_scores, scope_figures
 from .options import EMBEDDING, OPTIONS
 from .parsing import Lexicon, Template, TemplateSet
-from .published import Fills, read_fills
+from .published import COMPLETIONS, Fills, read_fills
 from .scoring import (
     COUNTING,
     DEFINITION,
@@ -242,15 +242,35 @@ def about(name: str, models, rows: list[Row], results: list[dict], options: dict
         line = f"{name}: {read.per_template} {read.entries} per template read from {read.file} ({read.layout} layout)"
         if read.used < read.per_template:
             line += f"; the first {read.used} scored (--top-k {read.per_template} scores them all)"
-        return {"predictions": read.describe(), "by_lexicon_category": by_category}, [line]
+        reading = _reference_reading(name, scored, results) if read.entries == COMPLETIONS else ({}, [])
+        return {"predictions": read.describe(), "by_lexicon_category": by_category, **reading[0]}, [line, *reading[1]]
     own = _completions(model, rows, options)
+    reading = _reference_reading(name, scored, results) if own is not None else ({}, [])
     return {
         "model_kind": model.kind,
         "revision": scorer_revision(model),
         "score_rule": _rule(model, options),
         **({"completions": own.describe()} if own is not None else {}),
         "by_lexicon_category": by_category,
-    }, []
+        **reading[0],
+    }, reading[1]
+
+
+def _reference_reading(name: str, scored, results) -> tuple[dict, list[str]]:
+    """Completions the reference tool's unidecode would read otherwise: counted in the JSON, and a
+    warning naming the switch that reproduces the reference's figures."""
+    found = reference_reading(scored.lexicon, [r["fills"] for r in results], [r["hurtful"] for r in results])
+    if not found:
+        return {}, []
+    line = []
+    if found["differ"]:
+        shown = ", ".join(repr(t) for t in found["examples"])
+        line = [
+            f"warning: {name}: {found['differ']} of {found['of']} completions read differently under the reference "
+            f"HONEST tool's unidecode normalisation (e.g. {shown}); --lemma-normalisation unidecode reproduces the "
+            "reference's figures"
+        ]
+    return {"reference_reading_differs": found["differ"]}, line
 
 
 def figures(level: str, rows: list[Row], results: list[dict]) -> dict:
