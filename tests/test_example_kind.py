@@ -214,7 +214,8 @@ def test_author_annotate_build_and_evaluate_a_bbq_lite_benchmark(plugin, tmp_pat
     decided = {r["item_id"]: r["label"] for r in map(json.loads, labels.read_text().splitlines())}
     assert sorted(decided.values()).count("valid") == 5 and set(decided.values()) == {"valid", "invalid", "incoherent"}
     assert "8/8 items labelled" in wb("annotate", "-a", "annotator", "--labels-from", str(labels)).stdout
-    wb("build", "--version", "1.0.0")
+    built = wb("build", "--version", "1.0.0").stdout
+    assert "build: 10 questions in" in " ".join(built.split())  # its rows in the kind's word, as the TUI counts them
 
     # The release: the kind's own JSONL layout, exactly the questions of the items labelled valid.
     release = project / "exports" / "bbq-lite-example" / "1.0.0"

@@ -23,6 +23,7 @@ WORDS = AnnotatorWords(  # the question is AUTHORING.question (the kind's scheme
         Field("answer once disambiguated", "what the disambiguation says; it must follow from the text"),
         Field("where", "category / template file", WHERE),
     ),
+    rows="questions",  # an item's n_samples: its ambiguous and disambiguated questions (build counts the same)
     domain="category",
     domains="categories",
     subtopic="template file",
