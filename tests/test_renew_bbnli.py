@@ -328,7 +328,14 @@ def test_the_audit_editor_opens_with_the_hypothesis_and_its_question(bbnli_dir, 
         str(k) for k in range(1, n_premises + 1)
     ]
     data = page_for(kind.scheme, kind.words).task_data(item)
-    assert lines["premises"].text in data.values() and any(v.startswith("48 (") for v in data.values())
+    assert lines["premises"].text in data.values()
+    # the samples the hypothesis makes: every premise x its word combinations x both ways round
+    counts = [
+        int(v.split(" (", 1)[0])
+        for v in data.values()
+        if v.endswith("(premises x word combinations x both ways round)")
+    ]
+    assert len(counts) == 1 and counts[0] > 0 and counts[0] % (2 * n_premises) == 0, counts
     # the steps of building BBNLI-next say in one line that a renewal has none of them
     for command in ("stats", "generate", "filter", "candidates"):
         r = invoke(runner, command)
