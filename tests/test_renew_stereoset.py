@@ -357,10 +357,11 @@ def _two_blanks_project(tmp_path, monkeypatch, runner):
     return doc
 
 
-def _everyone(tmp_path, runner, doc, fix: dict) -> None:
+def _everyone(tmp_path, runner, doc, fix: dict, fixed: dict = TWO_BLANKS) -> None:
+    """Alice and Bob keep every CAT and give `fixed` the fix `fix`."""
     rows = [
         {"item_id": c["id"], "label": "keep"}
-        if c["id"] != TWO_BLANKS["id"]
+        if c["id"] != fixed["id"]
         else {"item_id": c["id"], "label": "fix", "fix": fix}
         for split in doc["data"].values()
         for c in split
@@ -491,20 +492,7 @@ def test_a_renewal_whose_only_change_is_a_fixed_context_builds_and_its_changelog
     assert invoke(runner, "run").exit_code == 0
     r = invoke(runner, "build", "--version", "1.0.0", "--original")
     assert r.exit_code == 0, r.output + str(r.exception)
-    rows = [
-        {"item_id": c["id"], "label": "keep"}
-        if c["id"] != MUSICIANS["id"]
-        else {"item_id": c["id"], "label": "fix", "fix": {"context": ONE_BLANK}}
-        for split in doc["data"].values()
-        for c in split
-    ]
-    for name in ("alice", "bob"):
-        assert (
-            invoke(
-                runner, "annotate", "--annotator", name, "--labels-from", _labels(tmp_path / f"{name}.jsonl", rows)
-            ).exit_code
-            == 0
-        )
+    _everyone(tmp_path, runner, doc, {"context": ONE_BLANK}, MUSICIANS)
     r = invoke(runner, "build", "--version", "1.1.0")
     assert r.exit_code == 0, r.output + str(r.exception)
     release = tmp_path / "ss" / "exports" / "ss"
