@@ -362,3 +362,23 @@ def test_fields_the_page_does_not_know_are_shown_or_passed_over_never_a_tracebac
     at = overall["head"].index("percentiles q50")
     assert [row[at] for row in overall["rows"]] == [f"{2.5 + n:.2f}" for n in range(len(doc["models"]))]
     assert overall["rows"][0][overall["head"].index("accuracy")] == f"{first['overall']['accuracy']:.2f}"
+
+
+def test_past_the_palette_each_models_line_keeps_a_style_of_its_own(results, tmp_path):
+    """FairBelief compares 21 models: the 11th model on must not be drawn as the 1st was."""
+    doc = json.loads(results["honest"].read_text(encoding="utf-8"))
+    entry = next(iter(doc["models"].values()))
+    doc["models"] = {f"model-{n:02d}": entry for n in range(23)}
+    many = tmp_path / "many.json"
+    many.write_text(json.dumps(doc), encoding="utf-8")
+    out = tmp_path / "report"
+    page = written(report(many, "--out", out), out)
+    chart = page[page.index("<figcaption>curve (overall)") :]
+    chart = chart[: chart.index("</figure>")]
+    lines = re.findall(r'<polyline [^>]*? stroke="([^"]+)" stroke-width="[^"]+"(?: stroke-dasharray="([^"]+)")?><title>([^<]+)', chart)
+    assert [name for *_, name in lines] == list(doc["models"])
+    styles = [(colour, dash) for colour, dash, _ in lines]
+    assert len(set(styles)) == len(styles)  # no two models look alike
+    assert all(dash == "" for _, dash in styles[:10]) and all(dash for _, dash in styles[10:])
+    legend = chart[chart.index('<ul class="legend">') :]
+    assert legend.count("<li>") == 23 and legend.count('class="stroke"') == 13

@@ -37,6 +37,8 @@ PALETTE = (
     "#000000",
     "#8c564b",
 )
+# Past the palette, a model's line is told apart by its dash as well (FairBelief compares 21 models).
+DASHES = ("", "6 3", "2 2", "8 3 2 3")
 MOST_BARS = 160  # a per-group chart with more bars than this is left to its table
 LONG_TEXT = 60  # a model's field longer than this is a note below the table, not a column
 
@@ -318,11 +320,16 @@ def bar_chart(sections: list[tuple[str, list[Bar]]], neutral=None) -> str:
     )
 
 
-def line_chart(series: list[tuple[str, str, list[tuple[float, float]]]]) -> str:
-    """Lines over numbered points, one per (label, colour, points); dots where there are few points."""
+def style(n: int) -> tuple[str, str]:
+    """The n-th series' colour and dash: colours first, then the same colours dashed."""
+    return PALETTE[n % len(PALETTE)], DASHES[(n // len(PALETTE)) % len(DASHES)]
+
+
+def line_chart(series: list[tuple]) -> str:
+    """Lines over numbered points, one per (label, colour, points[, dash]); dots where there are few points."""
     width, height, left, right, top, bottom = 400, 220, 46, 18, 8, 24
-    xs = [px for _, _, points in series for px, _ in points]
-    ys = [py for _, _, points in series for _, py in points]
+    xs = [px for s in series for px, _ in s[2]]
+    ys = [py for s in series for _, py in s[2]]
     x0, x1 = (min(xs), max(xs)) if xs else (0.0, 1.0)
     x1 = x1 if x1 > x0 else x0 + 1
     y0, y1 = _range(ys, zero=True)
@@ -335,10 +342,12 @@ def line_chart(series: list[tuple[str, str, list[tuple[float, float]]]]) -> str:
     for t in _ticks(x0, x1, 6):
         parts.append(f'<text x="{fx(t):.1f}" y="{height - 8}" text-anchor="middle">{_e(tick(t))}</text>')
     parts.append(f'<path d="M{left} {top}V{height - bottom}H{width - right}" class="axis"/>')
-    for label, colour, points in series:
+    for label, colour, points, *dash in series:
         drawn = " ".join(f"{fx(px):.1f},{fy(py):.1f}" for px, py in points)
+        dashed = f' stroke-dasharray="{dash[0]}"' if dash and dash[0] else ""
         parts.append(
-            f'<polyline points="{drawn}" fill="none" stroke="{colour}" stroke-width="1.6"><title>{_e(label)}</title></polyline>'
+            f'<polyline points="{drawn}" fill="none" stroke="{colour}" stroke-width="1.6"{dashed}>'
+            f"<title>{_e(label)}</title></polyline>"
         )
         if len(points) <= 25:
             parts += [
@@ -349,12 +358,18 @@ def line_chart(series: list[tuple[str, str, list[tuple[float, float]]]]) -> str:
     return f'<svg viewBox="0 0 {width} {height}" role="img">' + "".join(parts) + "</svg>"
 
 
-def legend(entries: list[tuple[str, str]]) -> str:
-    return (
-        '<ul class="legend">'
-        + "".join(f'<li><span style="background:{c}"></span>{_e(label)}</li>' for label, c in entries)
-        + "</ul>"
-    )
+def legend(entries: list[tuple]) -> str:
+    """(label, colour[, dash]) each: a swatch, or a short stroke drawn with the line's dash."""
+
+    def swatch(colour: str, dash: str = "") -> str:
+        if not dash:
+            return f'<span style="background:{colour}"></span>'
+        return (
+            f'<svg class="stroke" viewBox="0 0 22 10" aria-hidden="true"><path d="M1 5H21" stroke="{colour}"'
+            f' stroke-width="2" stroke-dasharray="{dash}"/></svg>'
+        )
+
+    return '<ul class="legend">' + "".join(f"<li>{swatch(*rest)}{_e(label)}</li>" for label, *rest in entries) + "</ul>"
 
 
 def figure(caption: str, body: str) -> str:
@@ -425,6 +440,7 @@ class Scored:
     model: str
     entry: dict
     colour: str = ""
+    dash: str = ""  # its line's dash where colours have come round again
     label: str = ""
 
 
@@ -439,7 +455,7 @@ class KindSection:
                 self.statistics.setdefault(key, about if isinstance(about, dict) else {})
         self.models = [Scored(r.label, name, entry) for r in results for name, entry in r.doc["models"].items()]
         for n, m in enumerate(self.models):
-            m.colour = PALETTE[n % len(PALETTE)]
+            m.colour, m.dash = style(n)
             m.label = text(m.model) + (f" · {m.result}" if several else "")
 
     def title(self, key: str) -> str:
@@ -570,10 +586,10 @@ class KindSection:
             fields.update(dict.fromkeys(_curves(node)))
         charts = []
         for name in fields:
-            series = [(m.label, m.colour, _curves(node).get(name, [])) for m, node in found]
+            series = [(m.label, m.colour, _curves(node).get(name, []), m.dash) for m, node in found]
             series = [s for s in series if s[2]]
             charts.append(
-                figure(f"{_level_name(name)} ({where})", line_chart(series) + legend([(s[0], s[1]) for s in series]))
+                figure(f"{_level_name(name)} ({where})", line_chart(series) + legend([(s[0], s[1], s[3]) for s in series]))
             )
         return f'<div class="charts">{"".join(charts)}</div>' if charts else ""
 
@@ -841,9 +857,10 @@ svg .iv{stroke:#2b3138;stroke-width:1.1;fill:none}
 svg .neutral{stroke:#b00020;stroke-dasharray:4 3;fill:none}
 .legend{list-style:none;display:flex;flex-wrap:wrap;gap:3px 12px;padding:0;margin:6px 0 0;font-size:12px}
 .legend span{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:5px;vertical-align:-1px}
+.legend svg.stroke{display:inline-block;width:22px;height:10px;margin-right:5px;vertical-align:-1px}
 details{margin:0 0 14px}summary{cursor:pointer;color:var(--accent)}
 footer{margin-top:3em;color:var(--muted);font-size:12px}
-@media (max-width:640px){main{padding:10px 12px 32px}body{font-size:14px}table{font-size:13px}th,td{padding:3px 7px}h1{font-size:1.25rem}}
+@media (max-width:640px){main{padding:10px 12px 32px}body{font-size:14px}svg text{font-size:13px}table{font-size:13px}th,td{padding:3px 7px}h1{font-size:1.25rem}}
 """
 
 SCRIPT = """
