@@ -1,0 +1,149 @@
+"""Per-sentence log-likelihoods in place of a model (evaluation/likelihoods.py), for CrowS-Pairs and
+SOS: a real model's --predictions-out read back with --predictions gives the same figures, a file
+that does not fit its data is refused in one line naming the file, line and what, and the file's
+sha256 is recorded."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from conftest import invoke
+
+from workbench.core.ids import file_sha256
+
+# kind -> (the data file of its release, the level its groups are under, a masked and a causal LM)
+KINDS = {
+    "crows-pairs": ("data/pairs.csv", "by_bias_type", ("mlm-bert", "clm-gpt2")),
+    "sos": ("data/sos.csv", "by_attribute", ("mlm-roberta", "clm-gpt2")),
+}
+FIGURES = ("overall", "by_bias_type", "by_attribute", "by_identity")  # where an entry's figures are
+
+
+def _evaluate(runner, *args):
+    return invoke(runner, "evaluate", *args)
+
+
+def _figures(entry: dict) -> dict:
+    return {k: v for k, v in entry.items() if k in FIGURES}
+
+
+@pytest.fixture(scope="module")
+def written(releases, fixture_models, tmp_path_factory):
+    """kind -> (release, {model name: its --predictions-out file}, the run's JSON), both LMs run once."""
+    from typer.testing import CliRunner
+
+    out = {}
+    for kind, (_, _, names) in KINDS.items():
+        release, folder = releases(kind), tmp_path_factory.mktemp(kind.replace("-", "_") + "_ll")
+        models = [str(fixture_models[n]) for n in names]
+        with pytest.MonkeyPatch.context() as mp:
+            mp.chdir(folder)
+            result = _evaluate(
+                CliRunner(),
+                str(release),
+                *(a for m in models for a in ("--model", m)),
+                "--predictions-out",
+                "ll.jsonl",
+                "--json",
+                "run.json",
+                "--cache",
+                "cache.sqlite",
+            )
+            assert result.exit_code == 0, result.output
+        doc = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+        files = sorted(folder.glob("ll.*.jsonl"))
+        assert len(files) == 2, files  # one file per model
+        out[kind] = (
+            release,
+            folder,
+            doc,
+            {m: next(f for f in files if f.stem.endswith(n)) for m, n in zip(models, names)},
+        )
+    return out
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_predictions_out_read_back_gives_the_same_figures(kind, written, runner, tmp_path, monkeypatch):
+    release, folder, run, files = written[kind]
+    monkeypatch.chdir(tmp_path)
+    given = [a for model, path in files.items() for a in ("--predictions", f"{model}={path}")]
+    result = _evaluate(runner, str(release), *given, "--json", "read.json")
+    assert result.exit_code == 0, result.output
+    read = json.loads((tmp_path / "read.json").read_text(encoding="utf-8"))
+    level = KINDS[kind][1]
+    assert list(read["models"]) == list(run["models"])
+    for model, path in files.items():
+        mine, again = run["models"][model], read["models"][model]
+        assert _figures(again) == _figures(mine)  # to the last bit, every group's figures and counts
+        assert again[level] and again["overall"]["n"] == mine["overall"]["n"] > 0
+        assert again["predictions"]["sha256"] == file_sha256(path) and again["predictions"]["file"] == path.name
+        assert read["provenance"]["prediction_files"][model]["sha256"] == file_sha256(path)
+    # intervals (in each group's figures) and the paired comparison of the two models: the same resamples
+    assert read["uncertainty"]["comparisons"] == run["uncertainty"]["comparisons"]
+    assert mine["overall"]["intervals"] and read["uncertainty"]["comparisons"]
+    # one record per sentence: two per pair, each a finite log-likelihood at most 0
+    records = [json.loads(line) for line in next(iter(files.values())).read_text(encoding="utf-8").splitlines()]
+    assert len(records) == 2 * run["n_pairs"] and set(records[0]) == {"id", "sentence", "log_likelihood"}
+    assert all(math.isfinite(r["log_likelihood"]) and r["log_likelihood"] <= 0 for r in records)
+
+
+def _records(written, kind) -> list[dict]:
+    path = next(iter(written[kind][3].values()))
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _bad(records: list[dict], change) -> str:
+    records = [dict(r) for r in records]
+    change(records)
+    return "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records)
+
+
+CASES = {  # what is wrong -> (how the file is changed, the line named, what the message says)
+    "unknown id": (lambda r: r[2].update(id=10_000), 3, "id 10000 is no pair of the data"),
+    "another text": (lambda r: r[1].update(sentence=r[1]["sentence"] + " "), 2, "is not one of pair"),
+    "NaN": (lambda r: r.__setitem__(0, json.dumps(r[0]).replace(str(r[0]["log_likelihood"]), "NaN")), 1, "finite"),
+    "positive": (lambda r: r[3].update(log_likelihood=0.5), 4, "0.5 is positive"),
+    "a string": (lambda r: r[3].update(log_likelihood="-3.2"), 4, "must be a finite number"),
+    "duplicate": (lambda r: r.append(dict(r[0])), None, "a second log_likelihood for pair"),
+    "missing": (lambda r: r.pop(5), None, "no log_likelihood for pair"),
+    "no field": (lambda r: r[0].pop("sentence"), 1, "missing sentence"),
+    "not JSON": (lambda r: r.__setitem__(1, "{not json"), 2, "not JSON"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_file_that_does_not_fit_is_refused_in_one_line(case, written, runner, tmp_path, monkeypatch):
+    change, line, says = CASES[case]
+    records = _records(written, "crows-pairs")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.jsonl").write_text(_bad(records, change), encoding="utf-8")
+    result = _evaluate(runner, str(written["crows-pairs"][0]), "--predictions", "m.jsonl", "--json", "s.json")
+    assert result.exit_code == 2, result.output
+    message = str(result.exception)
+    assert "\n" not in message and says in message and "Traceback" not in result.output
+    if case == "duplicate":
+        line = len(records) + 1
+    assert message.startswith(f"m.jsonl:{line}: " if line else "m.jsonl"), message
+    if case == "missing":
+        assert repr(records[5]["sentence"]) in message
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_sos_reads_its_own_sentences_not_a_crows_file(written, runner, tmp_path, monkeypatch):
+    """The id is a row of the kind's data and the text must be that row's: CrowS-Pairs' file does not fit SOS."""
+    monkeypatch.chdir(tmp_path)
+    crows = next(iter(written["crows-pairs"][3].values()))
+    result = _evaluate(runner, str(written["sos"][0]), "--predictions", str(crows))
+    assert result.exit_code == 2 and "is not one of pair 1's" in str(result.exception), result.output
+
+
+def test_predictions_with_a_model_or_without_data_are_refused(written, fixture_models, runner, tmp_path, monkeypatch):
+    release, _, _, files = written["crows-pairs"]
+    path = next(iter(files.values()))
+    monkeypatch.chdir(tmp_path)
+    both = _evaluate(runner, str(release), "--predictions", str(path), "--model", str(fixture_models["clm-gpt2"]))
+    assert both.exit_code == 2 and "either --model or --predictions" in str(both.exception)
+    alone = _evaluate(runner, "--kind", "crows-pairs", "--predictions", str(path))
+    assert alone.exit_code == 2 and "name it too" in str(alone.exception), alone.output
