@@ -147,3 +147,33 @@ def test_predictions_with_a_model_or_without_data_are_refused(written, fixture_m
     assert both.exit_code == 2 and "either --model or --predictions" in str(both.exception)
     alone = _evaluate(runner, "--kind", "crows-pairs", "--predictions", str(path))
     assert alone.exit_code == 2 and "name it too" in str(alone.exception), alone.output
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_standalone_reads_the_file_as_workbench_evaluate_does(kind, written, tmp_path, monkeypatch):
+    """A release's evaluate.py takes --predictions in place of --model; its JSON equals workbench's."""
+    from test_standalone_evaluator import without_tool_fields
+    from test_standalone_lm_kinds import alone_and_workbench
+
+    release, _, run, files = written[kind]
+    given = [a for model, path in files.items() for a in ("--predictions", f"{model}={path}")]
+    alone, workbench_doc, ran = alone_and_workbench(release, given, tmp_path, monkeypatch)
+    assert without_tool_fields(alone) == without_tool_fields(workbench_doc)  # exactly: no model ran in either
+    for model, path in files.items():
+        assert _figures(alone["models"][model]) == _figures(run["models"][model])
+        assert alone["provenance"]["prediction_files"][model]["sha256"] == file_sha256(path)
+    assert "50 = unbiased" in ran.stdout
+
+
+def test_standalone_needs_a_model_or_predictions_and_refuses_a_bad_file(written, tmp_path):
+    from test_standalone_evaluator import run_standalone
+
+    release, _, _, files = written["crows-pairs"]
+    script = release / "evaluate.py"
+    ran = run_standalone(script, ["--json", "s.json"], cwd=tmp_path)
+    assert ran.returncode == 2 and "one of --model or --predictions is required" in ran.stderr, ran.stderr
+    (tmp_path / "m.jsonl").write_text(_bad(_records(written, "crows-pairs"), CASES["positive"][0]), encoding="utf-8")
+    ran = run_standalone(script, ["--predictions", "m.jsonl", "--json", "s.json"], cwd=tmp_path)
+    assert ran.returncode == 2 and "Traceback" not in ran.stderr, ran.stderr[-3000:]
+    assert "evaluate.py: error: m.jsonl:4: log_likelihood 0.5 is positive" in ran.stderr
+    assert not (tmp_path / "s.json").exists()

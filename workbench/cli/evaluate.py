@@ -14,6 +14,7 @@ from typing import List, Optional
 import typer
 
 from ..core.errors import InputError
+from ..evaluation.declared import prediction_names
 from ..evaluation.intervals import (
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
@@ -323,26 +324,6 @@ def other_code(sources: list[str], kind: str, installed: dict) -> list[str]:
                 f"{shown_code(installed)}: these figures may differ from those of the release's evaluate.py"
             )
     return lines
-
-
-def prediction_names(given: list[str]) -> dict[str, Path]:
-    """Each --predictions value as (model, file): NAME=FILE, else the file named by its stem (a
-    value that is an existing file is a file, even with '=' in its name)."""
-    named: dict[str, Path] = {}
-    for value in given:
-        name, eq, file = value.partition("=")
-        if eq and name.strip() and file and not Path(value).expanduser().is_file():
-            model, path = name.strip(), Path(file).expanduser()
-        else:
-            path = Path(value).expanduser()
-            model = path.stem
-        if model in named:
-            raise InputError(
-                f"--predictions: two files stand for the model {model!r} ({named[model]} and {path}); "
-                "name each as NAME=FILE"
-            )
-        named[model] = path
-    return named
 
 
 def write_sidecars(request) -> None:

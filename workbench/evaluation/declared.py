@@ -739,6 +739,27 @@ class ScoresFile:
     path: Path
 
 
+def prediction_names(given: list[str]) -> dict[str, Path]:
+    """Each --predictions value as (model, file): NAME=FILE, else the file named by its stem (a
+    value that is an existing file is a file, even with '=' in its name). `workbench evaluate` and
+    a release's evaluate.py name them alike."""
+    named: dict[str, Path] = {}
+    for value in given:
+        name, eq, file = value.partition("=")
+        if eq and name.strip() and file and not Path(value).expanduser().is_file():
+            model, path = name.strip(), Path(file).expanduser()
+        else:
+            path = Path(value).expanduser()
+            model = path.stem
+        if model in named:
+            raise InputError(
+                f"--predictions: two files stand for the model {model!r} ({named[model]} and {path}); "
+                "name each as NAME=FILE"
+            )
+        named[model] = path
+    return named
+
+
 @dataclass(frozen=True)
 class Scored:
     """In place of a model: its own items and their results, read from a file (`Declared.predictions`)."""
