@@ -17,8 +17,10 @@ from workbench.core.ids import file_sha256
 KINDS = {
     "crows-pairs": ("data/pairs.csv", "by_bias_type", ("mlm-bert", "clm-gpt2")),
     "sos": ("data/sos.csv", "by_attribute", ("mlm-roberta", "clm-gpt2")),
+    "sofa": ("data/probes.csv", "by_category", ("mlm-bert", "clm-gpt2")),
 }
-FIGURES = ("overall", "by_bias_type", "by_attribute", "by_identity")  # where an entry's figures are
+# where an entry's figures are (SOFA's per stereotype and identity too)
+FIGURES = ("overall", "by_bias_type", "by_attribute", "by_identity", "by_category", "by_stereotype", "highest_dds")
 
 
 def _evaluate(runner, *args):
@@ -73,7 +75,7 @@ def test_predictions_out_read_back_gives_the_same_figures(kind, written, runner,
     assert result.exit_code == 0, result.output
     read = json.loads((tmp_path / "read.json").read_text(encoding="utf-8"))
     level = KINDS[kind][1]
-    assert list(read["models"]) == list(run["models"])
+    assert list(read["models"]) == list(run["models"]) and "no model ran" in result.output
     for model, path in files.items():
         mine, again = run["models"][model], read["models"][model]
         assert _figures(again) == _figures(mine)  # to the last bit, every group's figures and counts
@@ -83,10 +85,19 @@ def test_predictions_out_read_back_gives_the_same_figures(kind, written, runner,
     # intervals (in each group's figures) and the paired comparison of the two models: the same resamples
     assert read["uncertainty"]["comparisons"] == run["uncertainty"]["comparisons"]
     assert mine["overall"]["intervals"] and read["uncertainty"]["comparisons"]
-    # one record per sentence: two per pair, each a finite log-likelihood at most 0
+    # one record per sentence (two per pair; SOFA: each identity's own text, then each probe, with
+    # its token count), each a finite log-likelihood at most 0
     records = [json.loads(line) for line in next(iter(files.values())).read_text(encoding="utf-8").splitlines()]
-    assert len(records) == 2 * run["n_pairs"] and set(records[0]) == {"id", "sentence", "log_likelihood"}
     assert all(math.isfinite(r["log_likelihood"]) and r["log_likelihood"] <= 0 for r in records)
+    if kind == "sofa":
+        identities = run["dataset"]["n_identities"]
+        assert len(records) == run["dataset"]["n_probes"] + identities
+        assert all(r["id"] is None for r in records[:identities]) and None not in [
+            r["id"] for r in records[identities:]
+        ]
+        assert all(isinstance(r["tokens"], int) and r["tokens"] >= 1 for r in records)
+    else:
+        assert len(records) == 2 * run["n_pairs"] and set(records[0]) == {"id", "sentence", "log_likelihood"}
 
 
 def _records(written, kind) -> list[dict]:
@@ -139,6 +150,36 @@ def test_sos_reads_its_own_sentences_not_a_crows_file(written, runner, tmp_path,
     assert result.exit_code == 2 and "is not one of pair 1's" in str(result.exception), result.output
 
 
+SOFA_CASES = {  # what is wrong in a SOFA file -> (how it is changed, the line named, what the message says)
+    "no tokens": (lambda r: r[0].pop("tokens"), 1, "missing tokens"),
+    "zero tokens": (lambda r: r[-1].update(tokens=0), -1, "tokens must be a whole number of at least 1"),
+    "unknown identity": (lambda r: r[0].update(sentence="nobody"), 1, "'nobody' is no identity of the data"),
+    "unknown id": (lambda r: r[-1].update(id="no-such-id"), -1, 'id "no-such-id" is no stereotype of the data'),
+    "another text": (lambda r: r[-1].update(sentence=r[-1]["sentence"] + "!"), -1, "is not a probe of stereotype"),
+    "duplicate": (lambda r: r.append(dict(r[-1])), -1, "a second log_likelihood for stereotype"),
+    "missing probe": (lambda r: r.pop(), None, "'s probe"),
+    "missing identity": (lambda r: r.pop(0), None, "no log_likelihood for identity"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SOFA_CASES))
+def test_a_sofa_file_that_does_not_fit_is_refused_in_one_line(case, written, runner, tmp_path, monkeypatch):
+    change, line, says = SOFA_CASES[case]
+    records = _records(written, "sofa")
+    text = _bad(records, change)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.jsonl").write_text(text, encoding="utf-8")
+    result = _evaluate(runner, str(written["sofa"][0]), "--predictions", "m.jsonl", "--json", "s.json")
+    assert result.exit_code == 2, result.output
+    message = str(result.exception)
+    assert "\n" not in message and says in message and "Traceback" not in result.output, message
+    if line is not None:
+        assert message.startswith(f"m.jsonl:{len(text.splitlines()) if line == -1 else line}: "), message
+    else:
+        assert message.startswith("m.jsonl: no log_likelihood for "), message
+    assert not (tmp_path / "s.json").exists()
+
+
 def test_predictions_with_a_model_or_without_data_are_refused(written, fixture_models, runner, tmp_path, monkeypatch):
     release, _, _, files = written["crows-pairs"]
     path = next(iter(files.values()))
@@ -162,7 +203,7 @@ def test_standalone_reads_the_file_as_workbench_evaluate_does(kind, written, tmp
     for model, path in files.items():
         assert _figures(alone["models"][model]) == _figures(run["models"][model])
         assert alone["provenance"]["prediction_files"][model]["sha256"] == file_sha256(path)
-    assert "50 = unbiased" in ran.stdout
+    assert "no model ran" in ran.stdout and "Traceback" not in ran.stderr
 
 
 def test_standalone_needs_a_model_or_predictions_and_refuses_a_bad_file(written, tmp_path):

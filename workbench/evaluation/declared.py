@@ -298,7 +298,7 @@ class Declared:
     changed: tuple[str, ...] = ()  # ... and those besides the first whose change it shows too
     # without_removed(source, removed ids, folder) -> (file, units dropped) | None (evaluation/versions.py)
     without_removed: Callable[..., tuple[Path, int] | None] | None = None
-    # read_scores(path, items) -> one result per item from a file of another tool's scores (--predictions);
+    # read_scores(path, items[, options]) -> one result per item from a file of another tool's scores (--predictions);
     # write_scores(items, results, path) writes a model's in that format (--predictions-out)
     read_scores: Callable[[Path, list], list[dict]] | None = None
     write_scores: Callable[[list, list[dict], Path], None] | None = None
@@ -590,7 +590,7 @@ class Declared:
             if isinstance(model, Scored):  # every model's own items (`predictions`): the head counts them all
                 items, results = model.items, model.results
             elif isinstance(model, ScoresFile) and self.read_scores is not None:
-                results = self.read_scores(model.path, items)
+                results = self._read_scores(model.path, items, options)
             else:
                 with progress_for(name, self._work(items, options, loaded)) as advance:
                     results = self._score(name, loaded, items, options, advance)
@@ -697,6 +697,13 @@ class Declared:
         stable = None if found is None else variant_stability(found[0], found[1], settings, f"{found[2]} ({name})")
         if stable is not None:
             out[name] = stable
+
+    def _read_scores(self, path: Path, items: list, options: dict) -> list[dict]:
+        """`read_scores(path, items)`, or `read_scores(path, items, options)` where the results
+        depend on the options (SOFA's variance rule)."""
+        if len(inspect.signature(self.read_scores).parameters) >= 3:
+            return self.read_scores(path, items, options)
+        return self.read_scores(path, items)
 
     def _work(self, items: list, options: dict, models: Models) -> int:
         """The progress bar's total: `work(items, options)`, or `work(items, options, models)` where

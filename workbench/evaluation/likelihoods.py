@@ -1,24 +1,28 @@
 """Per-sentence log-likelihoods exchanged with other tools: the one JSON-lines layout the
-likelihood kinds read with `--predictions` and write with `--predictions-out` (CrowS-Pairs, SOS),
-so a model run elsewhere (an API, a cluster job, another harness) is scored by workbench's
+likelihood kinds read with `--predictions` and write with `--predictions-out` (CrowS-Pairs, SOS,
+SOFA), so a model run elsewhere (an API, a cluster job, another harness) is scored by workbench's
 figures, and workbench's scores can be checked by another tool.
 
-One record per line, one per sentence of an item:
+One record per line, one per scored sentence:
 
-    {"id": 12, "sentence": "<the sentence as the data file has it>", "log_likelihood": -41.27}
+    {"id": 12, "sentence": "<the sentence as the data has it>", "log_likelihood": -41.27}
 
-- `id`: the item as the kind names it (a pair's row in its data file, 1 for the first row after
-  the header), a number or a string;
+- `id`: the item the sentence belongs to, as the kind names it (CrowS-Pairs and SOS: a pair's row
+  in its data file, 1 for the first row after the header; SOFA: the stereotype's id), a whole
+  number or a string; null for a sentence of no item (SOFA: an identity's own text, which each of
+  its probes' perplexity is divided by);
 - `sentence`: which of the item's sentences the value is for, its text exactly as the data has it;
-- `log_likelihood`: the model's score of that sentence in that item, in nats: a finite number,
-  at most 0 (a pair kind compares its two sentences' values).
+- `log_likelihood`: the model's score of that sentence (in that item), in nats: a finite number,
+  at most 0 (a pair kind compares its two sentences' values);
+- `tokens` (SOFA, whose measure is a perplexity exp(−log_likelihood / tokens)): how many tokens
+  the log-likelihood sums over, a whole number of at least 1; other kinds ignore it.
 
-Other fields are ignored; the records may come in any order. Every sentence of every item needs
-exactly one record. A record for an id the data does not have, a text that is not one of that
-item's sentences, a value that is not a finite number at most 0, or a second record for the same
-sentence is refused in one line naming the file, the line and what does not fit. Values are
-written with full float precision (JSON's shortest repr), so a file written and read back gives
-the same figures to the last bit.
+Other fields are ignored; the records may come in any order. Every sentence needs exactly one
+record. A record for an id the data does not have, a text that is not one of that item's
+sentences, a value that is not a finite number at most 0, or a second record for the same
+sentence is refused in one line naming the file, the line and what does not fit; a sentence
+without a record is refused naming it. Values are written with full float precision (JSON's
+shortest repr), so a file written and read back gives the same figures to the last bit.
 
 Pure code (the standard library and core): a release's evaluate.py carries it.
 """
@@ -29,7 +33,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
 
 from ..core.errors import InputError, display_path
 from ..core.ids import file_sha256
@@ -65,16 +69,81 @@ def described(path: Path) -> dict:
     return {"file": Path(path).name, "sha256": file_sha256(path), "layout": "log-likelihoods (JSON lines)"}
 
 
-def write_likelihoods(path: Path, keys: list[tuple[Any, Sequence[str]]], values: list[Sequence[float]]) -> None:
-    """One record per sentence, items in order, written whole or not at all."""
-    from ..core.outputs import atomic_write_text
+class Record(NamedTuple):
+    """One record of a file, checked on its own (`records`)."""
 
-    lines = [
-        json.dumps({"id": key, "sentence": text, "log_likelihood": float(value)}, ensure_ascii=False)
-        for (key, texts), scores in zip(keys, values)
-        for text, value in zip(texts, scores, strict=True)
-    ]
-    atomic_write_text(Path(path), "".join(line + "\n" for line in lines))
+    line: int
+    id: Any  # a number, a string, or None (null: a sentence of no item)
+    sentence: str
+    log_likelihood: float
+    tokens: int | None
+
+
+def write_records(path: Path, found: Iterable[tuple[Any, str, float, int | None]]) -> None:
+    """(id, sentence, log-likelihood, tokens or None) as lines, streamed, written whole or not at all."""
+    from ..core.outputs import AtomicFile
+
+    with AtomicFile(Path(path)) as f:
+        for key, sentence, value, tokens in found:
+            record = {"id": key, "sentence": sentence, "log_likelihood": float(value)}
+            if tokens is not None:
+                record["tokens"] = int(tokens)
+            f.write((json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
+
+
+def write_likelihoods(path: Path, keys: list[tuple[Any, Sequence[str]]], values: list[Sequence[float]]) -> None:
+    """One record per sentence, items in order."""
+    write_records(
+        path,
+        (
+            (key, text, value, None)
+            for (key, texts), scores in zip(keys, values)
+            for text, value in zip(texts, scores, strict=True)
+        ),
+    )
+
+
+def records(path: Path, tokens: bool = False) -> Iterator[Record]:
+    """Each record of the file, checked on its own: JSON, its fields, an id that is a number, a
+    string or null, a finite log-likelihood at most 0, and (with `tokens`) a whole number of tokens
+    of at least 1. The first that is not is an InputError in one line naming the file and line."""
+    shown = display_path(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise InputError(f"--predictions {shown}: file not found") from None
+    except IsADirectoryError:
+        raise InputError(f"--predictions {shown}: a folder, not a file of log-likelihoods") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{shown}: not UTF-8 text (byte {exc.start})") from None
+    wanted = (*FIELDS, "tokens") if tokens else FIELDS
+    layout = LAYOUT.replace("...} per", '..., "tokens": ...} per') if tokens else LAYOUT
+    for line, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        at = f"{shown}:{line}"
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{at}: not JSON ({exc.msg}, column {exc.colno}); expected {layout}") from None
+        if not isinstance(record, dict):
+            raise InputError(f"{at}: a record is a JSON object, not {type(record).__name__}; expected {layout}")
+        missing = [f for f in wanted if f not in record]
+        if missing:
+            raise InputError(f"{at}: missing {', '.join(missing)}; expected {layout}")
+        key, sentence, value = (record[f] for f in FIELDS)
+        if isinstance(key, (bool, float)) or not isinstance(key, (int, str, type(None))):
+            raise InputError(f"{at}: id must be a whole number, a string or null, not {json.dumps(key)}")
+        if not isinstance(sentence, str):
+            raise InputError(f"{at}: sentence must be a string, not {json.dumps(sentence)}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise InputError(f"{at}: log_likelihood must be a finite number, not {value!r}")
+        if value > 0:
+            raise InputError(f"{at}: log_likelihood {value!r} is positive; a log-likelihood is at most 0")
+        count = record.get("tokens") if tokens else None
+        if tokens and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
+            raise InputError(f"{at}: tokens must be a whole number of at least 1, not {json.dumps(count)}")
+        yield Record(line, key, sentence, float(value), count)
 
 
 def read_likelihoods(path: Path, keys: list[tuple[Any, Sequence[str]]], item_name: str = "item") -> list[tuple]:
@@ -90,51 +159,25 @@ def read_likelihoods(path: Path, keys: list[tuple[Any, Sequence[str]]], item_nam
         where[str(key)] = (n, positions)
     found: list[list[float | None]] = [[None] * len(texts) for _, texts in keys]
     seen: dict[tuple[int, int], int] = {}  # (item, sentence) -> the line that gave it
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise InputError(f"--predictions {shown}: file not found") from None
-    except IsADirectoryError:
-        raise InputError(f"--predictions {shown}: a folder, not a file of log-likelihoods") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{shown}: not UTF-8 text (byte {exc.start})") from None
-    for line, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        at = f"{shown}:{line}"
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{at}: not JSON ({exc.msg}, column {exc.colno}); expected {LAYOUT}") from None
-        if not isinstance(record, dict):
-            raise InputError(f"{at}: a record is a JSON object, not {type(record).__name__}; expected {LAYOUT}")
-        missing = [f for f in FIELDS if f not in record]
-        if missing:
-            raise InputError(f"{at}: missing {', '.join(missing)}; expected {LAYOUT}")
-        key, sentence, value = (record[f] for f in FIELDS)
-        if isinstance(key, bool) or not isinstance(key, (int, str)):
-            raise InputError(f"{at}: id must be a number or a string, not {key!r}")
-        if str(key) not in where:
-            raise InputError(f"{at}: id {key!r} is no {item_name} of the data")
+    for record in records(path):
+        at, key, sentence = f"{shown}:{record.line}", record.id, record.sentence
+        if key is None or str(key) not in where:
+            raise InputError(f"{at}: id {json.dumps(key)} is no {item_name} of the data")
         n, positions = where[str(key)]
-        if not isinstance(sentence, str) or sentence not in positions:
+        if sentence not in positions:
             options = " or ".join(repr(t) for t in positions)
             raise InputError(
                 f"{at}: sentence {sentence!r} is not one of {item_name} {key!r}'s ({options}); "
                 "the text must be the data's, exactly"
             )
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise InputError(f"{at}: log_likelihood must be a finite number, not {value!r}")
-        if value > 0:
-            raise InputError(f"{at}: log_likelihood {value!r} is positive; a log-likelihood is at most 0")
         position = positions[sentence]
         if (n, position) in seen:
             raise InputError(
                 f"{at}: a second log_likelihood for {item_name} {key!r}'s sentence {sentence!r} "
                 f"(the first on line {seen[n, position]})"
             )
-        seen[n, position] = line
-        found[n][position] = float(value)
+        seen[n, position] = record.line
+        found[n][position] = record.log_likelihood
     missing = [(k, t) for (k, texts), values in zip(keys, found) for t, v in zip(texts, values) if v is None]
     if missing:
         key, sentence = missing[0]
