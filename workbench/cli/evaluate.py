@@ -122,7 +122,7 @@ def evaluate(
         None,
         "--predictions",
         "-p",
-        help="Score precomputed predictions (JSON lines) instead of running models. Where the kind takes a file per model, repeat it: each names its model by the file's stem, or as NAME=FILE.",
+        help="Score precomputed predictions instead of running models (CrowS-Pairs, SOS, SOFA: per-sentence log-likelihoods as JSON lines, see README). Where the kind takes a file per model, repeat it: each names its model by the file's stem, or as NAME=FILE.",
     ),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write all measures as JSON."),
     csv_out: Optional[Path] = typer.Option(
@@ -152,7 +152,7 @@ def evaluate(
     predictions_out: Optional[Path] = typer.Option(
         None,
         "--predictions-out",
-        help="Write per-item scores in the kind's exchange format (where its reference evaluator has one).",
+        help="Write each model's per-item scores in the format --predictions reads (the reference's for StereoSet; per-sentence log-likelihoods for CrowS-Pairs, SOS and SOFA); with several models, one file each (NAME.MODEL.EXT).",
     ),
     strict: bool = typer.Option(
         False,
