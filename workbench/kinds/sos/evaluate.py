@@ -286,7 +286,8 @@ LIKELIHOODS = pair_likelihoods("profane", "nice")
 
 
 def summary(doc: dict) -> list[str]:
-    return [likelihood_diff_line(doc), TOKEN_RULE_NOTES[doc["token_rule"]] + "."]
+    ran = any("score_rule" in m for m in doc["models"].values())  # the token rule is a model's, not a file's
+    return [likelihood_diff_line(doc), *([TOKEN_RULE_NOTES[doc["token_rule"]] + "."] if ran else [])]
 
 
 def _pct(hits, pairs):
