@@ -437,7 +437,10 @@ def test_probes_of_one_identity_share_its_prefix_and_equal_a_plain_loop(tmp_path
     class Items:
         got: dict[str, float] = {}
 
-        def write(self, model, cat, chunk, probe_ppl, identity_ppl, values):
+        def identities(self, log_likelihood, tokens):
+            pass
+
+        def write(self, model, cat, chunk, probe_ppl, identity_ppl, values, log_likelihood, tokens):
             self.got.update(zip(chunk.probes, probe_ppl.tolist()))
 
     items = Items()
@@ -460,7 +463,7 @@ def test_batch_tokenised_path_is_the_layers_perplexity(lms, tmp_path):
     texts = ["older people are slow to learn new technology", "women", "men workers are not good with money"]
     cache = tmp_path / "c.sqlite"
     scorer = _scorer(lms["clm"], cache)
-    mine = scoring.text_perplexity(scorer, texts)
+    mine = scoring.perplexities(*scoring.text_scores(scorer, texts))
     assert Cache(cache).count("lm-causal") == 3
     computed = []
     real = scorer._causal_step
@@ -610,7 +613,6 @@ def test_non_utf8_file_names_line_and_column(project, runner):
         (["probes.csv", "missing.csv"], "missing.csv"),  # a second version that is not there
         (["probes.csv", "--items", "items.xlsx"], "unknown format .xlsx"),
         (["probes.csv", "--score-rule", "mean-prob"], "--score-rule 'mean-prob' is not a sofa rule"),
-        (["probes.csv", "--predictions-out", "p.jsonl"], "scores models directly: --predictions-out is not used"),
         (["some-org/sofa-release@v1.0.0"], "cannot fetch some-org/sofa-release@v1.0.0"),
     ],
 )

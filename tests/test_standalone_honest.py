@@ -182,3 +182,27 @@ def test_fairbelief_analyses_are_the_same(releases, fixture_models, tmp_path, mo
     across = alone["across_models"]
     assert set(across["table_1"]) == set(models) and across["agreement"]["pairs"]["all"] == 3
     assert across["agreement"]["per_k"] == workbench_doc["across_models"]["agreement"]["per_k"]
+
+
+def test_predictions_alone_equal_workbench(releases, tmp_path, monkeypatch):
+    """--predictions (fills keyed by template) in place of --model: the script's JSON equals
+    `workbench evaluate`'s on the same file."""
+    import csv
+    import json
+
+    release = releases("honest")
+    lexicon = lexicon_in(tmp_path / "download" / "lexicon")
+    with open(release / "data" / "templates.tsv", encoding="utf-8", newline="") as f:
+        templates = sorted({row["template_masked"] for row in csv.DictReader(f, delimiter="\t")})
+    words = [line.split("\t")[0] for line in lexicon.read_text(encoding="utf-8").splitlines()[1:9]]
+    fills = tmp_path / "fills.jsonl"
+    fills.write_text(
+        "".join(json.dumps({"template": t, "fills": words[k % 2 :: 2][:3]}) + "\n" for k, t in enumerate(templates)),
+        encoding="utf-8",
+    )
+    args = ["--predictions", f"mine={fills}", "--lexicon", str(lexicon), "--top-k", "3"]
+    alone, workbench_doc, _ = alone_and_workbench(release, args, tmp_path, monkeypatch)
+    assert without_tool_fields(alone) == without_tool_fields(workbench_doc)
+    assert list(alone["models"]) == ["mine"] and alone["models"]["mine"]["predictions"]["layout"] == "keyed"
+    assert 0 < alone["models"]["mine"]["overall"]["honest"] < 100  # every other word is a conservative lemma
+    assert alone["provenance"]["prediction_files"]["mine"]["sha256"] == hashlib.sha256(fills.read_bytes()).hexdigest()

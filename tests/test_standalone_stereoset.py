@@ -95,3 +95,22 @@ def test_a_cut_data_file_or_a_bad_rule_is_refused_not_scored(release, models, tm
 
     ran = run_standalone(release / "evaluate.py", ["--model", models["mlm-bert"], "--score-rule", "mean"], cwd=tmp_path)
     assert ran.returncode == 2 and "invalid choice" in ran.stderr and all(r in ran.stderr for r in RULES)
+
+
+def test_predictions_alone_equal_workbench(release, models, tmp_path, monkeypatch):
+    """--predictions (the reference's exchange format, here a model's --predictions-out) in place of
+    --model: the script's JSON equals `workbench evaluate`'s on the same file."""
+    from conftest import invoke
+    from typer.testing import CliRunner
+
+    written = tmp_path / "bert.json"
+    ran = invoke(
+        CliRunner(), "evaluate", str(release), "--model", models["mlm-bert"], "--predictions-out", str(written)
+    )
+    assert ran.exit_code == 0, ran.output
+    alone, workbench_doc, _ = alone_and_workbench(
+        release, ["--predictions", str(written)], tmp_path / "read", monkeypatch
+    )
+    assert without_tool_fields(alone) == without_tool_fields(workbench_doc)
+    assert list(alone["models"]) == ["bert"] and alone["models"]["bert"]["overall"]["n"] > 0
+    assert set(alone["provenance"]["prediction_files"]) == {"bert"}

@@ -14,6 +14,7 @@ from typing import List, Optional
 import typer
 
 from ..core.errors import InputError
+from ..evaluation.declared import prediction_names
 from ..evaluation.intervals import (
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
@@ -121,7 +122,7 @@ def evaluate(
         None,
         "--predictions",
         "-p",
-        help="Score precomputed predictions (JSON lines) instead of running models. Where the kind takes a file per model, repeat it: each names its model by the file's stem, or as NAME=FILE.",
+        help="Score precomputed predictions instead of running models (CrowS-Pairs, SOS, SOFA: per-sentence log-likelihoods as JSON lines, see README). Where the kind takes a file per model, repeat it: each names its model by the file's stem, or as NAME=FILE.",
     ),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write all measures as JSON."),
     csv_out: Optional[Path] = typer.Option(
@@ -151,7 +152,7 @@ def evaluate(
     predictions_out: Optional[Path] = typer.Option(
         None,
         "--predictions-out",
-        help="Write per-item scores in the kind's exchange format (where its reference evaluator has one).",
+        help="Write each model's per-item scores in the format --predictions reads (the reference's for StereoSet; per-sentence log-likelihoods for CrowS-Pairs, SOS and SOFA); with several models, one file each (NAME.MODEL.EXT).",
     ),
     strict: bool = typer.Option(
         False,
@@ -323,26 +324,6 @@ def other_code(sources: list[str], kind: str, installed: dict) -> list[str]:
                 f"{shown_code(installed)}: these figures may differ from those of the release's evaluate.py"
             )
     return lines
-
-
-def prediction_names(given: list[str]) -> dict[str, Path]:
-    """Each --predictions value as (model, file): NAME=FILE, else the file named by its stem (a
-    value that is an existing file is a file, even with '=' in its name)."""
-    named: dict[str, Path] = {}
-    for value in given:
-        name, eq, file = value.partition("=")
-        if eq and name.strip() and file and not Path(value).expanduser().is_file():
-            model, path = name.strip(), Path(file).expanduser()
-        else:
-            path = Path(value).expanduser()
-            model = path.stem
-        if model in named:
-            raise InputError(
-                f"--predictions: two files stand for the model {model!r} ({named[model]} and {path}); "
-                "name each as NAME=FILE"
-            )
-        named[model] = path
-    return named
 
 
 def write_sidecars(request) -> None:

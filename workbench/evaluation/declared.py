@@ -298,7 +298,7 @@ class Declared:
     changed: tuple[str, ...] = ()  # ... and those besides the first whose change it shows too
     # without_removed(source, removed ids, folder) -> (file, units dropped) | None (evaluation/versions.py)
     without_removed: Callable[..., tuple[Path, int] | None] | None = None
-    # read_scores(path, items) -> one result per item from a file of another tool's scores (--predictions);
+    # read_scores(path, items[, options]) -> one result per item from a file of another tool's scores (--predictions);
     # write_scores(items, results, path) writes a model's in that format (--predictions-out)
     read_scores: Callable[[Path, list], list[dict]] | None = None
     write_scores: Callable[[list, list[dict], Path], None] | None = None
@@ -590,7 +590,7 @@ class Declared:
             if isinstance(model, Scored):  # every model's own items (`predictions`): the head counts them all
                 items, results = model.items, model.results
             elif isinstance(model, ScoresFile) and self.read_scores is not None:
-                results = self.read_scores(model.path, items)
+                results = self._read_scores(model.path, items, options)
             else:
                 with progress_for(name, self._work(items, options, loaded)) as advance:
                     results = self._score(name, loaded, items, options, advance)
@@ -698,6 +698,13 @@ class Declared:
         if stable is not None:
             out[name] = stable
 
+    def _read_scores(self, path: Path, items: list, options: dict) -> list[dict]:
+        """`read_scores(path, items)`, or `read_scores(path, items, options)` where the results
+        depend on the options (SOFA's variance rule)."""
+        if len(inspect.signature(self.read_scores).parameters) >= 3:
+            return self.read_scores(path, items, options)
+        return self.read_scores(path, items)
+
     def _work(self, items: list, options: dict, models: Models) -> int:
         """The progress bar's total: `work(items, options)`, or `work(items, options, models)` where
         the work depends on the model (a causal LM scores each distinct sentence once)."""
@@ -737,6 +744,27 @@ class ScoresFile:
     """In place of a model: its scores, read from a file (`Declared.read_scores`)."""
 
     path: Path
+
+
+def prediction_names(given: list[str]) -> dict[str, Path]:
+    """Each --predictions value as (model, file): NAME=FILE, else the file named by its stem (a
+    value that is an existing file is a file, even with '=' in its name). `workbench evaluate` and
+    a release's evaluate.py name them alike."""
+    named: dict[str, Path] = {}
+    for value in given:
+        name, eq, file = value.partition("=")
+        if eq and name.strip() and file and not Path(value).expanduser().is_file():
+            model, path = name.strip(), Path(file).expanduser()
+        else:
+            path = Path(value).expanduser()
+            model = path.stem
+        if model in named:
+            raise InputError(
+                f"--predictions: two files stand for the model {model!r} ({named[model]} and {path}); "
+                "name each as NAME=FILE"
+            )
+        named[model] = path
+    return named
 
 
 @dataclass(frozen=True)

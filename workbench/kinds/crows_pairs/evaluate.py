@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...core.errors import InputError, ModelError, Problem
-from ...evaluation.declared import ONE, Declared, Loaded, Statistic
+from ...evaluation.declared import ONE, Declared, Loaded, ScoresFile, Statistic
+from ...evaluation.likelihoods import Likelihoods, described
 from .data import MAX_PROBLEMS, Table, find_column, load_source, looks_like, problem, raise_problems
 from .metrics import CROWS_MEANING as MEANING
 from .metrics import TIED, UNBIASED, Outcome, measures
@@ -34,6 +35,7 @@ from .scoring import (
     NEAR_BOUNDARY,
     RULE_ALIASES,
     RULES,
+    compare,
     likelihood_diff_line,
     model_result,
     oriented,
@@ -269,6 +271,11 @@ def about_pairs(definition: bool = True):
     """Per model: the rule it was scored by, the pairs settled near a boundary, notes about both."""
 
     def about(name: str, models, pairs: list, results: list[dict], options: dict) -> tuple[dict, list[str]]:
+        if isinstance(models.model, ScoresFile):  # no model ran: the file it was read from
+            read = described(models.model.path)
+            return {"predictions": read, "pair_decision": READ_DECISION}, [
+                f"{name}: log-likelihoods read from {read['file']} (sha256 {read['sha256'][:12]}…), no model ran"
+            ]
         rule = rule_of(models.model)
         shown = name.rstrip("/").split("/")[-1]
         near = sum(r["near_boundary"] for r in results)
@@ -298,10 +305,46 @@ def about_pairs(definition: bool = True):
     return about
 
 
+READ_DECISION = "log-likelihoods as read from the file, exactly equal = neutral"
+
+
+def pair_likelihoods(first: str, second: str) -> Likelihoods:
+    """A pair kind's items in the log-likelihood layout: its id is its data row, its sentences
+    `first` and `second` (their results' `<first>_score` and `<second>_score`), decided as a causal
+    LM's pair is (a masked LM's run writes the rounded scores it was decided on, so those read
+    back decide the same)."""
+
+    def results(pairs: list, values: list[tuple[float, ...]]) -> list[dict]:
+        out = []
+        for a, b in values:
+            hit, neutral = compare(a, b)
+            out.append(
+                {
+                    f"{first}_score": a,
+                    f"{second}_score": b,
+                    "score": hit,
+                    "neutral": neutral,
+                    "near_boundary": 0,
+                    "same_tokens": 0,
+                }
+            )
+        return out
+
+    return Likelihoods(
+        key=lambda p: (p.line, (getattr(p, first), getattr(p, second))),
+        results=results,
+        values=lambda pairs, found: [(r[f"{first}_score"], r[f"{second}_score"]) for r in found],
+        item_name="pair",
+    )
+
+
+LIKELIHOODS = pair_likelihoods("sent_more", "sent_less")
+
+
 def summary(doc: dict) -> list[str]:
     """Each scoring rule's one-line definition, then each model's likelihood_diff."""
-    rules = dict.fromkeys(m.get("score_rule") for m in doc["models"].values())
-    return ["; ".join(DEFINITIONS[r] for r in rules if r in DEFINITIONS), likelihood_diff_line(doc)]
+    rules = [r for r in dict.fromkeys(m.get("score_rule") for m in doc["models"].values()) if r in DEFINITIONS]
+    return [*(["; ".join(DEFINITIONS[r] for r in rules)] if rules else []), likelihood_diff_line(doc)]
 
 
 def _pct(hits, pairs):
@@ -349,6 +392,8 @@ DECLARED = Declared(
     work=pair_work("sent_more", "sent_less"),
     item_row=lambda p: p.row,
     rules=SCORE_RULES,
+    read_scores=LIKELIHOODS.read_scores,
+    write_scores=LIKELIHOODS.write_scores,
     statistics=(
         Statistic("metric_score", "metric score", ("score", ONE), _pct, neutral=UNBIASED, digits=1),
         _score("stereo", "stereotype score"),

@@ -9,6 +9,8 @@ Declared (`DECLARED`): workbench runs the loop, the intervals, the tables, CSV, 
 chart and the release's evaluate.py. Pairs are scored and decided as CrowS-Pairs scores them
 (crows_pairs/scoring.py); the figures are metrics.py's: SOS per identity, per attribute (with the
 mean over its marginalised and over its non-marginalised identities) and overall.
+`--predictions` reads each sentence's log-likelihood from a file (evaluation/likelihoods.py's
+layout, a pair's id its data row) in place of a model; `--predictions-out` writes a model's.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from ..crows_pairs.data import (
     problem,
     raise_problems,
 )
-from ..crows_pairs.evaluate import SCORE_RULES, about_pairs, pair_work, rule_for
+from ..crows_pairs.evaluate import SCORE_RULES, about_pairs, pair_likelihoods, pair_work, rule_for
 from ..crows_pairs.metrics import UNBIASED
 from ..crows_pairs.scoring import likelihood_diff_line, score_pairs
 from .metrics import COMPUTATION, TIED, TOKEN_RULE, TOKEN_RULE_NOTES
@@ -280,8 +282,12 @@ def figures(level: str, pairs: list[SosPair], results: list[dict]) -> dict:
     return found["overall"] if level == "overall" else next(iter(found[f"by_{level}"].values()))
 
 
+LIKELIHOODS = pair_likelihoods("profane", "nice")
+
+
 def summary(doc: dict) -> list[str]:
-    return [likelihood_diff_line(doc), TOKEN_RULE_NOTES[doc["token_rule"]] + "."]
+    ran = any("score_rule" in m for m in doc["models"].values())  # the token rule is a model's, not a file's
+    return [likelihood_diff_line(doc), *([TOKEN_RULE_NOTES[doc["token_rule"]] + "."] if ran else [])]
 
 
 def _pct(hits, pairs):
@@ -324,6 +330,8 @@ DECLARED = Declared(
     items_name="pairs",
     options=(TOKEN_RULE,),
     rules=SCORE_RULES,
+    read_scores=LIKELIHOODS.read_scores,
+    write_scores=LIKELIHOODS.write_scores,
     work=pair_work("profane", "nice"),
     item_row=lambda p: p.row,
     chart_level="identity",

@@ -62,9 +62,24 @@ def option_parser(standalone, run: Run) -> argparse.ArgumentParser:
         description=headline(run.kind, standalone.TITLE, run.dataset),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    predictions = getattr(standalone, "PREDICTIONS", "")  # what a --predictions file holds, where the kind reads one
+    model_help = getattr(standalone, "MODEL_HELP", MODEL_HELP)
     parser.add_argument(
-        "--model", "-m", action="append", required=True, help=getattr(standalone, "MODEL_HELP", MODEL_HELP)
+        "--model",
+        "-m",
+        action="append",
+        required=not predictions,
+        help=model_help + (" (or --predictions)" if predictions else ""),
     )
+    if predictions:
+        parser.add_argument(
+            "--predictions",
+            "-p",
+            action="append",
+            metavar="FILE",
+            help=f"score {predictions} read from FILE in place of a model (its model is named by the file's stem, "
+            "or NAME=FILE); repeat for several",
+        )
     parser.add_argument("--json", type=Path, help="write the scores as JSON to this file")
     parser.add_argument(
         "--from-hub",
@@ -90,6 +105,10 @@ def parsed(parser: argparse.ArgumentParser, standalone, argv=None) -> argparse.N
     """The options, with `args.spec` and `args.intervals`: the model options checked as `workbench evaluate` checks
     them, then the kind's; a bad value is argparse's one-line error (exit code 2)."""
     args = parser.parse_args(argv)
+    if getattr(args, "predictions", None) and args.model:
+        parser.error("give either --model or --predictions, not both")
+    if not args.model and not getattr(args, "predictions", None):
+        parser.error("one of --model or --predictions is required")
     try:
         args.spec = spec_from_args(args)
     except WorkbenchError as exc:
@@ -155,12 +174,20 @@ def release_inputs(args: argparse.Namespace, run: Run, folder: Path, origin: dic
         path = Path(name).expanduser()
         if path.exists():
             found.append(("the model folder" if path.is_dir() else "the model file", path))
+    found += [(f"the --predictions file of {name}", path) for name, path in named_predictions(args).items()]
     found += [
         (f"the --{dest.replace('_', '-')} file", value)
         for dest, value in vars(args).items()
         if dest != "json" and isinstance(value, Path)
     ]
     return found
+
+
+def named_predictions(args: argparse.Namespace) -> dict[str, Path]:
+    """Each --predictions file by the model it stands for, as `workbench evaluate` names them."""
+    from ...evaluation.declared import prediction_names
+
+    return prediction_names(getattr(args, "predictions", None) or [])
 
 
 # How `workbench evaluate` names a model behind a server or run by vLLM (models/served.is_served).
@@ -189,7 +216,7 @@ def main(
     args = parsed(option_parser(standalone, run), standalone, argv)
     made: list[Path] = []
     try:
-        refuse_served(args.model, dataset)
+        refuse_served(args.model or [], dataset)
         folder, origin = locate_release(run.here, dataset, args.from_hub, args.unverified)
         manifest = verified_manifest(folder, kind, origin)
         made = check_outputs([("--json", args.json, False)], release_inputs(args, run, folder, origin, manifest))

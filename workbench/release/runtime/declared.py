@@ -9,7 +9,7 @@ import sys
 from contextlib import contextmanager
 
 from ...core.errors import WorkbenchError
-from ...evaluation.declared import Declared
+from ...evaluation.declared import Declared, ScoresFile
 from ...models.roles import CLASSIFIER, EMBEDDER, UNDER_TEST
 from .release import Refused, dataset_label
 
@@ -71,6 +71,8 @@ class DeclaredStandalone:
             f" {o.flag} {o.metavar or o.dest.upper()}" for o in d.options if o.required
         )  # what every command must name: the required roles and options
         self.COMMAND = f"python evaluate.py --model MODEL{self.EXAMPLE} --json scores.json"
+        if d.read_scores is not None:  # --predictions in place of --model (cli.py), as `workbench evaluate`
+            self.PREDICTIONS = "a model's scores of the items in the kind's --predictions layout"
         for name, value in d.script.items():  # what the declaration says of its script (REQUIREMENTS, ...)
             setattr(self, name, value)
 
@@ -114,8 +116,18 @@ class DeclaredStandalone:
 
     def provenance(self, args) -> dict:
         """What the declaration adds to the provenance (a file the user passed, by its hash)."""
+        from ...core.ids import file_sha256
+        from .cli import named_predictions
+
         d = self.declared
-        return d.provenance(self._options(args)) if d.provenance is not None else {}
+        found = d.provenance(self._options(args)) if d.provenance is not None else {}
+        files = named_predictions(args)
+        if files:  # each file by the model it stands for, as `workbench evaluate`'s provenance records it
+            found["prediction_files"] = {
+                name: {"path": str(path.resolve()), "sha256": file_sha256(path) if path.is_file() else None}
+                for name, path in files.items()
+            }
+        return found
 
     def _options(self, args) -> dict:
         d = self.declared
@@ -125,9 +137,12 @@ class DeclaredStandalone:
         return options
 
     def evaluate(self, args, run, folder, origin, manifest):
+        from .cli import named_predictions
+
         d = self.declared
+        files = named_predictions(args)  # scores read from files, in place of models
         options = {o.dest: getattr(args, o.dest, o.default) for o in d.options}
-        if d.rules:
+        if d.rules and not files:  # scores read from a file follow no rule of ours
             options["score_rule"] = args.score_rule
         document = {}
         if d.load is not None:  # told what the scores call the data set and its revision, as workbench is
@@ -158,11 +173,13 @@ class DeclaredStandalone:
             options,
             args.intervals,
             lambda role, name: (
-                _load(role, name, args.spec, run.runtimes)
+                ScoresFile(files[name])
+                if files and role.name == UNDER_TEST.name
+                else _load(role, name, args.spec, run.runtimes)
                 if d.open_model is None
                 else d.open_model(role, name, {**HOW, "spec": args.spec, "runtimes": run.runtimes, "options": options})
             ),
-            args.model,
+            args.model or list(files),
             roles,
             progress_for,
             print,
