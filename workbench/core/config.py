@@ -97,6 +97,32 @@ class GenerateSection(_Section):
     device_map: Literal["auto"] | None = Field(
         None, description="auto: spread the layers over the GPUs, then the CPU, when the model does not fit one device."
     )
+    proposers: list[str] | None = Field(
+        None,
+        min_length=1,
+        description="The models that propose fills, in order: masked LMs (top_k fills each) and causal or "
+        "instruct LMs (a local folder or Hub name, http(s)://HOST:PORT/v1#MODEL, vllm:MODEL), each asked for "
+        "top_k words in llm_prompt; unset: `model` alone.",
+    )
+    llm_prompt: str | None = Field(
+        None,
+        description="How an LLM proposer is asked, with {sentence} (the masked hypothesis, its slot written ___) "
+        "and optionally {k}; unset: the prompt docs/llms.md shows.",
+    )
+    llm_chat_template: bool = Field(
+        False, description="Put the LLM prompt in a user turn of the model's chat template (instruct models)."
+    )
+
+    @field_validator("llm_prompt")
+    @classmethod
+    def _askable(cls, value: str | None) -> str | None:
+        if value is not None:
+            from ..models.llm_proposer import check_prompt
+
+            why = check_prompt(value)
+            if why:
+                raise ValueError(why)
+        return value
 
     @field_validator("filters")
     @classmethod
