@@ -77,6 +77,23 @@ class ProjectSection(_Section):
     exports: str = Field("exports", description="Where `workbench build` writes releases (exports/<name>/<version>/).")
 
 
+PROPOSER_PLACEHOLDERS = ("sentence", "k")  # what an LLM proposer's prompt fills in (models/llm_proposer.py)
+
+
+def proposer_prompt_problem(prompt: str) -> str | None:
+    """Why `prompt` cannot ask an LLM proposer for words (a placeholder it does not know, or no
+    {sentence}), else None."""
+    unknown = [n for n in re.findall(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", prompt) if n not in PROPOSER_PLACEHOLDERS]
+    if unknown:
+        return (
+            f"names {{{unknown[0]}}}, which is no placeholder: a proposer prompt fills in only {{sentence}} "
+            "and {k} (the model would read the braces as written)"
+        )
+    if "{sentence}" not in prompt:
+        return "must hold {sentence}, where the masked hypothesis goes (its slot written ___)"
+    return None
+
+
 class GenerateSection(_Section):
     model: str = Field(
         PAPER_MLM, description="The masked LM that proposes fills (Hub name or local folder; default the paper's)."
@@ -100,9 +117,10 @@ class GenerateSection(_Section):
     proposers: list[str] | None = Field(
         None,
         min_length=1,
-        description="The models that propose fills, in order: masked LMs (top_k fills each) and causal or "
-        "instruct LMs (a local folder or Hub name, http(s)://HOST:PORT/v1#MODEL, vllm:MODEL), each asked for "
-        "top_k words in llm_prompt; unset: `model` alone.",
+        description="The models that propose fills, in order (a hypothesis an earlier one proposed is a duplicate): "
+        "masked LMs (top_k fills each) and causal or instruct LMs (a local folder or Hub name, "
+        "http(s)://HOST:PORT/v1#MODEL, vllm:MODEL), each asked for top_k words per one-mask slot in llm_prompt "
+        "(docs/llms.md); unset: `model` alone, which stays the fluency score's masked LM either way.",
     )
     llm_prompt: str | None = Field(
         None,
@@ -117,9 +135,7 @@ class GenerateSection(_Section):
     @classmethod
     def _askable(cls, value: str | None) -> str | None:
         if value is not None:
-            from ..models.llm_proposer import check_prompt
-
-            why = check_prompt(value)
+            why = proposer_prompt_problem(value)
             if why:
                 raise ValueError(why)
         return value

@@ -20,6 +20,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from ..core.config import proposer_prompt_problem as check_prompt  # noqa: F401 -- its placeholders' rule
 from ..core.errors import ModelError
 
 BLANK = "___"  # how the slot is written in the prompt
@@ -28,23 +29,8 @@ PROMPT = (
     "List {{k}} different single words that could fill the blank, most fitting first, one per line, "
     "with nothing else.\nWords:"
 ).format(blank=BLANK)
-PLACEHOLDERS = ("sentence", "k")
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 NAMESPACE = "propose"  # the cache's namespace for answers
 SHOWN = 200  # characters of each answer kept, for the reader
-
-
-def check_prompt(prompt: str) -> str | None:
-    """Why `prompt` cannot ask for words (a placeholder it does not know, or no {sentence}), else None."""
-    unknown = [name for name in _PLACEHOLDER.findall(prompt) if name not in PLACEHOLDERS]
-    if unknown:
-        return (
-            f"names {{{unknown[0]}}}, which is no placeholder: a proposer prompt fills in only {{sentence}} "
-            "and {k} (the model would read the braces as written)"
-        )
-    if "{sentence}" not in prompt:
-        return "must hold {sentence}, where the masked hypothesis goes (its slot written ___)"
-    return None
 
 
 def render(prompt: str, masked: str, k: int, mark: str = "<mask>") -> str:
@@ -59,8 +45,9 @@ _QUOTES = "\"'`\u2018\u2019\u201c\u201d\u00ab\u00bb"
 
 def parse_words(text: str, k: int) -> tuple[list[str], int]:
     """The distinct words of an answer, at most `k`, in its order, and the number of items that
-    were not one word (a phrase, a sentence, punctuation alone). Items are lines, or the
-    comma-separated parts of a line; a trailing full stop and enclosing quotes are left out."""
+    were not one word (a phrase, a sentence). Items are lines, or the comma-separated parts of
+    a line; list marks, a trailing full stop and enclosing quotes are left out. A number or a
+    punctuation mark is a word here: the generation filters reject it, as they do a fill."""
     words: list[str] = []
     seen: set[str] = set()
     unread = 0
@@ -69,7 +56,7 @@ def parse_words(text: str, k: int) -> tuple[list[str], int]:
             item = _MARKS.sub("", item).strip().strip(_QUOTES).strip().rstrip(".;:!").strip(_QUOTES).strip()
             if not item:
                 continue
-            if len(item.split()) != 1 or not any(ch.isalpha() for ch in item):
+            if len(item.split()) != 1:
                 unread += 1
                 continue
             if item.casefold() not in seen and len(words) < k:
