@@ -186,3 +186,18 @@ def test_a_bad_proposer_is_one_line_naming_the_entry(fixture_models, tmp_path, r
     # --model names the one masked LM: beside a proposers list it is refused, not ignored.
     out = invoke(runner, "generate", "--model", str(mlm))
     assert out.exit_code == 2 and "generate.proposers" in str(out.exception)
+
+
+def test_the_card_names_each_proposer_and_the_llm_prompt():
+    from workbench.kinds.nli.card import proposer_lines
+
+    gen = {"name": "m", "revision": "r"}
+    assert proposer_lines(None, gen) == ["- generation (masked LM): `m` revision `r`"]
+    listed = [
+        {"name": "m", "kind": "masked", "revision": "r"},
+        {"name": "llm", "kind": "llm", "revision": "x", "prompt": "Words for {sentence}:\nGo", "chat_template": False},
+    ]
+    lines = proposer_lines(listed, gen)
+    assert lines[0] == "- generation (masked LM): `m` revision `r`"
+    assert lines[1].startswith("- generation (LLM): `llm` revision `x`") and "no chat template" in lines[1]
+    assert "  Words for {sentence}:" in lines and "  Go" in lines

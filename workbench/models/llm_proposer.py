@@ -75,8 +75,8 @@ class Asking:
     def settings(self, k: int):
         from .generation import GenerationSettings
 
-        # Greedy; room for K short words with their separators.
-        return GenerationSettings(max_new_tokens=8 * k + 16, chat_template=self.chat_template)
+        # Greedy; room for K words of a few tokens each, with their separators.
+        return GenerationSettings(max_new_tokens=5 * k + 8, chat_template=self.chat_template)
 
     def key(self, k: int) -> str:
         text = json.dumps({"prompt": self.prompt, "decoding": self.settings(k).decoding(), "chat": self.chat_template})
