@@ -201,3 +201,47 @@ def test_the_card_names_each_proposer_and_the_llm_prompt():
     assert lines[0] == "- generation (masked LM): `m` revision `r`"
     assert lines[1].startswith("- generation (LLM): `llm` revision `x`") and "no chat template" in lines[1]
     assert "  Words for {sentence}:" in lines and "  Go" in lines
+
+
+def test_a_served_llm_proposes_through_its_server_and_is_asked_once(fixture_models, tmp_path, monkeypatch):
+    """A model behind an OpenAI-compatible server (the stub of test_served_edges): its answer read
+    as any LLM's; a rerun contacts the server only for its probe (which weights answer), never
+    asking for words again."""
+    from test_served_edges import Stub
+    from workbench.models.served import PROBE
+
+    monkeypatch.setenv("WORKBENCH_SERVED_RETRIES", "0")
+    stub = Stub()
+    asked = []
+
+    def route(handler, method, path, body):
+        if method == "POST" and path == "/v1/completions" and body.get("prompt") != PROBE and not body.get("echo"):
+            asked.append(body["prompt"])
+            text = '1. Calm\n2. "kind"\nhere are more words'
+            handler.reply(200, {"model": body["model"], "choices": [{"text": text, "finish_reason": "stop"}]})
+            return True
+        return False
+
+    stub.route = route
+    try:
+        mlm = fixture_models["mlm-bert"]
+        served = f"{stub.base}#m"
+        root = write_project(
+            tmp_path / "p", {"t1.yaml": template("{{GROUP1}} are <mask> at work.")}, config_text([mlm, served], mlm)
+        )
+        run(root, "expand")
+        result = run(root, "generate")
+        # Each unique masked hypothesis asked once (pro and anti), its slot written ___.
+        assert sorted(a.split(": ")[1].split("\n")[0] for a in asked) == [
+            "men are ___ at work.",
+            "women are ___ at work.",
+        ]
+        rows = Workspace(load_config(root / "workbench.toml").path("workspace")).read("generate").to_pylist()
+        mine = [r for r in rows if r["proposer"] == served and r["stance"] == "pro"]
+        assert [r["fill"] for r in mine] == [["calm"], ["kind"]]  # a capital inside a sentence: a common word
+        assert mine[0]["mlm_revision"].startswith("served:m probe:")
+        assert result["proposer_work"][served]["answer_items_unread"] == 2  # one per asked slot (pro, anti)
+        again = run(root, "generate", force=True)
+        assert len(asked) == 2 and again["computed_fills"] == 0
+    finally:
+        stub.stop()
