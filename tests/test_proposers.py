@@ -183,6 +183,10 @@ def test_a_bad_proposer_is_one_line_naming_the_entry(fixture_models, tmp_path, r
         message = str(out.exception)
         assert out.exit_code == 2 and "\n" not in message.strip()
         assert message.startswith("workbench.toml: generate.proposers[1]: ") and said in message
+    # `workbench validate` checks a local proposer's path before anything runs.
+    (root / "workbench.toml").write_text(config_text([mlm, "./not-here"], mlm))
+    checked = invoke(runner, "validate")
+    assert checked.exit_code != 0 and "generate.proposers[1]" in checked.output + str(checked.exception)
     # --model names the one masked LM: beside a proposers list it is refused, not ignored.
     out = invoke(runner, "generate", "--model", str(mlm))
     assert out.exit_code == 2 and "generate.proposers" in str(out.exception)
