@@ -249,3 +249,19 @@ def test_a_served_llm_proposes_through_its_server_and_is_asked_once(fixture_mode
         assert len(asked) == 2 and again["computed_fills"] == 0
     finally:
         stub.stop()
+
+
+def test_a_stage_that_proposes_with_one_masked_lm_refuses_the_list(tmp_path):
+    """StereoSet's propose stage fills with generate.model alone: a proposers list is said, not ignored."""
+    from types import SimpleNamespace
+
+    from workbench.core.errors import StageError
+    from workbench.kinds.stereoset.stages import Propose
+
+    root = write_project(tmp_path / "p", {}, '[generate]\nproposers = ["a-model", "vllm:b"]\n')
+    config = load_config(root / "workbench.toml")
+    stage = Propose()
+    with pytest.raises(StageError, match=r"workbench.toml: generate.proposers: the propose stage"):
+        stage.model_ref(
+            SimpleNamespace(config=config, options={}), stage.section(SimpleNamespace(config=config, options={}))
+        )

@@ -30,7 +30,6 @@ PROMPT = (
     "with nothing else.\nWords:"
 ).format(blank=BLANK)
 NAMESPACE = "propose"  # the cache's namespace for answers
-SHOWN = 200  # characters of each answer kept, for the reader
 
 
 def render(prompt: str, masked: str, k: int, mark: str = "<mask>") -> str:
@@ -67,7 +66,7 @@ def parse_words(text: str, k: int) -> tuple[list[str], int]:
 
 @dataclass(frozen=True)
 class Asking:
-    """How an LLM proposer is asked; `key` files its answers (another prompt, other answers)."""
+    """How an LLM proposer is asked; `key` files its answers (another prompt or decoding, other answers)."""
 
     prompt: str = PROMPT
     chat_template: bool = False
@@ -132,7 +131,7 @@ class LLMProposer:
         return self.model
 
     def propose(self, texts: list[str], k: int, progress=None) -> dict[str, dict]:
-        """Per masked hypothesis: {"words": [...], "unread": items not read as a word, "answer": its start}."""
+        """Per masked hypothesis: {"words": [...], "unread": the answer's items not read as a word}."""
         from .generation import generate
 
         model = self._open()
@@ -141,7 +140,7 @@ class LLMProposer:
         out = {}
         for text, answer in zip(texts, answers):
             words, unread = parse_words(answer.text, k)
-            out[text] = {"words": words, "unread": unread, "answer": answer.text[:SHOWN]}
+            out[text] = {"words": words, "unread": unread}
         return out
 
 

@@ -56,6 +56,11 @@ class UsesProposalModel:
         """The resolved model; an error names `generate.model` in workbench.toml when it came from there."""
         from .loading import resolve
 
+        if gen.proposers is not None:  # a stage that takes the list calls `proposers` instead
+            raise StageError(
+                f"{ctx.config.at('generate.proposers')}: the {self.name} stage proposes with generate.model "
+                "alone (the nli kind's generate takes a list); remove generate.proposers"
+            )
         try:
             return resolve(gen.model, gen.revision, root=ctx.config.root)
         except ModelError as exc:
