@@ -2,7 +2,7 @@
 fills masks with it): `[generate]` with the command line's overrides,
 the model's fingerprint as the stage's external input, and the model loaded only when some
 fill is not cached. `[generate] proposers` names several models, masked LMs and LLMs
-(llm_proposer.py), for the stages that take them (the nli kind's generate)."""
+(llm_proposer.py), for the stages that take them (`takes_proposers`)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,10 @@ class Proposer:
 
 
 class UsesProposalModel:
-    """Mixin for a stage that proposes words with the `[generate]` masked LM."""
+    """Mixin for a stage that proposes words with the `[generate]` masked LM (or, where
+    `takes_proposers`, with each model of `[generate] proposers`)."""
+
+    takes_proposers = False
 
     def section(self, ctx):
         """[generate] with the command line's overrides (--model, --top-k)."""
@@ -56,10 +59,10 @@ class UsesProposalModel:
         """The resolved model; an error names `generate.model` in workbench.toml when it came from there."""
         from .loading import resolve
 
-        if gen.proposers is not None:  # a stage that takes the list calls `proposers` instead
+        if gen.proposers is not None and not self.takes_proposers:  # said, not ignored
             raise StageError(
                 f"{ctx.config.at('generate.proposers')}: the {self.name} stage proposes with generate.model "
-                "alone (the nli kind's generate takes a list); remove generate.proposers"
+                "alone; remove generate.proposers"
             )
         try:
             return resolve(gen.model, gen.revision, root=ctx.config.root)

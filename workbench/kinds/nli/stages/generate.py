@@ -38,6 +38,7 @@ class Generate(UsesProposalModel, Stage):
     partition_noun = "templates"
     sort_keys = CANDIDATE_ORDER
     reads_models = True
+    takes_proposers = True
 
     def schema(self):
         return generate_schema()
