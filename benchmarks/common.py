@@ -222,6 +222,7 @@ def summary(
 ORDER = [
     "expand",
     "generate",
+    "proposers",
     "filter",
     "filter_scale",
     "fluency",
@@ -248,6 +249,7 @@ GROUPS = {
     "NLI loop": [
         "expand",
         "generate",
+        "proposers",
         "filter",
         "filter_scale",
         "fluency",

@@ -3,7 +3,7 @@
     python -m benchmarks.run                       # every section (make bench)
     python -m benchmarks.run fluency sofa          # some sections (make bench SECTION="fluency sofa")
 
-Sections: expand, generate, filter, filter_scale (the paper-scale filter), fluency, queue, evaluate, annotate, labels, labelstudio,
+Sections: expand, generate, proposers (an LLM proposer beside the masked LM), filter, filter_scale (the paper-scale filter), fluency, queue, evaluate, annotate, labels, labelstudio,
 distributed (the NLI loop, its annotation and scale-out), stereoset, crows_pairs, sos, sofa,
 honest (the intrinsic kinds' evaluators), fairbelief (30 models' published fills at once), intervals (their cost
 in every kind's evaluate), import (`workbench import` of a big CrowS-Pairs-layout file, then run and build;

@@ -41,7 +41,12 @@ def check_model_references(config: Config, kind: Kind) -> list[Problem]:
     """The shared sections' models and annotation keys; a kind checks its own sections. `kind`
     is the project's, handed by the caller (`of_config`)."""
     shown = config.shown_source
+    from .models.served import is_served
+
     named = [("generate.model", config.generate.model)]
+    named += [  # a served or vLLM name is checked when the stage contacts it
+        (f"generate.proposers[{i}]", m) for i, m in enumerate(config.generate.proposers or []) if not is_served(m)
+    ]
     named += [(f"evaluate.models[{i}]", m) for i, m in enumerate(config.evaluate.models)]
     problems = check_models(config, named)
     from .annotation.keys import BINDING_IDS

@@ -77,6 +77,23 @@ class ProjectSection(_Section):
     exports: str = Field("exports", description="Where `workbench build` writes releases (exports/<name>/<version>/).")
 
 
+PROPOSER_PLACEHOLDERS = ("sentence", "k")  # what an LLM proposer's prompt fills in (models/llm_proposer.py)
+
+
+def proposer_prompt_problem(prompt: str) -> str | None:
+    """Why `prompt` cannot ask an LLM proposer for words (a placeholder it does not know, or no
+    {sentence}), else None."""
+    unknown = [n for n in re.findall(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", prompt) if n not in PROPOSER_PLACEHOLDERS]
+    if unknown:
+        return (
+            f"names {{{unknown[0]}}}, which is no placeholder: a proposer prompt fills in only {{sentence}} "
+            "and {k} (the model would read the braces as written)"
+        )
+    if "{sentence}" not in prompt:
+        return "must hold {sentence}, where the masked hypothesis goes (its slot written ___)"
+    return None
+
+
 class GenerateSection(_Section):
     model: str = Field(
         PAPER_MLM, description="The masked LM that proposes fills (Hub name or local folder; default the paper's)."
@@ -97,6 +114,31 @@ class GenerateSection(_Section):
     device_map: Literal["auto"] | None = Field(
         None, description="auto: spread the layers over the GPUs, then the CPU, when the model does not fit one device."
     )
+    proposers: list[str] | None = Field(
+        None,
+        min_length=1,
+        description="The models that propose fills, in order (a hypothesis an earlier one proposed is a duplicate): "
+        "masked LMs (top_k fills each) and causal or instruct LMs (a local folder or Hub name, "
+        "http(s)://HOST:PORT/v1#MODEL, vllm:MODEL), each asked for top_k words per one-mask slot in llm_prompt "
+        "(docs/llms.md); unset: `model` alone, which stays the fluency score's masked LM either way.",
+    )
+    llm_prompt: str | None = Field(
+        None,
+        description="How an LLM proposer is asked, with {sentence} (the masked hypothesis, its slot written ___) "
+        "and optionally {k}; unset: the prompt docs/llms.md shows.",
+    )
+    llm_chat_template: bool = Field(
+        False, description="Put the LLM prompt in a user turn of the model's chat template (instruct models)."
+    )
+
+    @field_validator("llm_prompt")
+    @classmethod
+    def _askable(cls, value: str | None) -> str | None:
+        if value is not None:
+            why = proposer_prompt_problem(value)
+            if why:
+                raise ValueError(why)
+        return value
 
     @field_validator("filters")
     @classmethod

@@ -394,6 +394,51 @@ def build_clm(out: Path, size: str = "tiny", seed: int = 0) -> Path:
     return out
 
 
+def build_lister(out: Path, answer: str) -> Path:
+    """A tiny GPT-2 on the fixture BPE vocabulary whose greedy continuation of any prompt is
+    `answer`, then EOS: a test's LLM proposer with a known answer. Attention, MLP and positions
+    are silenced, so each token alone decides the next: a chain through the answer's tokens
+    (which must all differ), entered from any other token (so the prompt must not end in one)."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    _quiet()
+    tok = _bpe_tokenizer()
+    chain = tok(answer, add_special_tokens=False)["input_ids"]
+    if len(set(chain)) != len(chain):
+        raise ValueError(f"the answer {answer!r} repeats a token: the lister can say each token once")
+    width = max(32, len(chain) + 2)
+    config = GPT2Config(
+        n_positions=256, n_embd=width, n_layer=1, n_head=2, n_inner=64, tie_word_embeddings=False, **_token_ids(tok)
+    )
+    model = GPT2LMHeadModel(config)
+    with torch.no_grad():
+        for block in model.transformer.h:
+            for layer in (block.attn.c_proj, block.mlp.c_proj):
+                layer.weight.zero_()
+                layer.bias.zero_()
+        model.transformer.wpe.weight.zero_()
+        # Token direction: 0 for every token outside the chain, j + 1 for the chain's j-th.
+        embedding = torch.zeros(config.vocab_size, width)
+        embedding[:, 0] = 1.0
+        for j, t in enumerate(chain):
+            embedding[t] = 0.0
+            embedding[t, j + 1] = 1.0
+        model.transformer.wte.weight.copy_(embedding)
+        model.transformer.ln_f.weight.fill_(1.0)
+        model.transformer.ln_f.bias.zero_()
+        normed = torch.nn.functional.layer_norm(torch.eye(width), (width,), eps=config.layer_norm_epsilon)
+        head = torch.zeros(config.vocab_size, width)
+        for j, nxt in enumerate([*chain, tok.eos_token_id]):
+            head[nxt] += 10.0 * normed[j]  # direction j is followed by the chain's next token
+        model.lm_head.weight.copy_(head)
+    model.eval()
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    return out
+
+
 def build_mlm_nsp(out: Path, seed: int = 0) -> Path:
     """A BERT pre-training model (masked-LM and next-sentence heads) on the WordPiece vocabulary."""
     import torch

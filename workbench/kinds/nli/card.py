@@ -280,6 +280,26 @@ def filter_model_lines(model: dict) -> list[str]:
     ]
 
 
+def proposer_lines(proposers: list | None, gen: dict) -> list[str]:
+    """The models that proposed the variants: the masked LM, or each of `[generate] proposers` (an
+    LLM with the prompt it was asked in), as the generate manifest records them."""
+    if not proposers:
+        return [f"- generation (masked LM): `{gen.get('name')}` revision `{gen.get('revision')}`"]
+    lines = []
+    for p in proposers:
+        kind = "masked LM" if p.get("kind") == "masked" else "LLM"
+        head = f"- generation ({kind}): `{p.get('name')}` revision `{p.get('revision')}`"
+        if p.get("kind") != "llm":
+            lines.append(head)
+            continue
+        template = "a chat template applied" if p.get("chat_template") else "no chat template applied"
+        prompt = str(p.get("prompt", ""))
+        fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", prompt)), default=0))
+        lines += [f"{head}, asked for words, {template}; prompt:", "", f"  {fence}text"]
+        lines += [*(f"  {line}" for line in prompt.split("\n")), f"  {fence}", ""]
+    return lines
+
+
 def dataset_card(
     config: Config,
     ws: Workspace,
@@ -294,7 +314,8 @@ def dataset_card(
     repo = config.project.repo or "ORG/NAME"
     header = _header(config, rows, domains, ("bias", "fairness", "nli", "counterfactual", "adversarial"))
     columns, subtopic_rows, domain_rows = funnel(config, ws, rows, summary)
-    gen = (ws.manifest("generate") or {}).get("model") or {}
+    gen_manifest = ws.manifest("generate") or {}
+    gen = gen_manifest.get("model") or {}
     filt = (ws.manifest("filter") or {}).get("models") or []
     held = evaluate_models(config)
     a = summary["agreement"]
@@ -334,7 +355,7 @@ def dataset_card(
         "",
         "## Models",
         "",
-        f"- generation (masked LM): `{gen.get('name')}` revision `{gen.get('revision')}`",
+        *proposer_lines(gen_manifest.get("proposers"), gen),
         *(line for m in filt for line in filter_model_lines(m)),
         f"- filter rule: kept when at least {filter_settings(config).min_fooled} filter model(s) predict non-neutral",
         *(f"- held out (evaluation only): `{m}`" for m in held),

@@ -65,7 +65,10 @@ def _nli_project(ctx: typer.Context):
 def generate(
     ctx: typer.Context,
     model: Optional[str] = typer.Option(
-        None, "--model", "-m", help="Masked LM (Hub name or local folder); default generate.model."
+        None,
+        "--model",
+        "-m",
+        help="Masked LM (Hub name or local folder); default generate.model (refused beside generate.proposers).",
     ),
     top_k: Optional[int] = typer.Option(None, "--top-k", "-k", help="Fills per mask (default generate.top_k, 20)."),
     force: bool = typer.Option(
@@ -74,6 +77,8 @@ def generate(
 ) -> None:
     """Fill every unique masked hypothesis with the masked LM's top-k words and write
     candidates for every masked sample, kept and rejected, each rejection with its reason.
+    With generate.proposers, each listed model proposes: masked LMs their top-k fills, LLMs
+    the top-k words they answer for a one-mask slot, all through the same filters.
     """
     _nli_project(ctx)
     r = get_pipeline(ctx, model=model, top_k=top_k).run("generate", force=force)
@@ -86,6 +91,10 @@ def generate(
         f"{r['computed_fills']} filled now, rest from cache; {r.get('templates_computed', 0)} template(s) generated, "
         f"{r.get('templates_reused', 0)} reused; {r['seconds']:.1f}s"
     )
+    for name, count in (r.get("candidates_per_proposer") or {}).items():
+        work = (r.get("proposer_work") or {}).get(name, {})
+        said = {k: v for k, v in work.items() if k != "computed_fills" and v}
+        console.print(f"  {name}: {count} candidates" + (f"; {said}" if said else ""))
 
 
 def filter_(
@@ -119,8 +128,9 @@ def candidates(
     limit: int = typer.Option(10, "--limit", "-n", help="How many to show (0 = all)."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the shown candidates as JSON."),
 ) -> None:
-    """Show generated candidates with their provenance: fill, masked-LM rank and score, the
-    model and its revision, and for rejected ones why they were rejected. Fluency (per-token
+    """Show generated candidates with their provenance: fill, masked-LM rank and score (an LLM
+    proposer's: its list's rank, no score), the model that proposed it and its revision, and for
+    rejected ones why they were rejected. Fluency (per-token
     log-likelihood from the [fluency] scorer: the masked LM's pseudo-log-likelihood unless the
     project chose a causal LM) is shown for hypotheses that reached the annotation queue.
     """
@@ -158,7 +168,7 @@ def candidates(
             r["hypothesis"],
             r["fill"],
             str(r["fill_rank"]),
-            f"{r['fill_score']:.4f}",
+            "-" if r["fill_score"] is None else f"{r['fill_score']:.4f}",  # an LLM's words have no score
             "-" if r["fluency"] is None else f"{r['fluency']:.2f}",
             f"{r['mlm_name'].rstrip('/').split('/')[-1]} @ {r['mlm_revision'][:15]}",
             r["reject_reason"] or "",

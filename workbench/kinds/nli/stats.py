@@ -54,8 +54,53 @@ def compute_stats(config: Config, ws: Workspace) -> dict[str, list[dict]]:
         [{"domain": d, "masked_samples": n} for d, n in sorted(per_domain.items())], "domain"
     )
     tables["Generation funnel per subtopic"] = generation_funnel(ws)
+    if config.generate.proposers is not None:
+        tables["Proposers: candidates proposed, kept by the generation filters, adversarial, validated"] = (
+            proposer_funnel(config, ws)
+        )
     tables.update(filter_tables(ws))
     return tables
+
+
+def proposer_funnel(config: Config, ws: Workspace) -> list[dict]:
+    """Per proposer of `[generate] proposers`: its candidates, those the generation filters kept,
+    those the adversarial filter kept, and those whose hypothesis people labelled valid (under
+    the annotation policy), as far as the stages have run."""
+    try:
+        generated = ws.read("generate").select(["proposer", "candidate_id", "kept"]).to_pylist()
+    except StageError:
+        return []
+    per: dict[str, dict] = {}
+    for name in config.generate.proposers:
+        per[name] = {"proposer": name, "proposed": 0, "kept": 0, "adversarial": 0, "valid": 0}
+    for r in generated:
+        d = per.setdefault(
+            r["proposer"], {"proposer": r["proposer"], "proposed": 0, "kept": 0, "adversarial": 0, "valid": 0}
+        )
+        d["proposed"] += 1
+        d["kept"] += int(bool(r["kept"]))
+    try:
+        filtered = ws.read("filter").select(["proposer", "hypothesis_id", "adversarial"]).to_pylist()
+    except StageError:
+        filtered = []
+    finals = {}
+    if filtered:
+        try:
+            items = ws.read("queue")["item_id"].to_pylist()
+        except StageError:
+            items = []
+        if items:
+            from ...annotation.summary import final_labels_for
+            from .scheme import NLI_SCHEME
+
+            finals = final_labels_for(config, items, NLI_SCHEME).finals
+    for r in filtered:
+        if r["adversarial"]:
+            d = per[r["proposer"]]
+            d["adversarial"] += 1
+            final = finals.get(r["hypothesis_id"])
+            d["valid"] += int(final is not None and final.kept)
+    return _with_total(list(per.values()), "proposer")
 
 
 def generation_funnel(ws: Workspace) -> list[dict]:

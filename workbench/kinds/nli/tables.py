@@ -74,6 +74,7 @@ def candidate_fields():
         ("fill_score", pa.float64()),
         ("mlm_name", pa.string()),
         ("mlm_revision", pa.string()),
+        ("proposer", pa.string()),  # who proposed the fill, as [generate] names it (model or proposers)
         ("reject_reason", pa.string()),
         ("pos_found", pa.string()),
         ("kept", pa.bool_()),
@@ -174,13 +175,14 @@ def release_schema():
     return pa.schema([(c, pa.bool_() if c == "is_counterfactual" else pa.string()) for c in RELEASE_COLUMNS])
 
 
-# Candidates in a stable order: per template, premise, hypothesis, sample, then fill rank.
+# Candidates in a stable order: per template, premise, hypothesis, sample, then fill rank and proposer.
 CANDIDATE_ORDER = [
     ("template_id", "ascending"),
     ("premise_index", "ascending"),
     ("hypothesis_index", "ascending"),
     ("sample_id", "ascending"),
     ("fill_rank", "ascending"),
+    ("proposer", "ascending"),
 ]
 
 

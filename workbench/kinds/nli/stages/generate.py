@@ -4,6 +4,11 @@ The masked LM sees each *unique* masked hypothesis once; its top-k fills become 
 for every masked sample that carries that hypothesis. Fills are cached by (model, revision,
 text, k), so a rerun computes only new masked hypotheses. Fluency is not scored here: it is a
 triage score for annotators, so the `fluency` stage scores only what reaches the queue.
+
+`[generate] proposers` lists several models, in order: each masked LM gives its top-k fills,
+each LLM its answer of top_k words for a hypothesis with one mask (models/llm_proposer.py),
+cached alike; every proposal goes through the same filters and inflection, a hypothesis that
+an earlier proposer gave already being a duplicate. The `proposer` column names who proposed.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from ....core.ids import hypothesis_id, joined_key, json_hash, normalise_text, s
 from ....core.cache import cached_or_computed
 from ....core.stage import Output, Stage
 from ..tables import CANDIDATE_ORDER, bindings_text, generate_schema
-from ....models.proposer import LazyMaskedLM, UsesProposalModel, cache_ref
+from ....models.proposer import LazyMaskedLM, Proposer, UsesProposalModel, cache_ref
 from ..templates import fills as F
 
 # Bumped when the POS decisions change for the same pipeline: cached tags and stage outputs
@@ -28,11 +33,12 @@ POS_RULES = 2
 class Generate(UsesProposalModel, Stage):
     name = "generate"
     upstream = ("expand",)
-    format = 4  # 4: fills written as the sentence needs them (agreement with a group, sentence case)
+    format = 5  # 5: the proposer of each candidate (4: fills written as the sentence needs them)
     partition_key = "template_id"
     partition_noun = "templates"
     sort_keys = CANDIDATE_ORDER
     reads_models = True
+    takes_proposers = True
 
     def schema(self):
         return generate_schema()
@@ -74,23 +80,26 @@ class Generate(UsesProposalModel, Stage):
         language = languages.require(
             ctx.config.project.language, "generate (its article, group-word, number and POS rules)"
         )
-        ref = self.model_ref(ctx, gen)
+        proposers = self.proposers(ctx, gen)
         masked = self._masked(inputs)
         todo = masked
         if reused:
             todo = masked.filter(pc.invert(pc.is_in(masked["template_id"], value_set=pa.array(sorted(reused)))))
         samples_new = todo.to_pylist()  # only the templates to generate again become Python rows
-        rows, work, loaded = _candidates(samples_new, gen, ref, ctx.cache, language)
+        rows, work, loaded = _candidates(samples_new, gen, proposers, ctx.cache, language)
         table = pa.Table.from_pylist(rows, schema=generate_schema()) if rows else None
         work = {**work, "model_loaded": loaded}
-        return Output(table, work, {"model": {"name": ref.name, "revision": ref.revision}, "top_k": gen.top_k})
+        if gen.proposers is None:
+            ref = proposers[0].ref
+            return Output(table, work, {"model": {"name": ref.name, "revision": ref.revision}, "top_k": gen.top_k})
+        return Output(table, work, {**_proposers_info(proposers), "top_k": gen.top_k})
 
     def counts(self, ctx, table, inputs, work):
         import pyarrow.compute as pc
 
         masked = self._masked(inputs)
         reasons = {r["values"]: r["counts"] for r in pc.value_counts(table["reject_reason"]).to_pylist() if r["values"]}
-        return {
+        out = {
             "masked_samples": masked.num_rows,
             "masked_hypotheses": pc.count_distinct(masked["hypothesis"]).as_py(),
             "candidates": table.num_rows,
@@ -98,18 +107,42 @@ class Generate(UsesProposalModel, Stage):
             "rejected_by_reason": dict(sorted(reasons.items())),
             **work,
         }
+        if self.section(ctx).proposers is not None:
+            out["candidates_per_proposer"] = {
+                r["values"]: r["counts"] for r in pc.value_counts(table["proposer"]).to_pylist()
+            }
+        return out
 
 
 STAGE = Generate()
 
 
-def _candidates(samples: list[dict], gen, ref, cache, language=None) -> tuple[list[dict], dict[str, int], bool]:
-    """Candidate rows (kept and rejected) for these masked samples, and counts of the work done."""
-    if not samples:
-        return [], {"computed_fills": 0}, False
-    model = LazyMaskedLM(ref, gen)
+def _proposers_info(proposers: list[Proposer]) -> dict:
+    """The manifest's record of the proposers: each one's name, kind and revision (an LLM's as
+    its answers are filed, with how it was asked), and `model`, the first masked LM (the card's)."""
+    listed = []
+    for p in proposers:
+        if p.kind == "masked":
+            listed.append({"name": p.name, "kind": "masked", "revision": p.ref.revision})
+        else:
+            asking = p.llm.asking
+            listed.append(
+                {
+                    "name": p.name,
+                    "kind": "llm",
+                    "revision": p.llm.revision,
+                    "prompt": asking.prompt,
+                    "chat_template": asking.chat_template,
+                }
+            )
+    first = next((p for p in proposers if p.kind == "masked"), None)
+    model = {"name": first.ref.name, "revision": first.ref.revision} if first is not None else None
+    return {"model": model, "proposers": listed}
 
-    texts = sorted({r["hypothesis"] for r in samples})
+
+def _masked_fills(p: Proposer, texts: list[str], gen, cache) -> tuple[dict, dict[str, int], bool]:
+    """A masked LM's top-k fills of each text (cached by model, revision, k and text)."""
+    model = LazyMaskedLM(p.ref, gen)
     k = gen.top_k
 
     def compute_fills(chunk_keys, advance):
@@ -118,58 +151,84 @@ def _candidates(samples: list[dict], gen, ref, cache, language=None) -> tuple[li
         return {key: [f.__dict__ for f in result[t]] for key, t in zip(chunk_keys, chunk_texts)}
 
     fill_keys = [joined_key(k, t) for t in texts]
-    fills, computed_fills = cached_or_computed(
-        cache, "fill", cache_ref(ref, gen), fill_keys, compute_fills, "fill masks"
-    )
+    found, computed = cached_or_computed(cache, "fill", cache_ref(p.ref, gen), fill_keys, compute_fills, "fill masks")
+    return {t: found[joined_key(k, t)] for t in texts}, {"computed_fills": computed}, model.loaded
+
+
+def _llm_fills(p: Proposer, texts: list[str], gen, cache) -> tuple[dict, dict[str, int], bool]:
+    """An LLM's words for each text with one mask, as fills (its list's order their rank; no
+    log-probability), cached by model, revision and how it is asked, k and text; a text with
+    several masks gets none (counted), an answer without a word none (counted)."""
+    from ....models.llm_proposer import NAMESPACE
+
+    k = gen.top_k
+    single = [t for t in texts if t.count(F.MARK) == 1]
+
+    def compute(chunk_keys, advance):
+        chunk_texts = [split_key(key)[1] for key in chunk_keys]
+        result = p.llm.propose(chunk_texts, k, progress=advance)
+        return {key: result[t] for key, t in zip(chunk_keys, chunk_texts)}
+
+    keys = [joined_key(k, t) for t in single]
+    found, computed = cached_or_computed(cache, NAMESPACE, p.llm.cache_ref(k), keys, compute, f"ask {p.name}")
+    out: dict[str, list] = {t: [] for t in texts}
+    unread = empty = 0
+    for t in single:
+        answer = found[joined_key(k, t)]
+        unread += answer["unread"]
+        empty += not answer["words"]
+        out[t] = [
+            {"words": [w], "tokens": [w], "word_start": [True], "logprob": None, "rank": i}
+            for i, w in enumerate(answer["words"], start=1)
+        ]
+    work = {
+        "computed_proposals": computed,
+        "answers_without_words": empty,
+        "answer_items_unread": unread,
+        "several_masks_not_asked": len(texts) - len(single),
+    }
+    return out, work, p.llm.loaded
+
+
+def _candidates(
+    samples: list[dict], gen, proposers: list[Proposer], cache, language=None
+) -> tuple[list[dict], dict, bool]:
+    """Candidate rows (kept and rejected) for these masked samples, and counts of the work done
+    (with several proposers, per proposer)."""
+    if not samples:
+        return [], {"computed_fills": 0}, False
+    texts = sorted({r["hypothesis"] for r in samples})
+    proposed, work, loaded = [], {}, False
+    for p in proposers:
+        fills, done, was_loaded = (_masked_fills if p.kind == "masked" else _llm_fills)(p, texts, gen, cache)
+        proposed.append((p, fills))
+        loaded = loaded or was_loaded
+        if gen.proposers is None:
+            work.update(done)
+        else:
+            work.setdefault("proposer_work", {})[p.name] = done
+    if gen.proposers is not None:  # fills and LLM answers computed now, all proposers together
+        work["computed_fills"] = sum(
+            w.get("computed_fills", 0) + w.get("computed_proposals", 0) for w in work["proposer_work"].values()
+        )
 
     enabled = set(gen.filters)
     rows: list[dict] = []
     seen_hypotheses: set[tuple] = set()
     language = language or languages.find(languages.DEFAULT)
     group_cache = _group_words(cache, {(s["group"], s["counterfactual_group"]) for s in samples}, language)
-    casing = _Casing(ref)
+    # A capital is a name by a masked LM's tokenizer (an LLM proposer's by the first masked LM's,
+    # else kept: a served model's tokenizer is not at hand).
+    first_masked = next((_Casing(p.ref) for p in proposers if p.kind == "masked"), None)
+    casings = {p.name: _Casing(p.ref) if p.kind == "masked" else first_masked or _Casing(None) for p in proposers}
     for s in samples:
         gkey = (s["group"], s["counterfactual_group"])
         base = {key: s[key] for key in s if key not in ("hypothesis", "n_masks", "mask_pos", "question")}
         base["masked_hypothesis"] = s["hypothesis"]
-        for f in fills[joined_key(k, s["hypothesis"])]:
-            # The fills as the sentence writes them: a capital only at a sentence start (or for a
-            # name or an acronym), and a word that agrees with a group in the form the group needs.
-            words = written_fills(s, f["words"], language, casing)
-            if not any(
-                r in enabled
-                for i, w in enumerate(f["words"])
-                for r in F.word_filter_reasons(w, f["tokens"][i], f["word_start"][i], language)
-            ):
-                words = agreed_fills(s, words, language)
-            filled = F.apply_fills(s["hypothesis"], words, language=language)
-            reason = None
-            for i, word in enumerate(words):
-                reason = F.first_enabled_reason(
-                    word, f["tokens"][i], f["word_start"][i], filled, i, group_cache[gkey], enabled, language
-                )
-                if reason is not None:
-                    break
-            rows.append(
-                {
-                    **base,
-                    "candidate_id": short_hash(s["sample_id"], *f["words"]),
-                    "hypothesis": filled.text,
-                    "hypothesis_id": hypothesis_id(filled.text),
-                    "fill": list(words),
-                    "fill_tokens": list(f["tokens"]),
-                    "fill_spans": [list(span) for span in filled.spans],
-                    "mask_pos": s["mask_pos"],
-                    "article_fixed": filled.article_fixed,
-                    "fill_rank": f["rank"],
-                    "fill_logprob": f["logprob"],
-                    "fill_score": math.exp(f["logprob"]),
-                    "mlm_name": ref.name,
-                    "mlm_revision": ref.revision,
-                    "reject_reason": reason,
-                    "pos_found": None,
-                }
-            )
+        for p, fills in proposed:
+            casing = casings[p.name]
+            for f in fills[s["hypothesis"]]:
+                rows.append(_row(s, base, f, p, gen, casing, enabled, group_cache[gkey], language))
 
     pos_work = _pos_filter(rows, cache, language=language) if "pos" in enabled else {}
     if "duplicate" in enabled:
@@ -182,7 +241,48 @@ def _candidates(samples: list[dict], gen, ref, cache, language=None) -> tuple[li
     for r in rows:
         r["kept"] = r["reject_reason"] is None
 
-    return rows, {"computed_fills": computed_fills, **pos_work}, model.loaded
+    return rows, {**work, **pos_work}, loaded
+
+
+def _row(s: dict, base: dict, f: dict, p: Proposer, gen, casing, enabled: set, groups: set, language) -> dict:
+    """One candidate: the fill written as the sentence needs it, and the first filter that rejects it."""
+    # The fills as the sentence writes them: a capital only at a sentence start (or for a
+    # name or an acronym), and a word that agrees with a group in the form the group needs.
+    words = written_fills(s, f["words"], language, casing)
+    if not any(
+        r in enabled
+        for i, w in enumerate(f["words"])
+        for r in F.word_filter_reasons(w, f["tokens"][i], f["word_start"][i], language)
+    ):
+        words = agreed_fills(s, words, language)
+    filled = F.apply_fills(s["hypothesis"], words, language=language)
+    reason = None
+    for i, word in enumerate(words):
+        reason = F.first_enabled_reason(word, f["tokens"][i], f["word_start"][i], filled, i, groups, enabled, language)
+        if reason is not None:
+            break
+    # The masked LM of `[generate] model` keeps the ids candidates always had; another
+    # proposer's differ from its, should both propose a word.
+    extra = () if p.name == gen.model and p.kind == "masked" else (p.name,)
+    return {
+        **base,
+        "candidate_id": short_hash(s["sample_id"], *f["words"], *extra),
+        "hypothesis": filled.text,
+        "hypothesis_id": hypothesis_id(filled.text),
+        "fill": list(words),
+        "fill_tokens": list(f["tokens"]),
+        "fill_spans": [list(span) for span in filled.spans],
+        "mask_pos": s["mask_pos"],
+        "article_fixed": filled.article_fixed,
+        "fill_rank": f["rank"],
+        "fill_logprob": f["logprob"],
+        "fill_score": None if f["logprob"] is None else math.exp(f["logprob"]),
+        "mlm_name": p.name,
+        "mlm_revision": p.ref.revision if p.kind == "masked" else p.llm.revision,
+        "proposer": p.name,
+        "reject_reason": reason,
+        "pos_found": None,
+    }
 
 
 # Where a sentence starts: the text's start, or after a full stop, and any opening quote or bracket.
@@ -197,7 +297,7 @@ class _Casing:
     keeps every capital."""
 
     def __init__(self, ref):
-        self.ref, self.tokenizer, self.failed = ref, None, False
+        self.ref, self.tokenizer, self.failed = ref, None, ref is None
 
     def pieces(self, word: str) -> float | None:
         if self.tokenizer is None and not self.failed:
