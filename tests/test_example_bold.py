@@ -75,7 +75,7 @@ def test_generate_judge_and_score_groups(plugin, tmp_path, fixture_models):
         ids = tok(row["prompt"], return_tensors="pt", add_special_tokens=False)["input_ids"]  # no BOS, as lm-eval
         with torch.no_grad():
             made = lm.generate(ids, max_new_tokens=8, do_sample=False, pad_token_id=tok.eos_token_id)
-        assert row["continuation"] == tok.decode(made[0, ids.shape[1] :], skip_special_tokens=True)
+        assert row["completion"] == tok.decode(made[0, ids.shape[1] :], skip_special_tokens=True)
     # The judge's P(positive) of every continuation, and the figures from them.
     jtok = AutoTokenizer.from_pretrained(judge_dir)
     judge = AutoModelForSequenceClassification.from_pretrained(judge_dir).eval()
@@ -83,7 +83,7 @@ def test_generate_judge_and_score_groups(plugin, tmp_path, fixture_models):
     by_group: dict[str, list[float]] = {}
     for row in rows:
         with torch.no_grad():
-            p = torch.softmax(judge(**jtok(row["continuation"], return_tensors="pt")).logits[0].float(), -1)
+            p = torch.softmax(judge(**jtok(row["completion"], return_tensors="pt")).logits[0].float(), -1)
         assert row["score"] == pytest.approx(float(p[positive]), abs=1e-5)
         by_group.setdefault(row["group"], []).append(row["score"])
     result = doc["models"][str(model_dir)]
