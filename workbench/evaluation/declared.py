@@ -714,13 +714,15 @@ class Declared:
         depend on the options (SOFA's variance rule), or `read_scores(path, items, options, models,
         progress)` where another role's model runs on what is read (a judge on completions), with a
         bar of one step per item."""
-        wanted = len(inspect.signature(self.read_scores).parameters)
+        read: Callable[..., list[dict]] | None = self.read_scores
+        assert read is not None
+        wanted = len(inspect.signature(read).parameters)
         if wanted >= 5:
             with progress_for(name, len(items)) as advance:
-                return self.read_scores(path, items, options, models, advance)
+                return read(path, items, options, models, advance)
         if wanted >= 3:
-            return self.read_scores(path, items, options)
-        return self.read_scores(path, items)
+            return read(path, items, options)
+        return read(path, items)
 
     def _work(self, items: list, options: dict, models: Models) -> int:
         """The progress bar's total: `work(items, options)`, or `work(items, options, models)` where
