@@ -304,7 +304,7 @@ class Declared:
     # read_scores(path, items[, options[, models, progress]]) -> one result per item from a file of another tool's
     # scores or outputs (--predictions; `models` where another role's model runs on them, a judge on completions);
     # write_scores(items, results, path) writes a model's in that format (--predictions-out)
-    read_scores: Callable[[Path, list], list[dict]] | None = None
+    read_scores: Callable[..., list[dict]] | None = None
     write_scores: Callable[[list, list[dict], Path], None] | None = None
     # predictions(path) -> (Loaded, {model: (items, results)}): a file of predictions that is its own
     # source (--predictions without one), each model with its own items and their results
@@ -714,7 +714,7 @@ class Declared:
         depend on the options (SOFA's variance rule), or `read_scores(path, items, options, models,
         progress)` where another role's model runs on what is read (a judge on completions), with a
         bar of one step per item."""
-        read: Callable[..., list[dict]] | None = self.read_scores
+        read = self.read_scores
         assert read is not None
         wanted = len(inspect.signature(read).parameters)
         if wanted >= 5:
