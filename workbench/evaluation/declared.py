@@ -34,10 +34,11 @@ and one that is a mean over cells (each identity weighing the same) names the ce
 with a `formula`, each column pair's mean over cells, combined by it). `places` lays the groups out
 itself (a part within its section, nested in the JSON, named by `place_columns` in the CSV);
 `versions` orders the measures version comparison shows; `without_removed` writes a source without
-the units a renewed release removed; `read_scores`/`write_scores` exchange per-item scores with
-other tools (`--predictions`, `--predictions-out`); `predictions` reads a file of predictions that
-is its own source, each model with its own items (`--predictions` without a source); `across` adds
-analyses that need every model's results at once (ranks among the models, agreement between them).
+the units a renewed release removed; `read_scores`/`write_scores` exchange per-item scores (or a
+generation kind's completions: `completions.Completions`) with other tools (`--predictions`,
+`--predictions-out`); `predictions` reads a file of predictions that is its own source, each model
+with its own items (`--predictions` without a source); `across` adds analyses that need every
+model's results at once (ranks among the models, agreement between them).
 """
 
 from __future__ import annotations
@@ -209,7 +210,9 @@ class Declared:
     model under test, `models[name]` each other role's model, `options` the kind's options (and
     `score_rule`), `progress(n)` advances the bar by n of `work(items, options)` units. A
     `choices.Choices(ask, answer)` is such a function for a model that picks a continuation; a
-    release's lm-eval task is then made from it (release/lmeval.py).
+    release's lm-eval task is then made from it (release/lmeval.py). A `completions.Completions(prompt,
+    judge)` is one for a model that continues a prompt and a judge that scores the text; it gives
+    the declaration `read_scores`/`write_scores` for completions made elsewhere.
     group: the item attribute or key whose values are the groups figures are given for.
     cluster: the attribute whose equal values make one resampling unit ("": each item is one)."""
 
@@ -298,9 +301,10 @@ class Declared:
     changed: tuple[str, ...] = ()  # ... and those besides the first whose change it shows too
     # without_removed(source, removed ids, folder) -> (file, units dropped) | None (evaluation/versions.py)
     without_removed: Callable[..., tuple[Path, int] | None] | None = None
-    # read_scores(path, items[, options]) -> one result per item from a file of another tool's scores (--predictions);
+    # read_scores(path, items[, options[, models, progress]]) -> one result per item from a file of another tool's
+    # scores or outputs (--predictions; `models` where another role's model runs on them, a judge on completions);
     # write_scores(items, results, path) writes a model's in that format (--predictions-out)
-    read_scores: Callable[[Path, list], list[dict]] | None = None
+    read_scores: Callable[..., list[dict]] | None = None
     write_scores: Callable[[list, list[dict], Path], None] | None = None
     # predictions(path) -> (Loaded, {model: (items, results)}): a file of predictions that is its own
     # source (--predictions without one), each model with its own items and their results
@@ -309,6 +313,13 @@ class Declared:
     # results at once (ranks among the models, agreement between their outputs); scored: {model: (items,
     # results)} in the models' order, others: each other role's model by role name (absent: not given)
     across: Callable[[dict, dict[str, tuple[list, list[dict]]], dict, dict[str, Any]], dict] | None = None
+
+    def __post_init__(self):
+        """A score function that exchanges a model's outputs with other tools (`completions.Completions`)
+        gives the declaration `read_scores`, `write_scores` and `about`, where it has none of its own."""
+        for hook in ("read_scores", "write_scores", "about"):
+            if getattr(self, hook) is None and getattr(self.score, hook, None) is not None:
+                object.__setattr__(self, hook, getattr(self.score, hook))
 
     # --- the data --------------------------------------------------------------------------
 
@@ -590,7 +601,7 @@ class Declared:
             if isinstance(model, Scored):  # every model's own items (`predictions`): the head counts them all
                 items, results = model.items, model.results
             elif isinstance(model, ScoresFile) and self.read_scores is not None:
-                results = self._read_scores(model.path, items, options)
+                results = self._read_scores(name, model.path, items, options, loaded, progress_for)
             else:
                 with progress_for(name, self._work(items, options, loaded)) as advance:
                     results = self._score(name, loaded, items, options, advance)
@@ -698,12 +709,20 @@ class Declared:
         if stable is not None:
             out[name] = stable
 
-    def _read_scores(self, path: Path, items: list, options: dict) -> list[dict]:
+    def _read_scores(self, name: str, path: Path, items: list, options: dict, models: Models, progress_for):
         """`read_scores(path, items)`, or `read_scores(path, items, options)` where the results
-        depend on the options (SOFA's variance rule)."""
-        if len(inspect.signature(self.read_scores).parameters) >= 3:
-            return self.read_scores(path, items, options)
-        return self.read_scores(path, items)
+        depend on the options (SOFA's variance rule), or `read_scores(path, items, options, models,
+        progress)` where another role's model runs on what is read (a judge on completions), with a
+        bar of one step per item."""
+        read = self.read_scores
+        assert read is not None
+        wanted = len(inspect.signature(read).parameters)
+        if wanted >= 5:
+            with progress_for(name, len(items)) as advance:
+                return read(path, items, options, models, advance)
+        if wanted >= 3:
+            return read(path, items, options)
+        return read(path, items)
 
     def _work(self, items: list, options: dict, models: Models) -> int:
         """The progress bar's total: `work(items, options)`, or `work(items, options, models)` where

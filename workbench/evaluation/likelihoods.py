@@ -63,10 +63,10 @@ class Likelihoods:
         write_likelihoods(Path(path), [self.key(i) for i in items], self.values(items, results))
 
 
-def described(path: Path) -> dict:
+def described(path: Path, layout: str = "log-likelihoods (JSON lines)") -> dict:
     """What a model entry records of the file its scores were read from: its name (no folder: a
     path of this machine is no part of a result), its sha256 and the layout."""
-    return {"file": Path(path).name, "sha256": file_sha256(path), "layout": "log-likelihoods (JSON lines)"}
+    return {"file": Path(path).name, "sha256": file_sha256(path), "layout": layout}
 
 
 class Record(NamedTuple):
@@ -103,21 +103,19 @@ def write_likelihoods(path: Path, keys: list[tuple[Any, Sequence[str]]], values:
     )
 
 
-def records(path: Path, tokens: bool = False) -> Iterator[Record]:
-    """Each record of the file, checked on its own: JSON, its fields, an id that is a number, a
-    string or null, a finite log-likelihood at most 0, and (with `tokens`) a whole number of tokens
-    of at least 1. The first that is not is an InputError in one line naming the file and line."""
+def json_records(path: Path, layout: str, what: str) -> Iterator[tuple[int, str, dict]]:
+    """(line, "file:line", record) of each non-blank line of a --predictions file of JSON objects;
+    a file that cannot be read, a line that is not JSON or not an object, is an InputError in one
+    line naming the file (and line) and the `layout` expected. `what` the file holds, for messages."""
     shown = display_path(path)
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise InputError(f"--predictions {shown}: file not found") from None
     except IsADirectoryError:
-        raise InputError(f"--predictions {shown}: a folder, not a file of log-likelihoods") from None
+        raise InputError(f"--predictions {shown}: a folder, not a file of {what}") from None
     except UnicodeDecodeError as exc:
         raise InputError(f"{shown}: not UTF-8 text (byte {exc.start})") from None
-    wanted = (*FIELDS, "tokens") if tokens else FIELDS
-    layout = LAYOUT.replace("...} per", '..., "tokens": ...} per') if tokens else LAYOUT
     for line, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
@@ -128,6 +126,16 @@ def records(path: Path, tokens: bool = False) -> Iterator[Record]:
             raise InputError(f"{at}: not JSON ({exc.msg}, column {exc.colno}); expected {layout}") from None
         if not isinstance(record, dict):
             raise InputError(f"{at}: a record is a JSON object, not {type(record).__name__}; expected {layout}")
+        yield line, at, record
+
+
+def records(path: Path, tokens: bool = False) -> Iterator[Record]:
+    """Each record of the file, checked on its own: JSON, its fields, an id that is a number, a
+    string or null, a finite log-likelihood at most 0, and (with `tokens`) a whole number of tokens
+    of at least 1. The first that is not is an InputError in one line naming the file and line."""
+    wanted = (*FIELDS, "tokens") if tokens else FIELDS
+    layout = LAYOUT.replace("...} per", '..., "tokens": ...} per') if tokens else LAYOUT
+    for line, at, record in json_records(path, layout, "log-likelihoods"):
         missing = [f for f in wanted if f not in record]
         if missing:
             raise InputError(f"{at}: missing {', '.join(missing)}; expected {layout}")

@@ -1,6 +1,7 @@
 """What the kind's contract and its evaluator share; light, so a release's evaluate.py carries it."""
 
 from workbench.core.evaluator_option import EvaluatorOption
+from workbench.evaluation.completions import generation_options
 from workbench.models.roles import CLASSIFIER, GENERATOR, ModelRole
 
 DATA_FILE = "data/prompts.jsonl"
@@ -19,18 +20,11 @@ JUDGE = ModelRole(
     CLASSIFIER,
 )
 OPTIONS = (
-    EvaluatorOption("--max-new-tokens", "how many tokens a continuation may have", type=int, default=20, metavar="N"),
+    *generation_options(max_new_tokens=20),  # --max-new-tokens, --chat-template
     EvaluatorOption(
         "--judge-label",
         "the judge's label whose probability is a continuation's score",
         default="positive",
         metavar="LABEL",
-    ),
-    EvaluatorOption(
-        "--chat-template",
-        "put each prompt in the model's chat template (on) or not (off)",
-        default="off",
-        choices=("on", "off"),
-        metavar="ON|OFF",
     ),
 )

@@ -72,7 +72,8 @@ class DeclaredStandalone:
         )  # what every command must name: the required roles and options
         self.COMMAND = f"python evaluate.py --model MODEL{self.EXAMPLE} --json scores.json"
         if d.read_scores is not None:  # --predictions in place of --model (cli.py), as `workbench evaluate`
-            self.PREDICTIONS = "a model's scores of the items in the kind's --predictions layout"
+            default = "a model's scores of the items in the kind's --predictions layout"
+            self.PREDICTIONS = getattr(d.score, "exchanged", default)  # a `Completions`: the completions
         for name, value in d.script.items():  # what the declaration says of its script (REQUIREMENTS, ...)
             setattr(self, name, value)
 
