@@ -375,7 +375,9 @@ def test_past_the_palette_each_models_line_keeps_a_style_of_its_own(results, tmp
     page = written(report(many, "--out", out), out)
     chart = page[page.index("<figcaption>curve (overall)") :]
     chart = chart[: chart.index("</figure>")]
-    lines = re.findall(r'<polyline [^>]*? stroke="([^"]+)" stroke-width="[^"]+"(?: stroke-dasharray="([^"]+)")?><title>([^<]+)', chart)
+    lines = re.findall(
+        r'<polyline [^>]*? stroke="([^"]+)" stroke-width="[^"]+"(?: stroke-dasharray="([^"]+)")?><title>([^<]+)', chart
+    )
     assert [name for *_, name in lines] == list(doc["models"])
     styles = [(colour, dash) for colour, dash, _ in lines]
     assert len(set(styles)) == len(styles)  # no two models look alike

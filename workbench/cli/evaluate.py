@@ -122,7 +122,7 @@ def evaluate(
         None,
         "--predictions",
         "-p",
-        help="Score precomputed predictions instead of running models (CrowS-Pairs, SOS, SOFA: per-sentence log-likelihoods as JSON lines, see README; a generation kind: each prompt's completion, which its judge scores). Where the kind takes a file per model, repeat it: each names its model by the file's stem, or as NAME=FILE.",
+        help="Score precomputed predictions instead of running models in the kind's exchange layout (a likelihood kind: per-sentence log-likelihoods as JSON lines; a generation kind: each prompt's completion, which its judge scores; see README). Where the kind takes a file per model, repeat it: each names its model by the file's stem, or as NAME=FILE.",
     ),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write all measures as JSON."),
     csv_out: Optional[Path] = typer.Option(
@@ -152,7 +152,7 @@ def evaluate(
     predictions_out: Optional[Path] = typer.Option(
         None,
         "--predictions-out",
-        help="Write each model's per-item scores in the format --predictions reads (the reference's for StereoSet; per-sentence log-likelihoods for CrowS-Pairs, SOS and SOFA; completions for a generation kind); with several models, one file each (NAME.MODEL.EXT).",
+        help="Write each model's per-item scores in the format --predictions reads (the kind's exchange layout: its reference tool's where it has one, per-sentence log-likelihoods for a likelihood kind, completions for a generation kind); with several models, one file each (NAME.MODEL.EXT).",
     ),
     strict: bool = typer.Option(
         False,

@@ -711,7 +711,7 @@ class Declared:
 
     def _read_scores(self, name: str, path: Path, items: list, options: dict, models: Models, progress_for):
         """`read_scores(path, items)`, or `read_scores(path, items, options)` where the results
-        depend on the options (SOFA's variance rule), or `read_scores(path, items, options, models,
+        depend on the options (a variance rule), or `read_scores(path, items, options, models,
         progress)` where another role's model runs on what is read (a judge on completions), with a
         bar of one step per item."""
         read = self.read_scores

@@ -589,7 +589,9 @@ class KindSection:
             series = [(m.label, m.colour, _curves(node).get(name, []), m.dash) for m, node in found]
             series = [s for s in series if s[2]]
             charts.append(
-                figure(f"{_level_name(name)} ({where})", line_chart(series) + legend([(s[0], s[1], s[3]) for s in series]))
+                figure(
+                    f"{_level_name(name)} ({where})", line_chart(series) + legend([(s[0], s[1], s[3]) for s in series])
+                )
             )
         return f'<div class="charts">{"".join(charts)}</div>' if charts else ""
 

@@ -1,20 +1,19 @@
 """Per-sentence log-likelihoods exchanged with other tools: the one JSON-lines layout the
-likelihood kinds read with `--predictions` and write with `--predictions-out` (CrowS-Pairs, SOS,
-SOFA), so a model run elsewhere (an API, a cluster job, another harness) is scored by workbench's
+likelihood kinds read with `--predictions` and write with `--predictions-out` (each kind's docs
+say what its ids are), so a model run elsewhere (an API, a cluster job, another harness) is scored by workbench's
 figures, and workbench's scores can be checked by another tool.
 
 One record per line, one per scored sentence:
 
     {"id": 12, "sentence": "<the sentence as the data has it>", "log_likelihood": -41.27}
 
-- `id`: the item the sentence belongs to, as the kind names it (CrowS-Pairs and SOS: a pair's row
-  in its data file, 1 for the first row after the header; SOFA: the stereotype's id), a whole
-  number or a string; null for a sentence of no item (SOFA: an identity's own text, which each of
-  its probes' perplexity is divided by);
+- `id`: the item the sentence belongs to, as the kind names it (e.g. a pair's row in its data file,
+  1 for the first row after the header, or the id a data file gives), a whole number or a
+  string; null for a sentence of no item (e.g. a group's own text that a kind's measure divides by);
 - `sentence`: which of the item's sentences the value is for, its text exactly as the data has it;
 - `log_likelihood`: the model's score of that sentence (in that item), in nats: a finite number,
   at most 0 (a pair kind compares its two sentences' values);
-- `tokens` (SOFA, whose measure is a perplexity exp(−log_likelihood / tokens)): how many tokens
+- `tokens` (a kind whose measure is a perplexity, exp(−log_likelihood / tokens)): how many tokens
   the log-likelihood sums over, a whole number of at least 1; other kinds ignore it.
 
 Other fields are ignored; the records may come in any order. Every sentence needs exactly one
