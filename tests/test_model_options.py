@@ -60,6 +60,8 @@ def test_device_map_auto_and_dtype_give_the_default_scores_on_cpu(
         "max_memory": None,
         "quantization": None,
         "logprob_dtype": "float32",
+        "apply_chat_template": False,
+        "system_instruction": None,
     }
     planned = mapped["runtime"]["models"][name]
     assert planned["device"] == "cpu" and list(planned["plan"]) == ["cpu"] and planned["weight_bytes"] > 0

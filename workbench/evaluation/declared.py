@@ -282,6 +282,9 @@ class Declared:
     # not cover (None: the declaration runs); many_sources: several sources go to it side by side
     own: Callable[[Any, Any], dict | None] | None = None
     many_sources: bool = False
+    # chat_template: its causal LMs answer multiple-choice requests (its lm-eval task's), which
+    # --apply-chat-template puts in the chat template; a `Choices` score always does
+    chat_template: bool = False
     script: dict[str, str] = field(default_factory=dict)  # the release script's REQUIREMENTS, MODEL_NOTE, ...
     # statistics_for(options, items) -> the statistics where the options or the data decide them (one
     # per cut-off asked for, one per category the data names); `statistics` are the ones always given
@@ -309,6 +312,11 @@ class Declared:
     # results at once (ranks among the models, agreement between their outputs); scored: {model: (items,
     # results)} in the models' order, others: each other role's model by role name (absent: not given)
     across: Callable[[dict, dict[str, tuple[list, list[dict]]], dict, dict[str, Any]], dict] | None = None
+
+    @property
+    def takes_chat_template(self) -> bool:
+        """Whether its models' requests are multiple-choice ones that --apply-chat-template changes."""
+        return self.chat_template or bool(getattr(self.score, "chat_template", False))
 
     # --- the data --------------------------------------------------------------------------
 
