@@ -26,9 +26,12 @@ ANSWERS = {"entailment": "your", "neutral": "these", "contradiction": "jobs"}
 PROMPT = "{premise}\nQuestion: {hypothesis} True, False or Neither?\nAnswer:"
 
 
-def lm_eval_way(model_dir, premise: str, hypothesis: str) -> str:
+def lm_eval_way(model_dir, premise: str, hypothesis: str, system: str | None = None) -> str:
     """The label lm-eval's hf backend would pick, computed here with plain torch one sequence at a
-    time: the context encoded alone, the answer's tokens those of context + ' ' + answer beyond it."""
+    time: the context encoded alone, the answer's tokens those of context + ' ' + answer beyond it.
+    With `system`, as under --apply_chat_template --system_instruction: the context is the chat
+    template's text (system turn, user turn, assistant's opening), its trailing spaces moved to
+    the answer, which follows without a space; a text that starts with BOS gets no other."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -36,10 +39,19 @@ def lm_eval_way(model_dir, premise: str, hypothesis: str) -> str:
     model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
     h = hypothesis.strip()
     context = PROMPT.format(premise=premise, hypothesis=h if h.endswith(".") else h + ".")
-    context_ids = tok(context)["input_ids"]
+    delimiter = " "
+    if system is not None:
+        turns = [{"role": "system", "content": system}, {"role": "user", "content": context}]
+        rendered = tok.apply_chat_template(turns, tokenize=False, add_generation_prompt=True)
+        context, delimiter = rendered.rstrip(), rendered[len(rendered.rstrip()) :]
+
+    def encode(text):
+        return tok(text, add_special_tokens=not text.startswith(tok.bos_token))["input_ids"]
+
+    context_ids = encode(context)
     scores = []
     for label in ("entailment", "neutral", "contradiction"):
-        rest = tok(context + " " + ANSWERS[label])["input_ids"][len(context_ids) :]
+        rest = encode(context + delimiter + ANSWERS[label])[len(context_ids) :]
         ids = torch.tensor([context_ids + rest])
         with torch.no_grad():
             logprobs = torch.log_softmax(model(ids[:, :-1]).logits.float(), dim=-1)[0]
@@ -182,3 +194,39 @@ def test_the_release_says_how_each_filter_judge_was_asked(llm_project, fixture_m
     theirs = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["models"][str(judge)]
     assert theirs["asked"] == ours["asked"]
     assert theirs["overall"]["accuracy"] == ours["overall"]["accuracy"]  # the project's answer words, not lm-eval's
+
+
+def test_a_filter_judge_asked_in_its_chat_template_says_so_and_keeps_its_answers_apart(fixture_models, tmp_path):
+    """[llm] chat_template = true (and a system_instruction) asks a chat model as lm-eval's
+    --apply_chat_template --system_instruction would; the filter's manifest and the card say so,
+    and the same judge asked without it reads none of those cached answers."""
+    from test_filter import make_project, run_filter
+
+    from workbench.core.config import load_config
+    from workbench.core.workspace import Workspace
+    from workbench.kinds.nli.card import filter_model_lines
+    from workbench.models.fixtures import with_chat_template
+
+    judge = str(with_chat_template(fixture_models["clm-gpt2"], tmp_path / "chat-judge"))
+    answers = ", ".join(f'{k} = "{v}"' for k, v in ANSWERS.items())
+    chat = f'[llm]\nanswers = {{ {answers} }}\nchat_template = true\nsystem_instruction = "Judge fairly."\n'
+    root = make_project(tmp_path / "p", fixture_models, [judge], extra=chat)
+    rows = run_filter(root)
+    for r in rows[:4]:
+        (p,) = r["predictions"]
+        assert p["label"] == lm_eval_way(judge, r["premise"], r["hypothesis"], system="Judge fairly.")
+    ws = Workspace(load_config(root / "workbench.toml").path("workspace"))
+    manifest = ws.manifest("filter")
+    (entry,) = manifest["models"]
+    assert entry["asked"]["chat_template"] is True and entry["asked"]["system_instruction"] == "Judge fairly."
+    assert "a chat template applied" in filter_model_lines(entry)[0]
+    unique = len({(r["premise"], r["hypothesis"]) for r in rows})
+    assert manifest["counts"]["computed_pairs"][judge] == unique
+
+    toml = root / "workbench.toml"
+    toml.write_text(toml.read_text(encoding="utf-8").replace(chat, f"[llm]\nanswers = {{ {answers} }}\n"), "utf-8")
+    plain = run_filter(root)
+    manifest = ws.manifest("filter")
+    assert manifest["counts"]["computed_pairs"][judge] == unique  # every pair asked again
+    assert manifest["models"][0]["asked"]["chat_template"] is False
+    assert [r["predictions"][0]["probs"] for r in plain] != [r["predictions"][0]["probs"] for r in rows]
