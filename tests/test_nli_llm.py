@@ -220,6 +220,11 @@ def test_a_filter_judge_asked_in_its_chat_template_says_so_and_keeps_its_answers
     (entry,) = manifest["models"]
     assert entry["asked"]["chat_template"] is True and entry["asked"]["system_instruction"] == "Judge fairly."
     assert "a chat template applied" in filter_model_lines(entry)[0]
+    from workbench import kinds
+    from workbench.release import lmeval
+
+    command = lmeval.card_lines(kinds.get("nli"), "t_v1_0_0", (True, "Judge fairly."))[-1]  # the card's lm_eval line
+    assert command.endswith("--batch_size 16 --apply_chat_template --system_instruction 'Judge fairly.'")
     unique = len({(r["premise"], r["hypothesis"]) for r in rows})
     assert manifest["counts"]["computed_pairs"][judge] == unique
 
