@@ -163,6 +163,56 @@ def test_lm_eval_on_a_built_nli_release_gives_workbench_evaluates_accuracy_and_b
     assert 0 < ours["accuracy"] < 100
 
 
+def test_under_a_chat_template_lm_eval_on_the_nli_release_gives_workbench_evaluates_figures(
+    llm_project, fixture_models, tmp_path, runner, monkeypatch
+):
+    """The release's task run by lm-eval with --apply_chat_template --system_instruction, and
+    workbench evaluate --apply-chat-template --system-instruction, on the judge as a chat model:
+    the same accuracy and aggregate bias (the answer word read right after the assistant's
+    opening, without the task's space), other than the plain run's."""
+    from workbench.models.fixtures import with_chat_template
+
+    _, release, _ = llm_project
+    model = str(with_chat_template(fixture_models["clm-gpt2"], tmp_path / "chat-judge"))
+    task, system = "llm_bias_v1_0_0", "Judge fairly."
+    out = tmp_path / "lm_eval.json"
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "HF_HOME": str(tmp_path / "hf"),
+        "TOKENIZERS_PARALLELISM": "false",
+        "LM_EVAL_SYSTEM_INSTRUCTION": system,
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_LM_EVAL, model, str(out), str(release / "lm_eval_tasks"), task],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    theirs = json.loads(out.read_text(encoding="utf-8"))["results"][task]
+    monkeypatch.chdir(tmp_path)
+    docs = {}
+    for name, extra in (("chat", ["--apply-chat-template", "--system-instruction", system]), ("plain", [])):
+        result = invoke(runner, "evaluate", str(release), "--model", model, *extra, "--json", f"{name}.json")
+        assert result.exit_code == 0, result.output
+        docs[name] = json.loads((tmp_path / f"{name}.json").read_text(encoding="utf-8"))["models"][model]
+    ours = docs["chat"]["overall"]
+    assert docs["chat"]["asked"]["chat_template"] is True and docs["chat"]["asked"]["system_instruction"] == system
+    assert math.isclose(100 * theirs["accuracy,none"], ours["accuracy"], rel_tol=REL, abs_tol=1e-3)
+    assert math.isclose(100 * theirs["bias_aggregate,none"], ours["bias_aggregate"], rel_tol=REL, abs_tol=1e-3)
+    assert docs["plain"]["asked"]["chat_template"] is False
+    assert (ours["accuracy"], ours["bias_aggregate"]) != (
+        docs["plain"]["overall"]["accuracy"],
+        docs["plain"]["overall"]["bias_aggregate"],
+    )
+
+
 def test_the_release_says_how_each_filter_judge_was_asked(llm_project, fixture_models, tmp_path, runner, monkeypatch):
     """The card names the classifier as one and the causal LM as an LLM judge with its prompt,
     answer words and chat template; the manifest records how the LLM was asked, not labels; the
