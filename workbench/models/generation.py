@@ -131,8 +131,9 @@ class Generation:
 # -- prompts --------------------------------------------------------------------------------------
 def encode_prompts(scorer, prompts: Sequence[str], settings: GenerationSettings) -> list[list[int]]:
     """Each prompt's token ids as the model will read them: with the tokenizer's own chat template
-    (`lm_scoring.chat_prompt`, encoded as apply_chat_template(tokenize=True) would) when the settings ask for it, else
-    the text's tokens (after BOS with `add_bos`; an empty prompt always starts with BOS)."""
+    (`lm_scoring.chat_prompt`, encoded as apply_chat_template(tokenize=True) would) when the
+    settings ask for it, else the text's tokens (after BOS with `add_bos`; an empty prompt always
+    starts with BOS)."""
     tokenizer = scorer.tokenizer
     if not settings.chat_template:
         encoded = scorer.encode_many(list(prompts))

@@ -364,5 +364,6 @@ def card_lines(kind: Kind | None, task: str, chat: tuple[bool, str | None] = (Fa
     )
     return [
         f"# or in lm-evaluation-harness ({INSTALL}; causal LMs), from a download of this repository:",
-        f"lm_eval --model hf --model_args pretrained=MODEL --tasks {task} --include_path {FOLDER} --batch_size 16{flags}",
+        f"lm_eval --model hf --model_args pretrained=MODEL --tasks {task} --include_path {FOLDER} --batch_size 16"
+        + flags,
     ]
