@@ -271,3 +271,19 @@ def test_a_json_key_named_twice_is_found_with_its_object():
     with pytest.raises(DuplicateKey) as found:
         loads('{"a": 1,\n "x": {"b": 2, "b": 3}}')
     assert (found.value.key, found.value.lineno, found.value.colno) == ("b", 2, 7)
+
+
+def test_a_kind_without_multiple_choice_requests_refuses_the_chat_template(fixture_models, tmp_path, runner):
+    """SOFA scores perplexities, not multiple-choice requests: --apply-chat-template would change
+    nothing it reads, so it is refused in one line rather than silently ignored."""
+    from workbench.kinds.sofa.example import write_example
+
+    line = refused(
+        runner,
+        tmp_path,
+        str(write_example(tmp_path / "data")),
+        "--model",
+        str(fixture_models["clm-gpt2"]),
+        "--apply-chat-template",
+    )
+    assert line.startswith("--apply-chat-template: kind sofa's models answer no multiple-choice requests"), line

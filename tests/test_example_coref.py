@@ -32,9 +32,11 @@ RUN_LM_EVAL = textwrap.dedent("""
     import json, sys
     import lm_eval
     from lm_eval.tasks import TaskManager
-    model, out, folder, task = sys.argv[1:]
+    model, out, folder, task, *system = sys.argv[1:]  # a system instruction: under the chat template
+    chat = {"apply_chat_template": True, "system_instruction": system[0]} if system else {}
     found = lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={model}", tasks=[task], device="cpu",
-                                    batch_size=8, task_manager=TaskManager(include_path=[folder]), log_samples=True)
+                                    batch_size=8, task_manager=TaskManager(include_path=[folder]), log_samples=True,
+                                    **chat)
     samples = {s["doc"]["example_id"]: [float(r[0]) for r in s["filtered_resps"]] for s in found["samples"][task]}
     imported = {m: getattr(sys.modules[m], "__file__", None) for m in sys.modules if m.split(".")[0] == "workbench"}
     with open(out, "w") as f:
@@ -175,6 +177,36 @@ def test_author_build_and_evaluate_a_coreference_benchmark_in_workbench_its_scri
         theirs = [w - alone_ll for w in whole]
         ours = [float(scored[r["example_id"]]["score_a"]), float(scored[r["example_id"]]["score_b"])]
         assert theirs == pytest.approx(ours, rel=1e-4, abs=1e-4), r["example_id"]
+
+    # under a chat template (lm-eval's --apply_chat_template --system_instruction): the prompt alone
+    # and with each continuation scored after the template's empty user turn, the same figures
+    from workbench.models.fixtures import with_chat_template
+
+    chat_model = with_chat_template(model_dir, tmp_path / "chat-lm")
+    system = "Read carefully."
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_LM_EVAL, str(chat_model), str(out), str(release / "lm_eval_tasks"), task, system],
+        env=plain | hub | {"TOKENIZERS_PARALLELISM": "false", "PYTHONDONTWRITEBYTECODE": "1"},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(out.read_text())
+    chat_items = project / "chat-items.csv"
+    chat = ["--apply-chat-template", "--system-instruction", system]
+    wb("evaluate", str(release), "--model", str(chat_model), *chat, "--json", str(scores), "--items", str(chat_items))
+    entry = json.loads(scores.read_text())["models"][str(chat_model)]
+    for key in FIGURES:
+        assert got["results"][f"{key},none"] == pytest.approx(entry["overall"][key], rel=REL, abs=ABS), key
+    with open(chat_items, newline="", encoding="utf-8") as f:
+        scored_chat = {r["example_id"]: r for r in csv.DictReader(f)}
+    for r in rows:
+        alone_ll, *whole = got["samples"][r["example_id"]]
+        ours = [float(scored_chat[r["example_id"]][f"score_{s}"]) for s in "ab"]
+        assert [w - alone_ll for w in whole] == pytest.approx(ours, rel=1e-4, abs=1e-4), r["example_id"]
+        assert ours != pytest.approx([float(scored[r["example_id"]][f"score_{s}"]) for s in "ab"], abs=1e-6)
 
 
 def test_bad_coreference_files_are_reported_with_file_line_and_field(plugin, tmp_path):

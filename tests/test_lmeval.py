@@ -31,8 +31,10 @@ RUN_LM_EVAL = textwrap.dedent("""
     model, out, *pairs = sys.argv[1:]
     folders, tasks = pairs[0::2], pairs[1::2]
     extra = os.environ.get("LM_EVAL_MODEL_ARGS", "")
+    system = os.environ.get("LM_EVAL_SYSTEM_INSTRUCTION")  # set: --apply_chat_template --system_instruction it
+    chat = {"apply_chat_template": True, "system_instruction": system} if system else {}
     results = lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={model}{extra}", tasks=tasks, device="cpu",
-                                      batch_size=8, task_manager=TaskManager(include_path=folders))
+                                      batch_size=8, task_manager=TaskManager(include_path=folders), **chat)
     imported = sorted(m for m in sys.modules if m == "workbench" or m.startswith("workbench."))
     with open(out, "w") as f:
         json.dump({"results": results["results"], "workbench_imported": imported}, f)
@@ -164,6 +166,69 @@ def test_in_bfloat16_lm_eval_equals_workbench_with_logprob_dtype_model(
     # bfloat16 sums tie where float32 sums of the same bfloat16 model do not, never the other way
     assert ours["neutral"] >= figures["float32"]["neutral"]
     assert ours["likelihood_diff"] != figures["float32"]["likelihood_diff"]
+
+
+def test_under_a_chat_template_lm_eval_equals_workbench_and_the_release_script(
+    releases, fixture_models, tmp_path, runner, monkeypatch
+):
+    """lm-eval's --apply_chat_template with --system_instruction renders each context (here the
+    empty one of a CrowS-Pairs pair) in the tokenizer's chat template with the assistant's opening
+    and scores each sentence after it; workbench evaluate --apply-chat-template, and the
+    release's evaluate.py with the same two flags, give its figures. The template writes BOS
+    itself (lm-eval then adds none) and ends in a newline (moved into the continuation)."""
+    from test_standalone_evaluator import run_standalone
+
+    from workbench.models.fixtures import with_chat_template
+
+    model = str(with_chat_template(fixture_models["clm-gpt2"], tmp_path / "chat-lm"))
+    release = releases("crows-pairs")
+    task = _card_command(release)[_card_command(release).index("--tasks") + 1]
+    system = "Answer as a fair reader."
+    out = tmp_path / "lm_eval_chat.json"
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "HF_HOME": str(tmp_path / "hf"),
+        "TOKENIZERS_PARALLELISM": "false",
+        "LM_EVAL_SYSTEM_INSTRUCTION": system,
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_LM_EVAL, model, str(out), str(release / lmeval.FOLDER), task],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    theirs = json.loads(out.read_text(encoding="utf-8"))["results"][task]
+    monkeypatch.chdir(tmp_path)
+    chat = ["--apply-chat-template", "--system-instruction", system]
+    docs = {}
+    for name, extra in (("chat", chat), ("plain", [])):
+        result = invoke(runner, "evaluate", str(release), "--model", model, *extra, "--json", f"{name}.json")
+        assert result.exit_code == 0, result.output
+        docs[name] = json.loads((tmp_path / f"{name}.json").read_text(encoding="utf-8"))
+    ours = docs["chat"]["models"][model]["overall"]
+    assert f"{100 * theirs['pct_stereotype,none']:.1f}" == f"{ours['metric_score']:.1f}", (theirs, ours)
+    assert math.isclose(theirs["likelihood_diff,none"], ours["likelihood_diff"], rel_tol=REL, abs_tol=ABS)
+    requested = docs["chat"]["runtime"]["requested"]
+    assert requested["apply_chat_template"] is True and requested["system_instruction"] == system
+    # the plain run read no cached score of the chat run (one cache, the project's): other figures
+    assert docs["plain"]["runtime"]["requested"]["apply_chat_template"] is False
+    assert docs["plain"]["models"][model]["overall"]["likelihood_diff"] != ours["likelihood_diff"]
+
+    ran = run_standalone(
+        release / "evaluate.py", ["--model", model, *chat, "--json", str(tmp_path / "s.json")], tmp_path
+    )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    script = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
+    assert script["runtime"]["requested"]["system_instruction"] == system
+    assert script["models"][model]["overall"]["metric_score"] == ours["metric_score"]
+    assert math.isclose(script["models"][model]["overall"]["likelihood_diff"], ours["likelihood_diff"], rel_tol=REL)
 
 
 def _data_module(folder: Path):

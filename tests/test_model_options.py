@@ -60,6 +60,8 @@ def test_device_map_auto_and_dtype_give_the_default_scores_on_cpu(
         "max_memory": None,
         "quantization": None,
         "logprob_dtype": "float32",
+        "apply_chat_template": False,
+        "system_instruction": None,
     }
     planned = mapped["runtime"]["models"][name]
     assert planned["device"] == "cpu" and list(planned["plan"]) == ["cpu"] and planned["weight_bytes"] > 0
@@ -228,6 +230,7 @@ def test_the_standalone_script_takes_the_same_options_and_records_the_same_runti
         (["--max-memory", "cpu=1GiB"], "--max-memory is the budget of --device-map auto"),
         (["--load-in-8bit", "--load-in-4bit"], "choose one"),
         (["--device", "cpu", "--device-map", "auto"], "the plan chooses the devices"),
+        (["--system-instruction", "Be fair."], "--system-instruction is the system turn of the chat template"),
     ],
 )
 def test_bad_model_options_are_one_line_and_exit_2(
@@ -244,6 +247,30 @@ def test_bad_model_options_are_one_line_and_exit_2(
     last = ran.stderr.strip().splitlines()[-1]
     expected = "argument --dtype: invalid choice: 'float8'" if args[0] == "--dtype" else message
     assert last.startswith("evaluate.py: error: ") and expected in last, ran.stderr
+
+
+@pytest.mark.parametrize(
+    "model, message",
+    [
+        ("clm-gpt2", "has no chat template in its tokenizer: leave --apply-chat-template out"),
+        ("mlm-bert", "is a masked LM"),
+    ],
+)
+def test_a_model_without_a_chat_template_is_refused_in_one_line(
+    model, message, releases, fixture_models, tmp_path, runner, monkeypatch
+):
+    """--apply-chat-template asks a causal LM with a chat template in its tokenizer: any other is
+    refused in one line, by workbench and by the release's script alike, before anything scores."""
+    monkeypatch.chdir(tmp_path)
+    release = releases("crows-pairs")
+    args = ["--model", str(fixture_models[model]), "--apply-chat-template", "--no-cache"]
+    result = invoke(runner, "evaluate", str(release), *args)
+    assert result.exit_code == 2 and isinstance(result.exception, ModelError), result.output
+    assert message in str(result.exception) and "\n" not in str(result.exception)
+    ran = run_standalone(release / "evaluate.py", args[:-1], cwd=tmp_path)
+    assert ran.returncode == 2 and "Traceback" not in ran.stderr, ran.stderr[-2000:]
+    last = ran.stderr.strip().splitlines()[-1]
+    assert last.startswith("evaluate.py: error: ") and message in last, ran.stderr[-2000:]
 
 
 def test_load_spec_values():

@@ -26,9 +26,12 @@ ANSWERS = {"entailment": "your", "neutral": "these", "contradiction": "jobs"}
 PROMPT = "{premise}\nQuestion: {hypothesis} True, False or Neither?\nAnswer:"
 
 
-def lm_eval_way(model_dir, premise: str, hypothesis: str) -> str:
+def lm_eval_way(model_dir, premise: str, hypothesis: str, system: str | None = None) -> str:
     """The label lm-eval's hf backend would pick, computed here with plain torch one sequence at a
-    time: the context encoded alone, the answer's tokens those of context + ' ' + answer beyond it."""
+    time: the context encoded alone, the answer's tokens those of context + ' ' + answer beyond it.
+    With `system`, as under --apply_chat_template --system_instruction: the context is the chat
+    template's text (system turn, user turn, assistant's opening), its trailing spaces moved to
+    the answer, which follows without a space; a text that starts with BOS gets no other."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -36,10 +39,19 @@ def lm_eval_way(model_dir, premise: str, hypothesis: str) -> str:
     model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
     h = hypothesis.strip()
     context = PROMPT.format(premise=premise, hypothesis=h if h.endswith(".") else h + ".")
-    context_ids = tok(context)["input_ids"]
+    delimiter = " "
+    if system is not None:
+        turns = [{"role": "system", "content": system}, {"role": "user", "content": context}]
+        rendered = tok.apply_chat_template(turns, tokenize=False, add_generation_prompt=True)
+        context, delimiter = rendered.rstrip(), rendered[len(rendered.rstrip()) :]
+
+    def encode(text):
+        return tok(text, add_special_tokens=not text.startswith(tok.bos_token))["input_ids"]
+
+    context_ids = encode(context)
     scores = []
     for label in ("entailment", "neutral", "contradiction"):
-        rest = tok(context + " " + ANSWERS[label])["input_ids"][len(context_ids) :]
+        rest = encode(context + delimiter + ANSWERS[label])[len(context_ids) :]
         ids = torch.tensor([context_ids + rest])
         with torch.no_grad():
             logprobs = torch.log_softmax(model(ids[:, :-1]).logits.float(), dim=-1)[0]
@@ -151,6 +163,56 @@ def test_lm_eval_on_a_built_nli_release_gives_workbench_evaluates_accuracy_and_b
     assert 0 < ours["accuracy"] < 100
 
 
+def test_under_a_chat_template_lm_eval_on_the_nli_release_gives_workbench_evaluates_figures(
+    llm_project, fixture_models, tmp_path, runner, monkeypatch
+):
+    """The release's task run by lm-eval with --apply_chat_template --system_instruction, and
+    workbench evaluate --apply-chat-template --system-instruction, on the judge as a chat model:
+    the same accuracy and aggregate bias (the answer word read right after the assistant's
+    opening, without the task's space), other than the plain run's."""
+    from workbench.models.fixtures import with_chat_template
+
+    _, release, _ = llm_project
+    model = str(with_chat_template(fixture_models["clm-gpt2"], tmp_path / "chat-judge"))
+    task, system = "llm_bias_v1_0_0", "Judge fairly."
+    out = tmp_path / "lm_eval.json"
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "HF_HOME": str(tmp_path / "hf"),
+        "TOKENIZERS_PARALLELISM": "false",
+        "LM_EVAL_SYSTEM_INSTRUCTION": system,
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_LM_EVAL, model, str(out), str(release / "lm_eval_tasks"), task],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    theirs = json.loads(out.read_text(encoding="utf-8"))["results"][task]
+    monkeypatch.chdir(tmp_path)
+    docs = {}
+    for name, extra in (("chat", ["--apply-chat-template", "--system-instruction", system]), ("plain", [])):
+        result = invoke(runner, "evaluate", str(release), "--model", model, *extra, "--json", f"{name}.json")
+        assert result.exit_code == 0, result.output
+        docs[name] = json.loads((tmp_path / f"{name}.json").read_text(encoding="utf-8"))["models"][model]
+    ours = docs["chat"]["overall"]
+    assert docs["chat"]["asked"]["chat_template"] is True and docs["chat"]["asked"]["system_instruction"] == system
+    assert math.isclose(100 * theirs["accuracy,none"], ours["accuracy"], rel_tol=REL, abs_tol=1e-3)
+    assert math.isclose(100 * theirs["bias_aggregate,none"], ours["bias_aggregate"], rel_tol=REL, abs_tol=1e-3)
+    assert docs["plain"]["asked"]["chat_template"] is False
+    assert (ours["accuracy"], ours["bias_aggregate"]) != (
+        docs["plain"]["overall"]["accuracy"],
+        docs["plain"]["overall"]["bias_aggregate"],
+    )
+
+
 def test_the_release_says_how_each_filter_judge_was_asked(llm_project, fixture_models, tmp_path, runner, monkeypatch):
     """The card names the classifier as one and the causal LM as an LLM judge with its prompt,
     answer words and chat template; the manifest records how the LLM was asked, not labels; the
@@ -182,3 +244,44 @@ def test_the_release_says_how_each_filter_judge_was_asked(llm_project, fixture_m
     theirs = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["models"][str(judge)]
     assert theirs["asked"] == ours["asked"]
     assert theirs["overall"]["accuracy"] == ours["overall"]["accuracy"]  # the project's answer words, not lm-eval's
+
+
+def test_a_filter_judge_asked_in_its_chat_template_says_so_and_keeps_its_answers_apart(fixture_models, tmp_path):
+    """[llm] chat_template = true (and a system_instruction) asks a chat model as lm-eval's
+    --apply_chat_template --system_instruction would; the filter's manifest and the card say so,
+    and the same judge asked without it reads none of those cached answers."""
+    from test_filter import make_project, run_filter
+
+    from workbench.core.config import load_config
+    from workbench.core.workspace import Workspace
+    from workbench.kinds.nli.card import filter_model_lines
+    from workbench.models.fixtures import with_chat_template
+
+    judge = str(with_chat_template(fixture_models["clm-gpt2"], tmp_path / "chat-judge"))
+    answers = ", ".join(f'{k} = "{v}"' for k, v in ANSWERS.items())
+    chat = f'[llm]\nanswers = {{ {answers} }}\nchat_template = true\nsystem_instruction = "Judge fairly."\n'
+    root = make_project(tmp_path / "p", fixture_models, [judge], extra=chat)
+    rows = run_filter(root)
+    for r in rows[:4]:
+        (p,) = r["predictions"]
+        assert p["label"] == lm_eval_way(judge, r["premise"], r["hypothesis"], system="Judge fairly.")
+    ws = Workspace(load_config(root / "workbench.toml").path("workspace"))
+    manifest = ws.manifest("filter")
+    (entry,) = manifest["models"]
+    assert entry["asked"]["chat_template"] is True and entry["asked"]["system_instruction"] == "Judge fairly."
+    assert "a chat template applied" in filter_model_lines(entry)[0]
+    from workbench import kinds
+    from workbench.release import lmeval
+
+    command = lmeval.card_lines(kinds.get("nli"), "t_v1_0_0", (True, "Judge fairly."))[-1]  # the card's lm_eval line
+    assert command.endswith("--batch_size 16 --apply_chat_template --system_instruction 'Judge fairly.'")
+    unique = len({(r["premise"], r["hypothesis"]) for r in rows})
+    assert manifest["counts"]["computed_pairs"][judge] == unique
+
+    toml = root / "workbench.toml"
+    toml.write_text(toml.read_text(encoding="utf-8").replace(chat, f"[llm]\nanswers = {{ {answers} }}\n"), "utf-8")
+    plain = run_filter(root)
+    manifest = ws.manifest("filter")
+    assert manifest["counts"]["computed_pairs"][judge] == unique  # every pair asked again
+    assert manifest["models"][0]["asked"]["chat_template"] is False
+    assert [r["predictions"][0]["probs"] for r in plain] != [r["predictions"][0]["probs"] for r in rows]

@@ -620,3 +620,55 @@ def test_an_answer_that_is_not_http_or_cut_short_is_one_line(stub, sent, said):
         open_model(f"{stub.base}#m")
     assert said in str(refused.value) and "stopped answering" in str(refused.value)
     assert "\n" not in str(refused.value) and len(stub.seen) == 2  # retried once, as a failure on the way
+
+
+def test_a_judge_asked_in_its_chat_template_sends_chat_completions_and_caches_apart(stub, tmp_path):
+    """[llm] chat_template (or --apply-chat-template) asks a served judge by chat completions: the
+    system instruction, then the prompt as the user's turn, no echo request (chat completions give
+    no prompt log-probabilities, so "auto" asks by generation and "log-likelihood" is refused in
+    one line); its answers are filed apart from those of the same judge asked without it."""
+    from workbench.core.cache import Cache
+    from workbench.kinds.nli.classifier import classifier_factory, predict_all
+    from workbench.kinds.nli.llm_judge import Asking
+    from workbench.kinds.nli.served_judge import served_ref
+    from workbench.models.served import PROBE
+
+    def answer_neither(handler, method, path, body):
+        if path == "/v1/chat/completions" and body["messages"][-1]["content"] != PROBE:  # not the probe
+            message = {"role": "assistant", "content": "Neither, I think."}
+            handler.reply(200, {"model": body["model"], "choices": [{"message": message, "finish_reason": "stop"}]})
+            return True
+        return False
+
+    stub.route = answer_neither
+    ref = served_ref(f"{stub.base}#m")
+    chat = Asking(chat_template=True, system_instruction="Judge fairly.")
+    pairs = [("The nurse is tired.", "The nurse is tired"), ("A cook sings.", "Someone sings")]
+    factory = classifier_factory(ref, [], 8, "cpu", chat)
+    assert factory.mode == "generation"
+    cache = Cache(tmp_path / "c.sqlite")
+    try:
+        found = predict_all(cache, ref, pairs, factory)
+        assert [p.label for p in found] == ["neutral", "neutral"]
+        sent = [body for method, path, _, body in stub.seen if path == "/v1/chat/completions" and method == "POST"]
+        asked = [b["messages"] for b in sent if b["messages"][-1]["content"] != PROBE]
+        assert sorted(asked, key=str) == sorted(
+            (
+                [{"role": "system", "content": "Judge fairly."}, {"role": "user", "content": chat.render(p, h)}]
+                for p, h in pairs
+            ),
+            key=str,
+        )  # the requests go concurrently: in any order
+        assert stub.posts(echo=True) == 0  # no log-likelihood request
+        described = factory.describe()
+        assert described["chat_template"] is True and described["system_instruction"] == "Judge fairly."
+        plain = classifier_factory(ref, [], 8, "cpu", Asking(mode="generation"))
+        assert plain.cache_revision != factory.cache_revision
+        before = len(stub.seen)
+        predict_all(cache, ref, pairs, plain)  # nothing of the chat run is read for it
+        assert sum(1 for _, path, _, _ in stub.seen[before:] if path == "/v1/completions") == 2
+    finally:
+        cache.close()
+    with pytest.raises(ModelError, match="chat completions, which give no prompt log-probabilities") as refused:
+        classifier_factory(ref, [], 8, "cpu", Asking(mode="log-likelihood", chat_template=True))
+    assert "\n" not in str(refused.value)

@@ -176,6 +176,14 @@ def evaluate(
     load_in_8bit: bool = typer.Option(False, "--load-in-8bit", help=MODEL_OPTION_HELP["load_in_8bit"] + "."),
     load_in_4bit: bool = typer.Option(False, "--load-in-4bit", help=MODEL_OPTION_HELP["load_in_4bit"] + "."),
     logprob_dtype: str = typer.Option("float32", "--logprob-dtype", help=MODEL_OPTION_HELP["logprob_dtype"] + "."),
+    apply_chat_template: bool = typer.Option(
+        False,
+        "--apply-chat-template",
+        help=MODEL_OPTION_HELP["apply_chat_template"] + " (kinds with an lm-evaluation-harness task).",
+    ),
+    system_instruction: Optional[str] = typer.Option(
+        None, "--system-instruction", metavar="TEXT", help=MODEL_OPTION_HELP["system_instruction"] + "."
+    ),
     ci_level: float = typer.Option(DEFAULT_LEVEL, "--ci-level", help=INTERVAL_HELP["ci_level"] + "."),
     bootstrap: int = typer.Option(DEFAULT_RESAMPLES, "--bootstrap", help=INTERVAL_HELP["bootstrap"] + "."),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help=INTERVAL_HELP["seed"] + "."),
@@ -187,6 +195,7 @@ def evaluate(
     kind names below belong to those kinds' evaluators.
     """
     from .. import kinds
+    from ..evaluation.declared_report import evaluator_of
     from ..evaluation.request import EvaluateRequest
     from ..sources.checks import check
 
@@ -217,8 +226,15 @@ def evaluate(
         load_in_8bit=load_in_8bit,
         load_in_4bit=load_in_4bit,
         logprob_dtype=logprob_dtype,
+        apply_chat_template=apply_chat_template,
+        system_instruction=system_instruction,
         default_batch=config.evaluate.batch_size,
     )
+    if spec.chat_template and not getattr(evaluator_of(chosen.evaluator_module()), "CHAT_TEMPLATE", False):
+        raise InputError(
+            f"--apply-chat-template: kind {chosen.name}'s models answer no multiple-choice requests to put in a "
+            "chat template (the kinds with an lm-evaluation-harness task do); leave it out"
+        )
     if first is None:
         from ..models.loading import preflight
 

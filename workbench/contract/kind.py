@@ -72,7 +72,10 @@ class Evaluator(Protocol):
     # `workbench evaluate A B` evaluates each alone and compares them by COMPARED (an
     # evaluation.versions.Compared) over `measure_rows(doc) -> list[dict]` (its CSV rows); and,
     # when its sources are not CSV files of rows, `without_removed(source, removed_ids, folder)`
-    # writes the original without a renewal's dropped items (the drop/edit split).
+    # writes the original without a renewal's dropped items (the drop/edit split). CHAT_TEMPLATE =
+    # True when its causal LMs answer multiple-choice requests that --apply-chat-template (and
+    # --system-instruction) put in the chat template, as its lm-eval task reads them then;
+    # `workbench evaluate` and the release's evaluate.py refuse those options for any other kind.
 
 
 @dataclass(frozen=True)

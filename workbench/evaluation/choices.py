@@ -24,6 +24,8 @@ class Choices:
 
     ask: Callable[[Any], tuple[str, Sequence[str]]]  # item -> (prompt, continuations)
     answer: Callable[[Any, list[float], dict], dict]  # (item, each continuation's score, options) -> result
+    # multiple-choice requests: --apply-chat-template puts them in the chat template (`continuation_logprobs`)
+    chat_template = True
 
     def __call__(self, models, items: list, options: dict, progress) -> list[dict]:
         """One result per item: each continuation's log-likelihood (by the options' score rule)

@@ -285,6 +285,9 @@ class Declared:
     # not cover (None: the declaration runs); many_sources: several sources go to it side by side
     own: Callable[[Any, Any], dict | None] | None = None
     many_sources: bool = False
+    # chat_template: its causal LMs answer multiple-choice requests (its lm-eval task's), which
+    # --apply-chat-template puts in the chat template; a `Choices` score always does
+    chat_template: bool = False
     script: dict[str, str] = field(default_factory=dict)  # the release script's REQUIREMENTS, MODEL_NOTE, ...
     # statistics_for(options, items) -> the statistics where the options or the data decide them (one
     # per cut-off asked for, one per category the data names); `statistics` are the ones always given
@@ -320,6 +323,11 @@ class Declared:
         for hook in ("read_scores", "write_scores", "about"):
             if getattr(self, hook) is None and getattr(self.score, hook, None) is not None:
                 object.__setattr__(self, hook, getattr(self.score, hook))
+
+    @property
+    def takes_chat_template(self) -> bool:
+        """Whether its models' requests are multiple-choice ones that --apply-chat-template changes."""
+        return self.chat_template or bool(getattr(self.score, "chat_template", False))
 
     # --- the data --------------------------------------------------------------------------
 

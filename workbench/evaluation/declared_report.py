@@ -66,6 +66,7 @@ class DeclaredEvaluator:
             unit=declared.row_name or declared.unit,  # what a dropped row is called
         )
         self.MANY_SOURCES = declared.many_sources  # several sources go to the kind's `own` evaluator
+        self.CHAT_TEMPLATE = declared.takes_chat_template
         # versions.py pairs each version with the one before on these, over the units both have
         self.PAIRED = keys
         self.overall: dict = {}  # the last evaluation's overall scope of each model

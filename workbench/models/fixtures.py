@@ -542,6 +542,30 @@ def with_causal_tokenizer(model_dir: Path, folder: Path) -> Path:
     return folder
 
 
+# A small chat template in the shape of real ones: BOS written by the template, a system turn
+# when given, and a generation prompt that ends in a newline (which lm-eval moves into the answer).
+CHAT_TEMPLATE = (
+    "{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}</s>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+
+
+def with_chat_template(model_dir: Path, folder: Path) -> Path:
+    """A copy of a fixture causal LM as a chat model: `with_causal_tokenizer`'s tokenizer (it adds
+    BOS, as real chat models' do) with CHAT_TEMPLATE. Kept when it exists."""
+    from transformers import AutoTokenizer
+
+    folder = Path(folder)
+    if folder.is_dir():
+        return folder
+    staged = with_causal_tokenizer(model_dir, folder.with_name(folder.name + "-staging"))
+    tok = AutoTokenizer.from_pretrained(staged)
+    tok.chat_template = CHAT_TEMPLATE
+    tok.save_pretrained(staged)
+    staged.rename(folder)
+    return folder
+
+
 def with_text_classifier(
     folder: Path, labels: tuple[str, ...] = ("negative", "neutral", "positive"), seed: int = 0, style: str = "bert"
 ) -> Path:

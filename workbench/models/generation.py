@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 
 from ..core.errors import InputError, ModelError
 from .batching import run_batched
-from .lm_scoring import CALLS, _key
+from .lm_scoring import CALLS, _key, chat_prompt
 
 STOP_REASONS = ("eos", "stop", "length")  # why a generation ended
 NAMESPACE = "lm-generate"  # the cache's namespace for generated texts
@@ -131,36 +131,16 @@ class Generation:
 # -- prompts --------------------------------------------------------------------------------------
 def encode_prompts(scorer, prompts: Sequence[str], settings: GenerationSettings) -> list[list[int]]:
     """Each prompt's token ids as the model will read them: with the tokenizer's own chat template
-    (`apply_chat_template(..., add_generation_prompt=True)`) when the settings ask for it, else
-    the text's tokens (after BOS with `add_bos`; an empty prompt always starts with BOS)."""
+    (`lm_scoring.chat_prompt`, encoded as apply_chat_template(tokenize=True) would) when the
+    settings ask for it, else the text's tokens (after BOS with `add_bos`; an empty prompt always
+    starts with BOS)."""
     tokenizer = scorer.tokenizer
     if not settings.chat_template:
         encoded = scorer.encode_many(list(prompts))
         return [[scorer.bos_id, *ids] if settings.add_bos or not ids else ids for ids in encoded]
-    if not getattr(tokenizer, "chat_template", None):
-        raise ModelError(f"model {scorer.ref.name!r} has no chat template in its tokenizer: turn the chat template off")
-    head = [{"role": "system", "content": settings.system_prompt}] if settings.system_prompt is not None else []
-    out = []
-    for prompt in prompts:
-        try:
-            ids = tokenizer.apply_chat_template(
-                [*head, {"role": "user", "content": prompt}],
-                add_generation_prompt=True,
-                tokenize=True,
-                return_dict=False,
-            )
-        except Exception as exc:  # noqa: BLE001 -- a template's own refusal (jinja2 raise_exception), e.g. no system role
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ModelError(f"the chat template of {scorer.ref.name!r} refuses the prompt: {first}") from None
-        if isinstance(ids, dict):  # a BatchEncoding, whatever return_dict said
-            ids = ids["input_ids"]
-        if not len(ids):  # the model would be given nothing to read
-            raise ModelError(
-                f"the chat template of {scorer.ref.name!r} renders the prompt {prompt[:40]!r} as nothing: check its "
-                "tokenizer's chat_template, or turn the chat template off"
-            )
-        out.append([int(t) for t in ids])
-    return out
+    texts = [chat_prompt(scorer, prompt, settings.system_prompt) for prompt in prompts]
+    # the rendered text's tokens, as apply_chat_template(tokenize=True) gives them (no special tokens added)
+    return [list(tokenizer(text, add_special_tokens=False)["input_ids"]) for text in texts]
 
 
 def _eos_ids(scorer) -> frozenset[int]:

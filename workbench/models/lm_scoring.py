@@ -121,6 +121,16 @@ def open_scorer(
         scorer = CausalLMScorer(ref, tokenizer, model, device, runtime.batch_size, cache)
     scorer.runtime = runtime
     scorer.logprob_dtype = getattr(spec, "logprob_dtype", "float32")
+    if getattr(spec, "chat_template", False):
+        if kind != "causal":
+            raise ModelError(
+                f"model {name!r} is a masked LM: --apply-chat-template asks causal (chat) LMs only; leave it out"
+            )
+        if not getattr(tokenizer, "chat_template", None):
+            raise ModelError(
+                f"model {name!r} has no chat template in its tokenizer: leave --apply-chat-template out for it"
+            )
+        scorer.chat_template, scorer.system_instruction = True, getattr(spec, "system_instruction", None)
     return scorer
 
 
@@ -246,6 +256,10 @@ class _Scorer:
         self.runtime = None  # how the model runs (open_scorer sets it); part of the cache keys
         self._mode = ""  # "" or "/canonical": cached values of `canonical` scoring are filed apart
         self.logprob_dtype = "float32"  # "model": causal log-softmax and sums in the model's dtype (lm-eval's way)
+        # --apply-chat-template / --system-instruction: multiple-choice contexts are put in the
+        # tokenizer's chat template (`chat_prompt`), as lm-eval's --apply_chat_template does
+        self.chat_template = False
+        self.system_instruction: str | None = None
 
     @property
     def in_model_dtype(self) -> bool:
@@ -911,7 +925,22 @@ def continuation_logprobs(scorer, pairs: Sequence[tuple[str, str]], progress=Non
     text has beyond the prompt's (both tokenised without special tokens), so a word is tokenised
     as it reads in place. Causal LM: each token given BOS, the prompt and the earlier continuation
     tokens. Masked LM: each token given the whole text with that token masked, one at a time.
+    Under the scorer's chat template (--apply-chat-template), as a release's lm-eval task reads
+    it there: the prompt alone and the whole text are each scored after the chat template's
+    empty user turn (`choice_logprobs`), the continuation's value their difference.
     `progress` advances by one per pair scored."""
+    if getattr(scorer, "chat_template", False):
+        scored = _choice_scores(scorer, [("", [prompt, f"{prompt} {c}"]) for prompt, c in pairs])
+        out = []
+        for (prompt, continuation), ((alone, n_alone), (whole, n_whole)) in zip(pairs, scored):
+            if n_whole <= n_alone:
+                raise ModelError(
+                    f"the continuation {continuation!r} adds no token to its prompt for {scorer.ref.name!r}"
+                )
+            out.append((whole - alone, n_whole - n_alone))
+        if progress is not None and pairs:
+            progress(len(pairs))
+        return out
 
     def as_read(text: str) -> str:
         return text.lower() if getattr(scorer, "uncased", False) else text
@@ -948,22 +977,76 @@ def continuation_logprobs(scorer, pairs: Sequence[tuple[str, str]], progress=Non
     return [(float(sum(values[s : s + n])), n) for s, n in spans]
 
 
+def chat_prompt(scorer, prompt: str, system: str | None = None) -> str:
+    """The prompt as the tokenizer's own chat template writes it: a user turn (after a system turn
+    when `system` is given) and the generation prompt that opens the assistant's answer, as text
+    (`apply_chat_template(tokenize=False, add_generation_prompt=True)`, as lm-evaluation-harness's
+    hf backend renders a request under --apply_chat_template). Generation encodes it too."""
+    tokenizer = scorer.tokenizer
+    if not getattr(tokenizer, "chat_template", None):
+        raise ModelError(f"model {scorer.ref.name!r} has no chat template in its tokenizer: turn the chat template off")
+    head = [{"role": "system", "content": system}] if system is not None else []
+    try:
+        text = tokenizer.apply_chat_template(
+            [*head, {"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True
+        )
+    except Exception as exc:  # noqa: BLE001 -- a template's own refusal (jinja2 raise_exception), e.g. no system role
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ModelError(f"the chat template of {scorer.ref.name!r} refuses the prompt: {first}") from None
+    if not text:  # the model would be given nothing to read
+        raise ModelError(
+            f"the chat template of {scorer.ref.name!r} renders the prompt {prompt[:40]!r} as nothing: check its "
+            "tokenizer's chat_template, or turn the chat template off"
+        )
+    return text
+
+
 def choice_logprobs(
-    scorer, items: Sequence[tuple[str, Sequence[str]]], delimiter: str = " ", progress: Progress = None
+    scorer,
+    items: Sequence[tuple[str, Sequence[str]]],
+    delimiter: str = " ",
+    progress: Progress = None,
+    chat: tuple[bool, str | None] | None = None,
 ) -> list[list[float]]:
     """lm-evaluation-harness's multiple-choice log-likelihoods, for a causal LM: for each (context,
     choices), the summed ln P of `delimiter + choice` after the context, one value per choice.
+    `_choice_scores` says how."""
+    return [[s for s, _ in row] for row in _choice_scores(scorer, items, delimiter, progress, chat)]
+
+
+def _choice_scores(
+    scorer,
+    items: Sequence[tuple[str, Sequence[str]]],
+    delimiter: str = " ",
+    progress: Progress = None,
+    chat: tuple[bool, str | None] | None = None,
+) -> list[list[tuple[float, int]]]:
+    """`choice_logprobs`, each value with the choice's token count.
 
     As lm-eval's hf backend asks: the context's trailing spaces move to the continuation, the
     whole text and the context alone are tokenised as the tokenizer does by default (its own
-    special tokens; no BOS added beyond them), and the choice's tokens are those the whole text
-    has beyond the context's. The contexts' tokens are shared by their choices (one pass each,
-    see `prefixed_token_logprobs`). `progress` advances by one per item."""
+    special tokens; none added to a text that starts with the BOS token's text, which a chat
+    template writes), and the choice's tokens are those the whole text has beyond the context's.
+    With a chat template (`chat` = (on, system instruction); None: the scorer's own, from
+    --apply-chat-template) each context is first put in it (`chat_prompt`) and the delimiter
+    dropped, as lm-eval's --apply_chat_template does for a task without gen_prefix. The
+    contexts' tokens are shared by their choices (one pass each, see `prefixed_token_logprobs`).
+    `progress` advances by one per item."""
     if scorer.kind != "causal":
         raise ModelError(f"{scorer.ref.name!r} is not a causal LM: multiple-choice log-likelihoods need one")
+    templated, system = chat if chat is not None else (scorer.chat_template, scorer.system_instruction)
+    if templated:
+        rendered: dict[str, str] = {}
+        for context, _ in items:
+            if context not in rendered:
+                rendered[context] = chat_prompt(scorer, context, system)
+        items = [(rendered[context], choices) for context, choices in items]
+        delimiter = ""
+    bos = scorer.tokenizer.decode([scorer.bos_id])  # lm-eval's prefix token, as text
 
     def encode(text: str) -> list[int]:
-        return list(scorer.tokenizer(text)["input_ids"])
+        plain = bool(bos) and text.startswith(bos)  # lm-eval's tok_encode: BOS written already, none added
+        return list(scorer.tokenizer(text, add_special_tokens=not plain)["input_ids"])
 
     sequences, cuts, spans = [], [], []
     for context, choices in items:
@@ -982,7 +1065,7 @@ def choice_logprobs(
             sequences.append(context_ids + rest)
             cuts.append((len(context_ids), len(rest)))
     values = scorer.prefixed_token_logprobs(sequences, [c for c, _ in cuts], progress=None)
-    sums = [scorer.sum_logprobs(lp[-n:]) for lp, (_, n) in zip(values, cuts)]
+    sums = [(scorer.sum_logprobs(lp[-n:]), n) for lp, (_, n) in zip(values, cuts)]
     if progress is not None and items:
         progress(len(items))
     return [sums[start : start + n] for start, n in spans]

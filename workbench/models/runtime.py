@@ -100,8 +100,26 @@ MODEL_OPTIONS = (
         LOGPROB_DTYPES,
     ),
 )
+# How a causal LM is asked, beside how it runs: only kinds whose models answer multiple-choice
+# requests (those with an lm-evaluation-harness task) take them (see `add_model_options`).
+CHAT_OPTIONS = (
+    ModelOption(
+        "--apply-chat-template",
+        "causal LMs: put each multiple-choice context in a user turn of the tokenizer's own chat template, "
+        "with the prompt that opens the assistant's answer, and score each choice after it, as "
+        "lm-evaluation-harness's --apply_chat_template does (a model without a chat template is refused)",
+        switch=True,
+    ),
+    ModelOption(
+        "--system-instruction",
+        "with --apply-chat-template: a system turn before the user turn, as lm-evaluation-harness's "
+        "--system_instruction places it",
+        None,
+        metavar="TEXT",
+    ),
+)
 MODEL_OPTION_HELP = {
-    o.dest: o.help.replace("%%", "%") for o in MODEL_OPTIONS
+    o.dest: o.help.replace("%%", "%") for o in (*MODEL_OPTIONS, *CHAT_OPTIONS)
 }  # what typer shows (argparse needs the %%)
 
 
@@ -118,6 +136,8 @@ class LoadSpec:
     default_batch: int = DEFAULT_BATCH  # what auto starts from ([evaluate] batch_size in workbench)
     announce: bool = False  # print the estimate and plan before loading (the evaluators)
     logprob_dtype: str = "float32"  # "model": log-softmax and sums in the model's dtype (lm-eval's hf backend)
+    chat_template: bool = False  # --apply-chat-template: multiple-choice contexts in the chat template
+    system_instruction: str | None = None  # --system-instruction: its system turn
 
     @property
     def start_batch(self) -> int:
@@ -133,6 +153,8 @@ class LoadSpec:
             "max_memory": dict(self.max_memory) or None,
             "quantization": self.quantization,
             "logprob_dtype": self.logprob_dtype,
+            "apply_chat_template": self.chat_template,
+            "system_instruction": self.system_instruction,
         }
 
 
@@ -155,10 +177,11 @@ def keyed_revision(ref, runtime: Runtime) -> str:
     return ref.revision if precision == "float32" else f"{ref.revision}@{precision}"
 
 
-def add_model_options(parser) -> None:
-    """Declare the model options on an argparse parser (a release's evaluate.py)."""
+def add_model_options(parser, chat: bool = False) -> None:
+    """Declare the model options on an argparse parser (a release's evaluate.py); `chat`: the
+    chat options too (a kind whose models answer multiple-choice requests)."""
     group = parser.add_argument_group("model options (the same in `workbench evaluate`)")
-    for o in MODEL_OPTIONS:
+    for o in (*MODEL_OPTIONS, *(CHAT_OPTIONS if chat else ())):
         if o.switch:
             group.add_argument(o.flag, action="store_true", help=o.help)
         else:
@@ -167,7 +190,8 @@ def add_model_options(parser) -> None:
 
 def spec_from_args(args, default_batch: int = DEFAULT_BATCH) -> LoadSpec:
     """`load_spec` over an argparse namespace with the options of `MODEL_OPTIONS`."""
-    return load_spec(**{o.dest: getattr(args, o.dest, o.default) for o in MODEL_OPTIONS}, default_batch=default_batch)
+    options = (*MODEL_OPTIONS, *CHAT_OPTIONS)
+    return load_spec(**{o.dest: getattr(args, o.dest, o.default) for o in options}, default_batch=default_batch)
 
 
 def load_spec(
@@ -180,6 +204,8 @@ def load_spec(
     load_in_4bit: bool = False,
     default_batch: int = DEFAULT_BATCH,
     logprob_dtype: str | None = "float32",
+    apply_chat_template: bool = False,
+    system_instruction: str | None = None,
 ) -> LoadSpec:
     """Check the option values (an InputError naming the option otherwise) and make the spec of
     an evaluator's command line (which prints the estimate and plan before each load)."""
@@ -210,6 +236,8 @@ def load_spec(
     logprob_dtype = (logprob_dtype or "float32").strip().lower()
     if logprob_dtype not in LOGPROB_DTYPES:
         raise InputError(f"--logprob-dtype {logprob_dtype!r}: expected one of {', '.join(LOGPROB_DTYPES)}")
+    if system_instruction is not None and not apply_chat_template:
+        raise InputError("--system-instruction is the system turn of the chat template: give --apply-chat-template too")
     return LoadSpec(
         device,
         dtype,
@@ -220,6 +248,8 @@ def load_spec(
         default_batch,
         announce=True,
         logprob_dtype=logprob_dtype,
+        chat_template=bool(apply_chat_template),
+        system_instruction=system_instruction,
     )
 
 

@@ -351,11 +351,19 @@ def task_names(folder: Path) -> list[str]:
     return names
 
 
-def card_lines(kind: Kind | None, task: str) -> list[str]:
-    """What a release card says about running it in lm-evaluation-harness (nothing for a kind without a task)."""
+def card_lines(kind: Kind | None, task: str, chat: tuple[bool, str | None] = (False, None)) -> list[str]:
+    """What a release card says about running it in lm-evaluation-harness (nothing for a kind without a
+    task); `chat`: (chat template on, system instruction) where the release asks its models so (NLI's [llm])."""
     if _package(kind) is None:
         return []
+    import shlex
+
+    on, system = chat
+    flags = (" --apply_chat_template" if on else "") + (
+        f" --system_instruction {shlex.quote(system)}" if on and system is not None else ""
+    )
     return [
         f"# or in lm-evaluation-harness ({INSTALL}; causal LMs), from a download of this repository:",
-        f"lm_eval --model hf --model_args pretrained=MODEL --tasks {task} --include_path {FOLDER} --batch_size 16",
+        f"lm_eval --model hf --model_args pretrained=MODEL --tasks {task} --include_path {FOLDER} --batch_size 16"
+        + flags,
     ]

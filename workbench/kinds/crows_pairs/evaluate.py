@@ -373,6 +373,7 @@ def _score(direction: str, title: str) -> Statistic:
 
 
 DECLARED = Declared(
+    chat_template=True,  # its lm-eval task's multiple-choice requests
     kind=KIND,
     title="CrowS-Pairs",
     meaning=MEANING,

@@ -180,9 +180,18 @@ def _score_causal(scorer, pairs, progress) -> list[PairScore]:
         for text in pair:
             texts.setdefault(prepare(scorer, text), len(texts))
     ids = scorer.encode_many(list(texts))
-    # each sentence after BOS, as text_logprobs(bos="prepend") reads it (the ids kept for `same`)
-    per_token = scorer.token_logprobs([[scorer.bos_id, *i] for i in ids], progress=progress) if ids else []
-    sums = [scorer.sum_logprobs(lp) for lp in per_token]
+    if getattr(scorer, "chat_template", False):
+        # --apply-chat-template: each sentence a choice after the chat template's empty user turn,
+        # as lm-eval's multiple_choice task (empty doc_to_text) reads it under --apply_chat_template
+        from ...models.lm_scoring import choice_logprobs
+
+        sums = choice_logprobs(scorer, [("", list(texts))], delimiter="", progress=None)[0] if texts else []
+        if progress is not None and texts:
+            progress(len(texts))  # one per distinct sentence, as token_logprobs advances
+    else:
+        # each sentence after BOS, as text_logprobs(bos="prepend") reads it (the ids kept for `same`)
+        per_token = scorer.token_logprobs([[scorer.bos_id, *i] for i in ids], progress=progress) if ids else []
+        sums = [scorer.sum_logprobs(lp) for lp in per_token]
     out = []
     for sent1, sent2 in pairs:
         a, b = prepare(scorer, sent1), prepare(scorer, sent2)

@@ -140,6 +140,13 @@ def _header(config: Config, rows: list[dict], domains: list[str], tags: tuple[st
     ]
 
 
+def _chat(config) -> tuple[bool, str | None]:
+    """How the project's [llm] asks a causal LM: (chat template on, system instruction)."""
+    from .settings import llm_asking
+
+    return llm_asking(config).chat
+
+
 def _kind():
     """This kind, as registered (the card's evaluator and lm-eval lines read it)."""
     from .. import get
@@ -147,7 +154,10 @@ def _kind():
     return get("nli")
 
 
-def _load_and_evaluate(repo: str, version: str, domains: list[str], project: str = "") -> list[str]:
+def _load_and_evaluate(
+    repo: str, version: str, domains: list[str], project: str = "", chat: tuple[bool, str | None] = (False, None)
+) -> list[str]:
+    """`chat`: how [llm] asks a causal LM, so the card's lm-eval command asks it the same way."""
     return [
         "## Load",
         "",
@@ -168,7 +178,7 @@ def _load_and_evaluate(repo: str, version: str, domains: list[str], project: str
         f"pip install {DISTRIBUTION}   # not `workbench`: that name on PyPI is another project",
         f"workbench evaluate {repo}@v{version} --model MODEL --json scores.json --plots plots/",
         *card_lines(_kind()),
-        *(lmeval.card_lines(_kind(), lmeval.task_name(project, version)) if project else []),
+        *(lmeval.card_lines(_kind(), lmeval.task_name(project, version), chat) if project else []),
         "```",
         "",
     ]
@@ -222,7 +232,7 @@ def renewal_card(release, preface: list[str] = ()) -> str:
         "is *neutral*: no premise settles the stereotype.",
         "",
         *_content_warning(),
-        *_load_and_evaluate(config.project.repo or "ORG/NAME", version, domains, config.project.name),
+        *_load_and_evaluate(config.project.repo or "ORG/NAME", version, domains, config.project.name, _chat(config)),
         "## Fields",
         "",
         "`id`, `premise`, `hypothesis`, `label` (the gold label: `neutral`), `stance` (`pro` = the groups as written, "
@@ -337,7 +347,7 @@ def dataset_card(
         "*neutral*: the premise never settles the stereotype.",
         "",
         *_content_warning(),
-        *_load_and_evaluate(repo, version, domains, config.project.name),
+        *_load_and_evaluate(repo, version, domains, config.project.name, _chat(config)),
         "## Fields",
         "",
         "`id`, `premise`, `hypothesis`, `label` (always `neutral`), `stance` (`pro` = states the stereotype, "

@@ -220,19 +220,25 @@ def resolve_classifiers(
 def classifier_factory(ref: ModelRef, labels: list[str], batch_size: int, device="auto", asking=None):
     """A loader called only when some pair is missing from the cache. `device` is a device name
     (the pipeline's settings) or the evaluate command's `LoadSpec`. A causal LM becomes a judge
-    asked in a prompt (`asking`: llm_judge.Asking, lm-eval's mnli way by default), and so does a
-    model behind a server (served_judge)."""
+    asked in a prompt (`asking`: llm_judge.Asking, lm-eval's mnli way by default; the spec's
+    --apply-chat-template turns its chat template on), and so does a model behind a server (served_judge)."""
+    from ...models.runtime import LoadSpec
+
     served = _served_judge(ref.name)
     if served is not None:
         from .llm_judge import Asking
 
-        return served.ServedJudgeFactory(ref, asking or Asking())
+        return served.ServedJudgeFactory(ref, (asking or Asking()).with_chat(device))
     if is_causal_lm(ref):
-        from ...models.runtime import LoadSpec
         from .llm_judge import Asking, JudgeFactory
 
         spec = device if isinstance(device, LoadSpec) else LoadSpec(device=device, batch_size=batch_size)
-        return JudgeFactory(ref, spec, asking or Asking())
+        return JudgeFactory(ref, spec, (asking or Asking()).with_chat(spec))
+    if getattr(device, "chat_template", False):
+        raise ModelError(
+            f"model {ref.name!r} is an NLI classifier: --apply-chat-template asks causal LMs (LLM judges) only; "
+            "leave it out"
+        )
     return ClassifierFactory(ref, labels, batch_size, device)
 
 

@@ -165,7 +165,12 @@ def release_asking(config: dict | None):
     llm = (config or {}).get("llm")
     if not isinstance(llm, dict):
         return Asking()
-    return Asking(llm.get("prompt") or PROMPT, dict(llm.get("answers") or ANSWERS))
+    return Asking(
+        llm.get("prompt") or PROMPT,
+        dict(llm.get("answers") or ANSWERS),
+        chat_template=bool(llm.get("chat_template", False)),
+        system_instruction=llm.get("system_instruction"),
+    )
 
 
 def open_judge(name: str, how: dict) -> Judge | None:
@@ -364,6 +369,7 @@ def own(request, console):
 
 
 DECLARED = Declared(
+    chat_template=True,  # its lm-eval task's multiple-choice requests
     kind="nli",
     title=TITLE,
     meaning=MEANING,

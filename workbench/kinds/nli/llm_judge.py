@@ -9,7 +9,10 @@ Instruction-tuned and base LLMs have no three-way classifier head: they are aske
 and the answer is the one of " True" / " Neither" / " False" (entailment / neutral /
 contradiction) with the highest summed log-likelihood after it (`lm_scoring.choice_logprobs`,
 lm-eval's tokenisation; the first on a tie, as lm-eval's argmax). The prompt and the answer
-words are settings; no chat template is applied (lm-eval's default). A judge gives the same
+words are settings. No chat template is applied by default (lm-eval's default); with
+`chat_template` (and an optional `system_instruction`) the prompt is put in a user turn of the
+tokenizer's own chat template and each answer word scored right after the turn that opens the
+assistant's answer, without the space, as lm-eval's --apply_chat_template asks. A judge gives the same
 `Prediction`s as a classifier (label, and a probability per label: the softmax of the three
 log-likelihoods), so the filter's k-of-n rule, `evaluate` and a release's evaluate.py take it
 beside classifiers.
@@ -24,9 +27,9 @@ import math
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from ...core.errors import InputError
+from ...core.errors import InputError, ModelError
 from .label_mapping import LABELS, Prediction
 
 PROMPT = "{premise}\nQuestion: {hypothesis} True, False or Neither?\nAnswer:"
@@ -71,13 +74,27 @@ def _distinct(answers: dict, generated: bool) -> str | None:
 
 @dataclass(frozen=True)
 class Asking:
-    """How a causal LM is asked for an NLI label (`mode`: see MODES; not part of `key`)."""
+    """How a causal LM is asked for an NLI label (`mode`: see MODES; not part of `key`).
+    `chat_template`: the prompt in the tokenizer's chat template, after a `system_instruction`
+    turn when one is given (see the module's docstring)."""
 
     prompt: str = PROMPT
     answers: dict = field(default_factory=lambda: dict(ANSWERS))
     mode: str = "auto"
+    chat_template: bool = False
+    system_instruction: str | None = None
 
     def __post_init__(self):
+        if not isinstance(self.chat_template, bool):
+            raise InputError(f"[llm] chat_template must be true or false, not {self.chat_template!r}")
+        if self.system_instruction is not None:
+            if not isinstance(self.system_instruction, str):
+                raise InputError(f"[llm] system_instruction must be text, not {self.system_instruction!r}")
+            if not self.chat_template:
+                raise InputError(
+                    "[llm] system_instruction is the system turn of the chat template: set chat_template = true "
+                    "too, or leave it out"
+                )
         unknown = [name for name in _PLACEHOLDER.findall(self.prompt) if name not in PLACEHOLDERS]
         if unknown:
             raise InputError(
@@ -114,10 +131,28 @@ class Asking:
         return self.prompt.replace("{premise}", premise).replace("{hypothesis}", hypothesis)
 
     @property
+    def chat(self) -> tuple[bool, str | None]:
+        """(chat template on, system instruction): `lm_scoring.choice_logprobs`'s `chat`."""
+        return self.chat_template, self.system_instruction
+
+    @property
     def key(self) -> str:
-        """What cached predictions are filed under besides the model: another prompt, another answer."""
-        text = json.dumps({"prompt": self.prompt, "answers": self.answers}, sort_keys=True)
+        """What cached predictions are filed under besides the model: another prompt, another
+        answer, the chat template and its system instruction (said only when on, so the keys of
+        a judge asked without it stay those of earlier runs)."""
+        asked = {"prompt": self.prompt, "answers": self.answers}
+        if self.chat_template:
+            asked.update(chat_template=True, system_instruction=self.system_instruction)
+        text = json.dumps(asked, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def with_chat(self, spec) -> Asking:
+        """As `workbench evaluate`'s --apply-chat-template asks (`spec`: its LoadSpec): the chat
+        template on, with --system-instruction when given, else the settings' own."""
+        if not getattr(spec, "chat_template", False):
+            return self
+        system = spec.system_instruction if spec.system_instruction is not None else self.system_instruction
+        return replace(self, chat_template=True, system_instruction=system)
 
     def describe(self) -> dict:
         """How the model was asked, for the JSON."""
@@ -125,7 +160,8 @@ class Asking:
             "mode": "log-likelihood of each answer (lm-evaluation-harness multiple_choice)",
             "prompt": self.prompt,
             "answers": dict(self.answers),
-            "chat_template": False,
+            "chat_template": self.chat_template,
+            **({"system_instruction": self.system_instruction} if self.system_instruction is not None else {}),
         }
 
 
@@ -153,7 +189,10 @@ class LLMJudge:
         for start in range(0, len(pairs), CHUNK):
             chunk = pairs[start : start + CHUNK]
             scored = choice_logprobs(
-                self.scorer, [(self.asking.render(p, h), choices) for p, h in chunk], progress=progress
+                self.scorer,
+                [(self.asking.render(p, h), choices) for p, h in chunk],
+                progress=progress,
+                chat=self.asking.chat,
             )
             on_batch(chunk, [Prediction(LABELS[max(range(3), key=lambda i: (v[i], -i))], _softmax(v)) for v in scored])
 
@@ -180,4 +219,10 @@ class JudgeFactory:
         from ...models.lm_scoring import open_scorer
         from ...models.loading import FIXTURE_HINT
 
-        return LLMJudge(open_scorer(self.ref, self.spec, None, hint=FIXTURE_HINT), self.asking)
+        scorer = open_scorer(self.ref, self.spec, None, hint=FIXTURE_HINT)
+        if self.asking.chat_template and not getattr(scorer.tokenizer, "chat_template", None):
+            raise ModelError(
+                f"model {self.ref.name!r} has no chat template in its tokenizer: set [llm] chat_template = false "
+                "(or leave --apply-chat-template out) to ask it in the plain prompt"
+            )
+        return LLMJudge(scorer, self.asking)

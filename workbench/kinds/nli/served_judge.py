@@ -16,6 +16,12 @@ and a note); the filter refuses a judge that may leave a pair without a label. M
 "log-likelihood" refuses a server without prompt log-probabilities
 in one line.
 
+With a chat template ([llm] chat_template, or --apply-chat-template) the model is asked by chat
+completions (`/chat/completions`: the server puts the prompt in its own template, after the
+system instruction), which give no prompt log-probabilities: mode "auto" asks by generation
+then, and mode "log-likelihood" is refused in one line (as lm-eval's local-chat-completions
+takes no log-likelihood requests).
+
 Predictions go to the prediction cache one by one as answers come, so a server that dies
 mid-run leaves every answered pair cached and a rerun asks only for the rest.
 """
@@ -25,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from dataclasses import replace
 
 from ...core.errors import ModelError
 from ...models.generation import GenerationSettings
@@ -73,8 +80,8 @@ def served_ref(name: str) -> ModelRef:
 class ServedJudge:
     """`NLIClassifier`'s interface (predict_stream) over a served model."""
 
-    def __init__(self, model, asking: Asking, mode: str):
-        self.model, self.asking, self.mode = model, asking, mode
+    def __init__(self, model, asking: Asking, mode: str, generation: GenerationSettings = GENERATION):
+        self.model, self.asking, self.mode, self.generation = model, asking, mode, generation
 
     def predict_stream(self, pairs, on_batch: Callable, progress: Callable[[int], None] | None = None) -> None:
         prompts = [self.asking.render(p, h) for p, h in pairs]
@@ -94,7 +101,7 @@ class ServedJudge:
                 return
             on_batch([pairs[i]], [Prediction(label, {name: float(name == label) for name in LABELS})])
 
-        self.model.generate(prompts, GENERATION, progress, on_answer=generated)
+        self.model.generate(prompts, self.generation, progress, on_answer=generated)
 
 
 class ServedJudgeFactory:
@@ -104,10 +111,21 @@ class ServedJudgeFactory:
 
     def __init__(self, ref: ModelRef, asking: Asking):
         self.ref, self.asking = ref, asking
+        self.generation = replace(
+            GENERATION, chat_template=asking.chat_template, system_prompt=asking.system_instruction
+        )
         self.model = open_generator(ref.name)
         self.why = None
         mode = asking.mode
-        if mode == "log-likelihood":
+        if asking.chat_template:
+            if mode == "log-likelihood":
+                raise ModelError(
+                    f"served model {ref.name}: a chat template is asked by chat completions, which give no prompt "
+                    """log-probabilities: set [llm] mode = "generation" (or "auto"), or turn the chat template off"""
+                )
+            self.why = "a chat template is asked by chat completions, which give no prompt log-probabilities"
+            mode = "generation"
+        elif mode == "log-likelihood":
             self.model.require_logprobs('asking by log-likelihood ([llm] mode = "log-likelihood")')
         elif mode == "auto":
             self.why = self.model.logprobs_problem()
@@ -118,6 +136,7 @@ class ServedJudgeFactory:
             how = "loglik"
         else:
             how = "generated:" + hashlib.sha256(json.dumps(GENERATION.decoding()).encode()).hexdigest()[:12]
+            # (the chat template and system instruction are in asking.key)
         self.cache_revision = f"{self.model.revision}+asked:{asking.key}+{how}"
 
     def describe(self) -> dict:
@@ -131,8 +150,13 @@ class ServedJudgeFactory:
             "mode": "generation",
             "prompt": self.asking.prompt,
             "answers": dict(self.asking.answers),
-            "chat_template": False,
-            "generation": GENERATION.describe(),
+            "chat_template": self.asking.chat_template,
+            **(
+                {"system_instruction": self.asking.system_instruction}
+                if self.asking.system_instruction is not None
+                else {}
+            ),
+            "generation": self.generation.describe(),
             "reading": READING,
             "unparseable": 0,
             "unparseable_rule": UNPARSEABLE_RULE,
@@ -142,7 +166,7 @@ class ServedJudgeFactory:
         }
 
     def __call__(self) -> ServedJudge:
-        return ServedJudge(self.model, self.asking, self.mode)
+        return ServedJudge(self.model, self.asking, self.mode, self.generation)
 
 
 def refuse_in_filter(factory) -> None:

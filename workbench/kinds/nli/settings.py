@@ -92,12 +92,23 @@ class LLMSection(BaseModel):
         "answer's first word read as an answer word), log-likelihood (a server without them is "
         "refused) or generation. A local causal LM is always asked by log-likelihood.",
     )
+    chat_template: bool = Field(
+        False,
+        description="Put the prompt in a user turn of the model's own chat template and score each answer "
+        "word after the assistant's opening, as lm-evaluation-harness's --apply_chat_template (a model "
+        "without one is refused); a served model is then asked by chat completions (generation).",
+    )
+    system_instruction: str | None = Field(
+        None, description="With chat_template: a system turn before the prompt (lm-eval's --system_instruction)."
+    )
 
     @model_validator(mode="after")
     def _askable(self):
         from .llm_judge import Asking
 
-        Asking(self.prompt, dict(self.answers), self.mode)  # the same checks as the judge makes
+        Asking(
+            self.prompt, dict(self.answers), self.mode, self.chat_template, self.system_instruction
+        )  # the judge's checks
         return self
 
 
@@ -111,7 +122,9 @@ def llm_asking(config, release_config: dict | None = None):
         if release_config and release_config.get("llm")
         else config.section("llm", LLMSection)
     )
-    return Asking(section.prompt, dict(section.answers), section.mode)
+    return Asking(
+        section.prompt, dict(section.answers), section.mode, section.chat_template, section.system_instruction
+    )
 
 
 class FluencySection(BaseModel):

@@ -312,6 +312,7 @@ def _mean(marginalised: bool, title: str) -> Statistic:
 
 
 DECLARED = Declared(
+    chat_template=True,  # its lm-eval task's multiple-choice requests
     kind=KIND,
     title="SOS",
     meaning=MEANING,

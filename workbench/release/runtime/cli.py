@@ -92,7 +92,9 @@ def option_parser(standalone, run: Run) -> argparse.ArgumentParser:
         help="score the files beside the script although manifest.json is missing (they cannot be "
         "checked; the JSON says so)",
     )
-    add_model_options(parser)  # --device, --batch-size, --dtype, --device-map, ...: as `workbench evaluate`
+    # --device, --batch-size, --dtype, --device-map, ...: as `workbench evaluate`; --apply-chat-template
+    # and --system-instruction where the kind's models answer multiple-choice requests
+    add_model_options(parser, chat=getattr(standalone, "CHAT_TEMPLATE", False))
     parser.add_argument("--ci-level", type=float, default=DEFAULT_LEVEL, help=INTERVAL_HELP["ci_level"])
     parser.add_argument("--bootstrap", type=int, default=DEFAULT_RESAMPLES, help=INTERVAL_HELP["bootstrap"])
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=INTERVAL_HELP["seed"])

@@ -65,6 +65,7 @@ class DeclaredStandalone:
             + "."
         )
         self.DATA = d.data
+        self.CHAT_TEMPLATE = d.takes_chat_template  # cli.py offers --apply-chat-template where it is
         self.MODEL_HELP = next((r.help for r in d.roles if r.name == UNDER_TEST.name), UNDER_TEST.help)
         others = [r for r in d.roles if r.name != UNDER_TEST.name]
         self.EXAMPLE = "".join(f" {r.flag} {r.metavar}" for r in others if r.required) + "".join(
