@@ -287,3 +287,4 @@ def test_a_kind_without_multiple_choice_requests_refuses_the_chat_template(fixtu
         "--apply-chat-template",
     )
     assert line.startswith("--apply-chat-template: kind sofa's models answer no multiple-choice requests"), line
+    assert line.endswith("leave it out"), line  # SOFA generates nothing: no --chat-template to point to

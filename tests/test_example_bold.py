@@ -48,6 +48,8 @@ def test_generate_judge_and_score_groups(plugin, tmp_path, fixture_models):
 
     refused = wb("evaluate", str(prompts), "--model", str(model_dir))
     assert refused.returncode == 2 and "needs --judge MODEL" in refused.stderr and "Traceback" not in refused.stderr
+    chat = wb("evaluate", str(prompts), "--model", str(model_dir), "--judge", "j", "--apply-chat-template")
+    assert chat.returncode == 2 and "its generation takes --chat-template on" in chat.stderr, chat.stderr
     ok(
         wb(
             "evaluate",

@@ -231,9 +231,11 @@ def evaluate(
         default_batch=config.evaluate.batch_size,
     )
     if spec.chat_template and not getattr(evaluator_of(chosen.evaluator_module()), "CHAT_TEMPLATE", False):
+        generates = "chat_template" in {getattr(o, "dest", None) for o in chosen.options()}
         raise InputError(
             f"--apply-chat-template: kind {chosen.name}'s models answer no multiple-choice requests to put in a "
-            "chat template (the kinds with an lm-evaluation-harness task do); leave it out"
+            "chat template (the kinds with an lm-evaluation-harness task do); "
+            + ("its generation takes --chat-template on" if generates else "leave it out")
         )
     if first is None:
         from ..models.loading import preflight
