@@ -19,10 +19,18 @@ description = "The example benchmark of workbench's demo: templates this project
 [generate]
 model = "models/mlm-bert"
 top_k = 20
+# Beside the masked LM, a (tiny, scripted) instruct model asked for words in its chat template.
+proposers = ["models/mlm-bert", "models/chat-lister"]
+llm_chat_template = true
 
 [filter]
-models = ["models/nli-a", "models/nli-b", "models/nli-c"]
+# Three NLI classifiers and a (tiny) chat model as an LLM judge, asked as [llm] says.
+models = ["models/nli-a", "models/nli-b", "models/nli-c", "models/chat-judge"]
 min_fooled = 1
+
+[llm]
+chat_template = true
+system_instruction = "Answer with one word."
 
 [evaluate]
 models = ["models/nli-heldout"]
@@ -82,9 +90,24 @@ def write_demo_labels(out: Path, path: Path) -> None:
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
 
 
+# What the demo's scripted instruct model answers to any prompt: three words, one of them a group word
+# (the generation filters drop it) and two adjectives the fills' filters keep.
+LISTER_ANSWER = "calm\nkind, women"
+
+
+def chat_models(models: Path) -> None:
+    """The demo's chat models, beside the fixtures: a judge (the fixture causal LM with a chat
+    template) and a proposer whose answer is known (so the demo shows its words surviving)."""
+    from ...models.fixtures import build_lister, with_chat_template
+
+    with_chat_template(models / "clm-gpt2", models / "chat-judge")
+    with_chat_template(build_lister(models / "lister", LISTER_ANSWER), models / "chat-lister")
+
+
 def demo(d) -> None:
     """The example benchmark's loop, from templates to an evaluated release."""
     out = d.out
+    chat_models(d.models)
     shutil.copytree(d.root / "templates", out / "templates")
     (out / "workbench.toml").write_text(DEMO_CONFIG, encoding="utf-8")
     step = d.step
@@ -94,10 +117,10 @@ def demo(d) -> None:
     # written, left out of generation), and lint says so in a warning each.
     step("Lint the example templates", "templates", "lint")
     step("Expand templates into masked samples", "expand", "--out", "samples.jsonl")
-    step("Generate lexical variants with the masked LM (top-20 per mask)", "generate")
+    step("Generate lexical variants: the masked LM's top-20 fills and the instruct model's 20 words per mask", "generate")
     step("Some candidates with their provenance", "candidates", "--limit", "5")
     step("Some rejected candidates and why", "candidates", "--rejected", "--limit", "5")
-    step("Keep the variants the NLI filter models get wrong", "filter")
+    step("Keep the variants the NLI filter models (three classifiers, one LLM judge) get wrong", "filter")
     step("Rerun: nothing changed, nothing is recomputed", "filter")
     step(
         "Run the machine stages in order: all up to date but the annotation queue (one item per unique hypothesis)",
