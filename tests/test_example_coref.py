@@ -16,37 +16,30 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
 from support.figures import ABS, REL
+from support.lm_eval_run import run_lm_eval
 from test_example_kind import loglik, ok, pip_install, workbench
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "coref_lite"
 FIGURES = ("accuracy_pro", "accuracy_anti", "pro_minus_anti")
 
-RUN_LM_EVAL = textwrap.dedent("""
-    import json, sys
-    import lm_eval
-    from lm_eval.tasks import TaskManager
-    model, out, folder, task, *system = sys.argv[1:]  # a system instruction: under the chat template
-    chat = {"apply_chat_template": True, "system_instruction": system[0]} if system else {}
-    found = lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={model}", tasks=[task], device="cpu",
-                                    batch_size=8, task_manager=TaskManager(include_path=[folder]), log_samples=True,
-                                    **chat)
-    samples = {s["doc"]["example_id"]: [float(r[0]) for r in s["filtered_resps"]] for s in found["samples"][task]}
-    imported = {m: getattr(sys.modules[m], "__file__", None) for m in sys.modules if m.split(".")[0] == "workbench"}
-    with open(out, "w") as f:
-        json.dump({"results": found["results"][task], "samples": samples, "workbench": imported}, f)
-""")
-
 
 @pytest.fixture(scope="module")
 def plugin(tmp_path_factory) -> Path:
     return pip_install(EXAMPLE, tmp_path_factory.mktemp("coref") / "site")
+
+
+def lm_eval_figures(model, release: Path, task: str, tmp_path: Path, system: str | None = None) -> dict:
+    """lm-eval's figures for the release's task (the session's worker), each example's choice
+    log-likelihoods by its example_id."""
+    got = run_lm_eval(model, [(release / "lm_eval_tasks", task)], tmp_path / "hf", system=system, samples=True)
+    samples = {doc["example_id"]: scores for doc, scores in got["samples"][task]}
+    return {"results": got["results"][task], "samples": samples, "workbench": got["workbench"]}
 
 
 def expected_rows(project: Path) -> list[dict]:
@@ -156,18 +149,7 @@ def test_author_build_and_evaluate_a_coreference_benchmark_in_workbench_its_scri
     card = (release / "README.md").read_text(encoding="utf-8")
     command = next(line for line in card.splitlines() if line.startswith("lm_eval ")).split()
     task = command[command.index("--tasks") + 1]
-    out = tmp_path / "lm_eval.json"
-    hub = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
-    done = subprocess.run(
-        [sys.executable, "-c", RUN_LM_EVAL, str(model_dir), str(out), str(release / "lm_eval_tasks"), task],
-        env=plain | hub | {"TOKENIZERS_PARALLELISM": "false", "PYTHONDONTWRITEBYTECODE": "1"},
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    got = json.loads(out.read_text())
+    got = lm_eval_figures(model_dir, release, task, tmp_path)
     evaluator = release / "evaluator"
     assert got["workbench"] and all(Path(f).is_relative_to(evaluator) for f in got["workbench"].values() if f)
     for key in FIGURES:
@@ -184,16 +166,7 @@ def test_author_build_and_evaluate_a_coreference_benchmark_in_workbench_its_scri
 
     chat_model = with_chat_template(model_dir, tmp_path / "chat-lm")
     system = "Read carefully."
-    done = subprocess.run(
-        [sys.executable, "-c", RUN_LM_EVAL, str(chat_model), str(out), str(release / "lm_eval_tasks"), task, system],
-        env=plain | hub | {"TOKENIZERS_PARALLELISM": "false", "PYTHONDONTWRITEBYTECODE": "1"},
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    got = json.loads(out.read_text())
+    got = lm_eval_figures(chat_model, release, task, tmp_path, system=system)
     chat_items = project / "chat-items.csv"
     chat = ["--apply-chat-template", "--system-instruction", system]
     wb("evaluate", str(release), "--model", str(chat_model), *chat, "--json", str(scores), "--items", str(chat_items))

@@ -1,44 +1,25 @@
 """Releases as lm-evaluation-harness tasks (issue #37): lm-eval (the optional extra) runs the
 task folder a built release carries, on its own data file, and gets the figures `workbench
 evaluate` reports for the same release and causal model, to the report's rounding. One lm-eval
-process scores both kinds' tasks (its start-up is most of the cost)."""
+run scores both kinds' tasks, in the session's lm-eval worker (tests/support/lm_eval_run.py)."""
 
 from __future__ import annotations
 
 import math
 import importlib.util
 import json
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 from conftest import invoke
 from support.figures import ABS, REL
+from support.lm_eval_run import run_lm_eval
 
 from workbench.release import lmeval
 from workbench import kinds
 
 # kind -> (lm-eval's metric, workbench's overall figure in percent, workbench's per-group entries)
 MAPPED = {"crows-pairs": ("pct_stereotype", "metric_score", "by_bias_type"), "sos": ("sos", "sos", "by_attribute")}
-
-RUN_LM_EVAL = textwrap.dedent("""
-    import json, os, sys
-    import lm_eval
-    from lm_eval.tasks import TaskManager
-    model, out, *pairs = sys.argv[1:]
-    folders, tasks = pairs[0::2], pairs[1::2]
-    extra = os.environ.get("LM_EVAL_MODEL_ARGS", "")
-    system = os.environ.get("LM_EVAL_SYSTEM_INSTRUCTION")  # set: --apply_chat_template --system_instruction it
-    chat = {"apply_chat_template": True, "system_instruction": system} if system else {}
-    results = lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={model}{extra}", tasks=tasks, device="cpu",
-                                      batch_size=8, task_manager=TaskManager(include_path=folders), **chat)
-    imported = sorted(m for m in sys.modules if m == "workbench" or m.startswith("workbench."))
-    with open(out, "w") as f:
-        json.dump({"results": results["results"], "workbench_imported": imported}, f)
-""")
 
 
 def _card_command(release: Path) -> list[str]:
@@ -59,27 +40,8 @@ def test_lm_eval_on_a_built_release_gives_workbench_evaluates_figures(
         task = command[command.index("--tasks") + 1]
         assert command[command.index("--include_path") + 1] == lmeval.FOLDER and task.endswith("_v1_0_0")
         args += [str(release / lmeval.FOLDER), task]
-    out = tmp_path / "lm_eval.json"
-    env = {
-        **os.environ,
-        "HF_HUB_OFFLINE": "1",
-        "HF_DATASETS_OFFLINE": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "HF_HOME": str(tmp_path / "hf"),
-        "TOKENIZERS_PARALLELISM": "false",
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", RUN_LM_EVAL, model, str(out), *args],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    got = json.loads(out.read_text(encoding="utf-8"))
-    assert got["workbench_imported"] == []  # the task files need lm-eval alone
+    got = run_lm_eval(model, list(zip(args[0::2], args[1::2])), tmp_path / "hf")
+    assert got["workbench"] == {}  # the task files need lm-eval alone
     monkeypatch.chdir(tmp_path)
     for (kind, release), task in zip(built.items(), args[1::2]):
         metric, figure, per_group = MAPPED[kind]
@@ -118,27 +80,8 @@ def test_in_bfloat16_lm_eval_equals_workbench_with_logprob_dtype_model(
     model = str(fixture_models["clm-gpt2"])
     release = releases("crows-pairs")
     task = _card_command(release)[_card_command(release).index("--tasks") + 1]
-    out = tmp_path / "lm_eval_bf16.json"
-    env = {
-        **os.environ,
-        "HF_HUB_OFFLINE": "1",
-        "HF_DATASETS_OFFLINE": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "HF_HOME": str(tmp_path / "hf"),
-        "TOKENIZERS_PARALLELISM": "false",
-        "LM_EVAL_MODEL_ARGS": ",dtype=bfloat16",
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", RUN_LM_EVAL, model, str(out), str(release / lmeval.FOLDER), task],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    theirs = json.loads(out.read_text(encoding="utf-8"))["results"][task]
+    got = run_lm_eval(model, [(str(release / lmeval.FOLDER), task)], tmp_path / "hf", model_args=",dtype=bfloat16")
+    theirs = got["results"][task]
     monkeypatch.chdir(tmp_path)
     figures = {}
     for switch in ("float32", "model"):
@@ -184,27 +127,8 @@ def test_under_a_chat_template_lm_eval_equals_workbench_and_the_release_script(
     release = releases("crows-pairs")
     task = _card_command(release)[_card_command(release).index("--tasks") + 1]
     system = "Answer as a fair reader."
-    out = tmp_path / "lm_eval_chat.json"
-    env = {
-        **os.environ,
-        "HF_HUB_OFFLINE": "1",
-        "HF_DATASETS_OFFLINE": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "HF_HOME": str(tmp_path / "hf"),
-        "TOKENIZERS_PARALLELISM": "false",
-        "LM_EVAL_SYSTEM_INSTRUCTION": system,
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", RUN_LM_EVAL, model, str(out), str(release / lmeval.FOLDER), task],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    theirs = json.loads(out.read_text(encoding="utf-8"))["results"][task]
+    got = run_lm_eval(model, [(str(release / lmeval.FOLDER), task)], tmp_path / "hf", system=system)
+    theirs = got["results"][task]
     monkeypatch.chdir(tmp_path)
     chat = ["--apply-chat-template", "--system-instruction", system]
     docs = {}

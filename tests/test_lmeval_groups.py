@@ -7,13 +7,10 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
 
 from conftest import invoke
 from support.figures import REL
-from test_lmeval import RUN_LM_EVAL
+from support.lm_eval_run import run_lm_eval
 from test_nli_llm import llm_project  # noqa: F401 -- the NLI release built with a causal LM's [llm] prompt
 
 from workbench.kinds.sos.lm_eval_tasks import group_of as sos_group
@@ -52,27 +49,8 @@ def test_lm_eval_on_an_nli_release_gives_workbench_evaluates_figures_per_domain(
     assert names[0] == task and len(names) >= 3, names  # the group, then a subtask per domain
     card = (release / "README.md").read_text(encoding="utf-8")
     assert all(n in card for n in names)
-    out = tmp_path / "lm_eval.json"
-    env = {
-        **os.environ,
-        "HF_HUB_OFFLINE": "1",
-        "HF_DATASETS_OFFLINE": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "HF_HOME": str(tmp_path / "hf"),
-        "TOKENIZERS_PARALLELISM": "false",
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", RUN_LM_EVAL, model, str(out), str(release / lmeval.FOLDER), task],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    got = json.loads(out.read_text(encoding="utf-8"))
-    assert got["workbench_imported"] == []
+    got = run_lm_eval(model, [(str(release / lmeval.FOLDER), task)], tmp_path / "hf")
+    assert got["workbench"] == {}
     monkeypatch.chdir(tmp_path)
     result = invoke(runner, "evaluate", str(release), "--model", model, "--no-cache", "--json", "w.json")
     assert result.exit_code == 0, result.output

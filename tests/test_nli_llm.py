@@ -6,16 +6,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
-import subprocess
-import sys
 
 import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT, invoke
 from support.figures import REL
-from test_lmeval import RUN_LM_EVAL
+from support.lm_eval_run import run_lm_eval
 
 from workbench.models.fixtures import with_causal_tokenizer
 
@@ -132,27 +129,8 @@ def test_lm_eval_on_a_built_nli_release_gives_workbench_evaluates_accuracy_and_b
     task_yaml = (release / "lm_eval_tasks" / "task.yaml").read_text(encoding="utf-8")
     assert 'doc_to_choice: ["your", "these", "jobs"]' in task_yaml and "Question:" in task_yaml
     task = "llm_bias_v1_0_0"
-    out = tmp_path / "lm_eval.json"
-    env = {
-        **os.environ,
-        "HF_HUB_OFFLINE": "1",
-        "HF_DATASETS_OFFLINE": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "HF_HOME": str(tmp_path / "hf"),
-        "TOKENIZERS_PARALLELISM": "false",
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", RUN_LM_EVAL, model, str(out), str(release / "lm_eval_tasks"), task],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    got = json.loads(out.read_text(encoding="utf-8"))
-    assert got["workbench_imported"] == []
+    got = run_lm_eval(model, [(str(release / "lm_eval_tasks"), task)], tmp_path / "hf")
+    assert got["workbench"] == {}
     theirs = got["results"][task]
     monkeypatch.chdir(tmp_path)
     result = invoke(runner, "evaluate", str(release), "--model", model, "--no-cache", "--json", "w.json")
@@ -175,27 +153,8 @@ def test_under_a_chat_template_lm_eval_on_the_nli_release_gives_workbench_evalua
     _, release, _ = llm_project
     model = str(with_chat_template(fixture_models["clm-gpt2"], tmp_path / "chat-judge"))
     task, system = "llm_bias_v1_0_0", "Judge fairly."
-    out = tmp_path / "lm_eval.json"
-    env = {
-        **os.environ,
-        "HF_HUB_OFFLINE": "1",
-        "HF_DATASETS_OFFLINE": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "HF_HOME": str(tmp_path / "hf"),
-        "TOKENIZERS_PARALLELISM": "false",
-        "LM_EVAL_SYSTEM_INSTRUCTION": system,
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", RUN_LM_EVAL, model, str(out), str(release / "lm_eval_tasks"), task],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    theirs = json.loads(out.read_text(encoding="utf-8"))["results"][task]
+    got = run_lm_eval(model, [(str(release / "lm_eval_tasks"), task)], tmp_path / "hf", system=system)
+    theirs = got["results"][task]
     monkeypatch.chdir(tmp_path)
     docs = {}
     for name, extra in (("chat", ["--apply-chat-template", "--system-instruction", system]), ("plain", [])):
