@@ -558,8 +558,15 @@ def stages(authoring: Authoring) -> list[Stage]:
 
 
 # -- the release --------------------------------------------------------------------------------------------
+WRITE_CHUNK = 10_000  # rows a release laid out as the published file is written in at a time
+
+
 class Layout:
     """write_release / read_release / card / identity for an authoring kind (what build calls)."""
+
+    # the stage columns (expand's, released's) that its files, card and changelog never read:
+    # build leaves them out of the rows it holds
+    unread_columns = ("hypothesis", "subtopic", "details", "order")
 
     def __init__(self, authoring: Authoring):
         self.authoring = authoring
@@ -633,17 +640,19 @@ class Layout:
         a = self.authoring
         if not rows:
             return None
-        records, layouts = [], []  # every row's record carries the layout: kept once, checked the same
-        for r in rows:
+        # every row's record carries the layout: kept once, checked the same; its position orders the rows
+        layout, positions = None, []
+        for k, r in enumerate(rows):
             rec = json.loads(r["record"])
-            this = rec.pop("layout", None)
-            if not layouts:
-                layouts.append(this)
-            elif this != layouts[0]:
+            this = rec.get("layout")
+            if k == 0:
+                layout = this
+            elif this != layout:
                 return None
-            records.append(rec)
-        layout = layouts[0]
-        if not isinstance(layout, dict) or not all(isinstance(rec.get("position"), int) for rec in records):
+            if not isinstance(rec.get("position"), int):
+                return None
+            positions.append(rec["position"])
+        if not isinstance(layout, dict):
             return None
         columns, id_column = list(layout["columns"]), layout.get("id_column")
         read = {_column_key(c): key for c, key in a.published}
@@ -658,26 +667,35 @@ class Layout:
                 value = rec.get(read.get(_column_key(column), "\0"))
             return "" if value is None else _cell(value)
 
-        order = sorted(range(len(rows)), key=lambda k: (records[k]["position"], rows[k]["row_id"]))
-        cells = [[cell(records[k], c) for c in columns] for k in order]
+        order = sorted(range(len(rows)), key=lambda k: (positions[k], rows[k]["row_id"]))
+        del positions
         data = staging / a.data_file
         data.parent.mkdir(parents=True, exist_ok=True)
+        where = {c: i for i, c in enumerate(columns)}
+        tables = []
         with open(data, "w", encoding="utf-8", newline="") as f:
             writer = csv.writer(
                 f, delimiter=layout.get("delimiter") or a.delimiter, lineterminator=layout.get("newline") or "\n"
             )
             writer.writerow(columns)
-            writer.writerows(cells)
-        # column by column (a million rows as dicts would take gigabytes): the kind's columns, the
-        # published ones (a published cell in place of a column of the same name), the release's own
-        where = {c: i for i, c in enumerate(columns)}
-        table: dict[str, list] = {}
-        for c in dict.fromkeys([*a.columns, *columns]):
-            table[c] = [row[where[c]] for row in cells] if c in where else [records[k].get(c) for k in order]
-        for c, key in RELEASE_FIELDS:
-            table[c] = [rows[k][key] for k in order]
+            # a chunk of rows at a time, its records read again (a million records and cells held at
+            # once took gigabytes); the Parquet's columns: the kind's, the published ones (a
+            # published cell in place of a column of the same name), the release's own
+            for at in range(0, len(order), WRITE_CHUNK):
+                chunk = order[at : at + WRITE_CHUNK]
+                records = [json.loads(rows[k]["record"]) for k in chunk]
+                for rec in records:
+                    rec.pop("layout", None)
+                cells = [[cell(rec, c) for c in columns] for rec in records]
+                writer.writerows(cells)
+                table: dict[str, list] = {}
+                for c in dict.fromkeys([*a.columns, *columns]):
+                    table[c] = [row[where[c]] for row in cells] if c in where else [rec.get(c) for rec in records]
+                for c, key in RELEASE_FIELDS:
+                    table[c] = [rows[k][key] for k in chunk]
+                tables.append(pa.Table.from_pydict(table))
         pq.write_table(
-            pa.Table.from_pydict(table),
+            pa.concat_tables(tables, promote_options="permissive"),
             staging / a.parquet_file,
             compression="zstd",
             write_statistics=False,
