@@ -436,6 +436,8 @@ class Expand(ReadsTemplateFiles, Stage):
     def compute(self, ctx, inputs, reused) -> Output:
         """One file at a time, each made an Arrow table column by column (a million rows as
         dicts, or as Row objects all at once, took gigabytes); the tables are put together."""
+        import numpy as np
+
         pa = _pa()
         problems: list[Problem] = []
         n_files, files = load_each(self.authoring, [self.folder(ctx)], problems)
@@ -452,7 +454,7 @@ class Expand(ReadsTemplateFiles, Stage):
                 "details": [[{"label": a, "text": b} for a, b in r.details] for r in rows],
                 "record": [dumps(r.record) for r in rows],
                 "entry": entries([(tid, r) for r in rows]),
-                "order": pa.array(range(done, done + len(rows)), pa.int64()),  # the rows' place in the files as written
+                "order": pa.array(np.arange(done, done + len(rows), dtype=np.int64)),  # the rows' place in the files as written
             }
             tables.append(pa.Table.from_pydict(columns, schema=expand_schema()))
             done += tables[-1].num_rows
@@ -483,6 +485,7 @@ class Queue(Stage):
     name = "queue"
     format = 3  # 2: the domains column; 3: items in written order (they were sorted by their text)
     upstream = ("expand",)
+    reads_columns = {"expand": ("item_id", "hypothesis", "domain", "subtopic", "template_id", "details")}
 
     def schema(self):
         return queue_schema()
@@ -492,11 +495,12 @@ class Queue(Stage):
         rows counted and its domains in the order its rows meet them: in Arrow, column by column
         (a million rows as dicts took gigabytes). Grouping without threads keeps the order of
         first appearance, of the groups and of each group's distinct domains."""
+        import numpy as np
         import pyarrow.compute as pc
 
         pa = _pa()
         expand = inputs["expand"]
-        at = pa.array(range(expand.num_rows), pa.int64())
+        at = pa.array(np.arange(expand.num_rows, dtype=np.int64))
         groups = (
             pa.table({"item_id": expand["item_id"], "domain": expand["domain"], "at": at})
             .group_by("item_id", use_threads=False)
@@ -511,7 +515,7 @@ class Queue(Stage):
             "domain": first["domain"],
             "subtopic": first["subtopic"],
             "template_id": first["template_id"],
-            "position": pa.array(range(first.num_rows), pa.int64()),
+            "position": pa.array(np.arange(first.num_rows, dtype=np.int64)),
             "details": first["details"],
             "n_samples": groups["at_count"],
             "domains": groups["domain_distinct"],

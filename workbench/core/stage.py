@@ -56,6 +56,9 @@ class Stage:
 
     name: str = ""
     upstream: tuple[str, ...] = ()
+    # the columns it reads of an upstream table, where not all (upstream stage -> column names): the
+    # others are not read from disk (an imported table's million JSON records take seconds to read)
+    reads_columns: dict[str, tuple[str, ...]] = {}
     optional_upstream: tuple[str, ...] = ()  # read-only views may compute without these (an empty table)
     format: int = 1  # bump when the output's shape changes: old outputs become stale
     partition_key: str | None = None  # column by which unchanged previous rows are reused

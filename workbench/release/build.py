@@ -219,10 +219,12 @@ def build(
         )
     if scope is not None and scope["outside"] and unaudited != "keep":
         raise InputError("\n".join(unaudited_lines(scope, config.origin.sample)))
-    table = pipeline.workspace.read(kind.audit.original_stage if original else kind.release_stage)
-    # the stage's columns that nothing of a release reads (the layout says which) are not made Python
-    # objects: a million rows as dicts take gigabytes
-    table = table.drop_columns([c for c in getattr(kind.release, "unread_columns", ()) if c in table.column_names])
+    # the stage's columns that nothing of a release reads (the layout says which) are not read, nor
+    # made Python objects: a million rows as dicts take gigabytes
+    table = pipeline.workspace.read(
+        kind.audit.original_stage if original else kind.release_stage,
+        without=tuple(getattr(kind.release, "unread_columns", ())),
+    )
     if original and "label" not in table.column_names:  # {"label": "published", **row}, each dict made once
         table = table.add_column(0, "label", pa.repeat(pa.scalar("published"), table.num_rows))
     rows = table.to_pylist()
