@@ -178,8 +178,10 @@ def growth(results: list[dict]) -> list[str]:
         per = (lambda r: r[name]["seconds"]) if name == "annotate_next" else (lambda r: r[name]["seconds"] / r["rows"])
         a, b = per(first), per(last)
         if b > 1.5 * a and b - a > 1e-6:
-            out.append(f"{name}: seconds per {'label' if name == 'annotate_next' else 'row'} {b / a:.1f}× from "
-                       f"{first['rows']:,} to {last['rows']:,} rows")
+            out.append(
+                f"{name}: seconds per {'label' if name == 'annotate_next' else 'row'} {b / a:.1f}× from "
+                f"{first['rows']:,} to {last['rows']:,} rows"
+            )
     return out
 
 
@@ -188,9 +190,13 @@ def run(ctx, sizes: list[int] | None = None) -> dict:
     mlm = None
     if min(sizes) <= EVALUATE_MAX:  # built in a process of its own: a child's peak memory starts at its parent's
         mlm = ctx.work / "scale-mlm"
-        code = "import sys; from workbench.models.fixtures import build_mlm; build_mlm(sys.argv[1])"
-        subprocess.run([sys.executable, "-c", code, str(mlm)], check=True, cwd=ROOT,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+        code = (
+            "import sys; from pathlib import Path; from workbench.models.fixtures import build_mlm; "
+            "build_mlm(Path(sys.argv[1]))"
+        )
+        subprocess.run(
+            [sys.executable, "-c", code, str(mlm)], check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}
+        )
     results = [measure(ctx.work / "stages_scale", n, mlm) for n in sizes]
     big = results[-1]
     worse = growth(results)

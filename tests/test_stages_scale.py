@@ -99,3 +99,56 @@ def test_a_release_without_machine_paths_is_not_copied_where_none_is_named():
     assert out[0] is rows[0] and out[1] is not rows[1] and out[1]["b"] is rows[1]["b"]
     assert rows[1]["a"] == "/home/me/model"  # what was given is not changed
     assert without({"/elsewhere": "e"}, rows) is rows
+
+
+def test_labelstudio_push_sends_the_new_items_500_at_a_time(tmp_path, monkeypatch):
+    """push against a stand-in client (no server): the items not in the project yet, in queue order,
+    in requests of IMPORT_BATCH tasks, each made as it is sent."""
+    from types import SimpleNamespace
+
+    from workbench import kinds
+    from workbench.annotation.session import items_from_table
+    from workbench.authoring.stages import Queue
+    from workbench.core.config import load_config
+    from workbench.labelstudio import sync
+    from workbench.labelstudio.page import ID_KEY
+
+    project = tmp_path / "p"
+    _import(write_csv(tmp_path / "pairs.csv", synthetic_rows(3)), project)
+    config = load_config(project / "workbench.toml")
+    expand = _expand_table([(f"i{k:04d}", "age", "t") for k in range(1203)])
+    items = items_from_table(Queue().compute(None, {"expand": expand}, set()).table)
+    sent: list[list[str]] = []
+    made: list[int] = []  # tasks made so far, at each request
+    task_data = sync.task_data
+    monkeypatch.setattr(sync, "task_data", lambda item, page: made.append(1) or task_data(item, page))
+
+    def import_tasks(id, request):
+        sent.append([t["data"][ID_KEY] for t in request])
+        made.append(len(made))
+
+    class Client:
+        def __init__(self, *args):
+            self.sdk = SimpleNamespace(projects=SimpleNamespace(import_tasks=import_tasks))
+
+        def check(self):
+            pass
+
+        def find_project(self, title, project_id=None):
+            return SimpleNamespace(id=7, title=title, maximum_annotations=1)
+
+        def tasks(self, project, progress=None):
+            return [{"id": k, "data": {ID_KEY: f"i{k:04d}"}} for k in (0, 5, 1202)]
+
+        def call(self, what, fn, *args, **kwargs):
+            return fn(*args, **kwargs)
+
+    monkeypatch.setattr(sync, "Client", Client)
+    monkeypatch.setattr(sync, "connection", lambda config: ("http://127.0.0.1:1", "key"))
+    monkeypatch.setattr(sync, "check_config", lambda *args: None)
+    monkeypatch.setattr(sync, "overlap", lambda config, kind: (1, "one"))
+    got = sync.push(config, items, "bench", kind=kinds.of_config(config))
+    assert [len(batch) for batch in sent] == [500, 500, 200]
+    assert [i for batch in sent for i in batch] == [f"i{k:04d}" for k in range(1203) if k not in (0, 5, 1202)]
+    assert (got["imported"], got["already_there"], got["items"]) == (1200, 3, 1203)
+    assert [n for n in made if n != 1] == [500, 1001, 1202]  # a batch's tasks made just before it is sent

@@ -454,7 +454,8 @@ class Expand(ReadsTemplateFiles, Stage):
                 "details": [[{"label": a, "text": b} for a, b in r.details] for r in rows],
                 "record": [dumps(r.record) for r in rows],
                 "entry": entries([(tid, r) for r in rows]),
-                "order": pa.array(np.arange(done, done + len(rows), dtype=np.int64)),  # the rows' place in the files as written
+                # the rows' place in the files as written
+                "order": pa.array(np.arange(done, done + len(rows), dtype=np.int64)),
             }
             tables.append(pa.Table.from_pydict(columns, schema=expand_schema()))
             done += tables[-1].num_rows
@@ -672,7 +673,6 @@ class Layout:
             return "" if value is None else _cell(value)
 
         order = sorted(range(len(rows)), key=lambda k: (positions[k], rows[k]["row_id"]))
-        del positions
         data = staging / a.data_file
         data.parent.mkdir(parents=True, exist_ok=True)
         where = {c: i for i, c in enumerate(columns)}

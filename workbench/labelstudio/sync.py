@@ -463,7 +463,8 @@ def push(
     wanted = _wanted_predictions(config, items, preannotate, scheme)
     new = [item for item in items if item.id not in present]
     created_predictions = 0
-    for start in range(0, len(new), IMPORT_BATCH):  # each batch's tasks made as it is sent: a million at once took gigabytes
+    # each batch's tasks made as it is sent: a million tasks made at once took gigabytes
+    for start in range(0, len(new), IMPORT_BATCH):
         if progress and len(new) > IMPORT_BATCH:
             progress(f"importing tasks {start + 1}-{min(start + IMPORT_BATCH, len(new))} of {len(new)}…")
         tasks = []
