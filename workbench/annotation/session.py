@@ -93,33 +93,54 @@ CHEAP = (
 
 
 class _Columns:
-    """A queue table's CHEAP columns as Python lists, each converted on its first use."""
+    """A queue table's CHEAP columns, read a row at a time for the first reads of a column (the
+    items shown one after another) and converted whole once a column is read often (a pass over
+    every item: a filter, the opt-out screen)."""
+
+    WHOLE_AFTER = 1000  # reads of one column, row by row, before it is converted whole
 
     def __init__(self, table):
-        self.table, self.names, self.done = table, set(table.column_names), {}
+        self.table, self.names, self.done, self.reads = table, set(table.column_names), {}, {}
 
-    def _raw(self, name: str, default=None) -> list:
-        return self.table.column(name).to_pylist() if name in self.names else [default] * self.table.num_rows
+    def _raw(self, name: str, rows: slice | int):
+        if name not in self.names:
+            return None if isinstance(rows, int) else [None] * self.table.num_rows
+        column = self.table.column(name)
+        return column[rows].as_py() if isinstance(rows, int) else column.to_pylist()
 
-    def get(self, name: str) -> list:
+    @staticmethod
+    def _value(name: str, v, domain=None):
+        if name == "domains":
+            return tuple(v) if v else (domain,)
+        if name in ("template_id", "masked_template", "stance"):
+            return v or ""
+        if name == "n_samples":
+            return v or 1
+        return v
+
+    def value(self, name: str, row: int):
         values = self.done.get(name)
-        if values is None:
-            if name == "domains":
-                values = [tuple(ds) if ds else (d,) for ds, d in zip(self._raw("domains"), self.get("domain"))]
-            elif name in ("template_id", "masked_template", "stance"):
-                values = [v or "" for v in self._raw(name)]
-            elif name == "n_samples":
-                values = [k or 1 for k in self._raw(name)]
-            else:
-                values = self._raw(name)
-            self.done[name] = values
-        return values
+        if values is not None:
+            return values[row]
+        self.reads[name] = self.reads.get(name, 0) + 1
+        if self.reads[name] <= self.WHOLE_AFTER:
+            return self._value(name, self._raw(name, row), self.value("domain", row) if name == "domains" else None)
+        raw = self._raw(name, slice(None))
+        if name == "domains":
+            domain = [self.value("domain", k) for k in range(len(raw))]
+            values = [self._value(name, v, d) for v, d in zip(raw, domain)]
+        elif name in ("template_id", "masked_template", "stance", "n_samples"):
+            values = [self._value(name, v) for v in raw]
+        else:
+            values = raw
+        self.done[name] = values
+        return values[row]
 
 
 def _cheap(name: str) -> property:
     def get(self):
         found = self.__dict__.get(name, _cheap)
-        return self._columns.get(name)[self._row] if found is _cheap else found
+        return self._columns.value(name, self._row) if found is _cheap else found
 
     def set(self, value):
         self.__dict__[name] = value

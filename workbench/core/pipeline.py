@@ -152,7 +152,7 @@ class Pipeline:
 
     # -- the shared work of one stage -------------------------------------------------------
     def _upstream_tables(self, stage: Stage, readonly: bool) -> dict[str, "pa.Table"]:
-        tables = {}
+        tables, columns = {}, stage.columns_read(self.ctx)
         for up in stage.upstream:
             upstream = self.stage(up)
             if (
@@ -164,10 +164,10 @@ class Pipeline:
                 tables[up] = upstream.schema().empty_table()  # a read never loads models: go without it
             elif readonly and self.state(up) != "fresh":
                 tables[up] = self.table(up, write=False)
-                if up in stage.reads_columns:
-                    tables[up] = tables[up].select(list(stage.reads_columns[up]))
+                if up in columns:
+                    tables[up] = tables[up].select(list(columns[up]))
             else:
-                tables[up] = self.workspace.read(up, columns=stage.reads_columns.get(up))
+                tables[up] = self.workspace.read(up, columns=columns.get(up))
         return tables
 
     def _compute(self, stage: Stage, chash: str, *, force: bool, readonly: bool = False):

@@ -72,6 +72,10 @@ class Stage:
         """The output table's schema (typed columns: lists and structs, not JSON strings)."""
         return None
 
+    def columns_read(self, ctx: StageContext) -> dict[str, tuple[str, ...]]:
+        """`reads_columns`, where what it reads depends on the configuration."""
+        return self.reads_columns
+
     def settings(self, ctx: StageContext) -> Any:
         """The configuration this stage reads; its hash decides freshness."""
         return {}
