@@ -152,3 +152,37 @@ def test_labelstudio_push_sends_the_new_items_500_at_a_time(tmp_path, monkeypatc
     assert [i for batch in sent for i in batch] == [f"i{k:04d}" for k in range(1203) if k not in (0, 5, 1202)]
     assert (got["imported"], got["already_there"], got["items"]) == (1200, 3, 1203)
     assert [n for n in made if n != 1] == [500, 1001, 1202]  # a batch's tasks made just before it is sent
+
+
+def test_queue_items_read_a_row_at_a_time_then_whole_give_the_tables_values(monkeypatch):
+    """A million-item queue opens with only its ids read: each other field is read a row at a
+    time, and its column converted whole once read often (here after 2 reads)."""
+    from workbench.annotation import session
+    from workbench.authoring.stages import Queue
+
+    monkeypatch.setattr(session._Columns, "WHOLE_AFTER", 2)
+    expand = _expand_table(
+        [(f"i{k}", ["age", "gender"][k % 2], f"t{k % 3}") for k in range(7)] + [("i0", "race", "t0")]
+    )
+    table = Queue().compute(None, {"expand": expand}, set()).table
+    items = session.items_from_table(table)
+    columns = items[0]._columns
+    assert columns.done == {}  # nothing but the ids read yet
+    want = table.to_pylist()
+    fields = ("hypothesis", "domain", "template_id", "position", "n_samples", "stance", "fluency")
+    for item, row in zip(items, want):  # every field read 7 times: row by row twice, then whole
+        assert item.id == row["item_id"]
+        assert [getattr(item, f) for f in fields] == [
+            row["hypothesis"],
+            row["domain"],
+            row["template_id"],
+            row["position"],
+            row["n_samples"],
+            "",
+            None,
+        ]
+        assert item.domains == tuple(row["domains"]) and item.details == [("row", d["text"]) for d in row["details"]]
+    assert {"hypothesis", "domain", "domains", "n_samples"} <= set(columns.done)
+    assert items[0].domains == ("age", "race") and items[0].n_samples == 2
+    items[1].hypothesis = "edited"  # a field set on an item is its own
+    assert (items[1].hypothesis, items[2].hypothesis) == ("edited", want[2]["hypothesis"])
