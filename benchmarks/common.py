@@ -244,6 +244,7 @@ ORDER = [
     "generation",
     "nli_llm",
     "import",
+    "stages_scale",
 ]
 GROUPS = {
     "NLI loop": [
@@ -264,7 +265,7 @@ GROUPS = {
     "Uncertainty": ["intervals"],
     "Beside lm-evaluation-harness": ["lmeval", "nli_llm"],
     "Shared model layer": ["determinism", "generation"],
-    "Big benchmarks": ["import"],
+    "Big benchmarks": ["import", "stages_scale"],
 }
 
 

@@ -7,7 +7,8 @@ Sections: expand, generate, proposers (an LLM proposer beside the masked LM), fi
 distributed (the NLI loop, its annotation and scale-out), stereoset, crows_pairs, sos, sofa,
 honest (the intrinsic kinds' evaluators), fairbelief (30 models' published fills at once), intervals (their cost
 in every kind's evaluate), import (`workbench import` of a big CrowS-Pairs-layout file, then run and build;
-IMPORT_ROWS). Each
+IMPORT_ROWS), stages_scale (every stage of a renewal on
+such a file: import, expand, queue, annotate, the Label Studio push's tasks, build, evaluate; SCALE_ROWS). Each
 section's result replaces its earlier one in results.json, and REPORT.md is rewritten from all
 of them after every section, so a long run that stops keeps what it measured. A section that cannot run here is recorded with the reason.
 """

@@ -72,11 +72,11 @@ class Item:
         self.domains = tuple(self.domains) or (self.domain,)
 
 
-# The Item fields items_from_table fills for every row; the others (fill_spans, premises,
-# fooled, details) are lists or structs, slow to convert for every row (a third of the TUI's
-# start-up with 20K items) and needed only for the items actually shown or pushed.
+# The Item fields of a queue row kept as plain values (CHEAP): each read from its column, which is
+# converted to Python values for every row on the first read of any row's (a million rows at
+# start-up: only the ids are needed before the first item is shown). The others (fill_spans,
+# premises, fooled, details) are lists or structs, converted for one row when it is first used.
 CHEAP = (
-    "id",
     "hypothesis",
     "domain",
     "subtopic",
@@ -92,9 +92,65 @@ CHEAP = (
 )
 
 
+class _Columns:
+    """A queue table's CHEAP columns, read a row at a time for the first reads of a column (the
+    items shown one after another) and converted whole once a column is read often (a pass over
+    every item: a filter, the opt-out screen)."""
+
+    WHOLE_AFTER = 1000  # reads of one column, row by row, before it is converted whole
+
+    def __init__(self, table):
+        self.table, self.names, self.done, self.reads = table, set(table.column_names), {}, {}
+
+    def _raw(self, name: str, rows: slice | int):
+        if name not in self.names:
+            return None if isinstance(rows, int) else [None] * self.table.num_rows
+        column = self.table.column(name)
+        return column[rows].as_py() if isinstance(rows, int) else column.to_pylist()
+
+    @staticmethod
+    def _value(name: str, v, domain=None):
+        if name == "domains":
+            return tuple(v) if v else (domain,)
+        if name in ("template_id", "masked_template", "stance"):
+            return v or ""
+        if name == "n_samples":
+            return v or 1
+        return v
+
+    def value(self, name: str, row: int):
+        values = self.done.get(name)
+        if values is not None:
+            return values[row]
+        self.reads[name] = self.reads.get(name, 0) + 1
+        if self.reads[name] <= self.WHOLE_AFTER:
+            return self._value(name, self._raw(name, row), self.value("domain", row) if name == "domains" else None)
+        raw = self._raw(name, slice(None))
+        if name == "domains":
+            domain = [self.value("domain", k) for k in range(len(raw))]
+            values = [self._value(name, v, d) for v, d in zip(raw, domain)]
+        elif name in ("template_id", "masked_template", "stance", "n_samples"):
+            values = [self._value(name, v) for v in raw]
+        else:
+            values = raw
+        self.done[name] = values
+        return values[row]
+
+
+def _cheap(name: str) -> property:
+    def get(self):
+        found = self.__dict__.get(name, _cheap)
+        return self._columns.value(name, self._row) if found is _cheap else found
+
+    def set(self, value):
+        self.__dict__[name] = value
+
+    return property(get, set)
+
+
 class QueueItem(Item):
-    """An Item of a queue table (made by items_from_table) whose list and struct fields are
-    converted from its row of the table on first use."""
+    """An Item of a queue table (made by items_from_table) whose fields are read from its row of
+    the table on first use (a field set on it is its own)."""
 
     def _lazy(self, name: str):
         cached = self.__dict__.get("_" + name)
@@ -116,45 +172,28 @@ class QueueItem(Item):
     premises = property(lambda self: self._lazy("premises"))
     fooled = property(lambda self: self._lazy("fooled"))
     details = property(lambda self: self._lazy("details"))
+    _table = property(lambda self: self._columns.table)
+
+
+for _name in CHEAP:
+    setattr(QueueItem, _name, _cheap(_name))
 
 
 def items_from_table(table, order: str = "template") -> list[Item]:
     """Queue rows (a pyarrow table) as Items, in queue order or most fluent first.
 
-    Column by column, with the garbage collector paused: 20K rows make hundreds of thousands
-    of small objects, and collections triggered while building them doubled start-up. The
-    list and struct columns are read per item when it is first used (QueueItem)."""
-    n = table.num_rows
-    names = set(table.column_names)
-
-    def column(name: str, default=None) -> list:
-        return table.column(name).to_pylist() if name in names else [default] * n
-
-    domain = column("domain")
-    columns = [
-        column("item_id"),
-        column("hypothesis"),
-        domain,
-        column("subtopic"),
-        [t or "" for t in column("template_id")],
-        column("position"),
-        [m or "" for m in column("masked_template")],
-        column("group"),
-        column("counterfactual_group"),
-        [s or "" for s in column("stance")],
-        [k or 1 for k in column("n_samples")],
-        column("fluency"),
-        [tuple(ds) if ds else (d,) for ds, d in zip(column("domains"), domain)],
-    ]
+    Only the ids are read for every row, with the garbage collector paused (a million rows make
+    a million objects; collections triggered while building them doubled start-up); every other
+    field is read from its column on first use (QueueItem)."""
+    columns = _Columns(table)
+    ids = table.column("item_id").to_pylist() if "item_id" in columns.names else [None] * table.num_rows
     paused = gc.isenabled()
     gc.disable()
     try:
         new, items = object.__new__, []
-        for row, values in enumerate(zip(*columns)):  # no __init__ per row: a third faster for 20K items
+        for row, item_id in enumerate(ids):  # no __init__ per row: a third faster for 20K items
             item = new(QueueItem)
-            cheap = dict(zip(CHEAP, values))
-            cheap.update(dispute=None, _table=table, _row=row)
-            item.__dict__ = cheap
+            item.__dict__ = {"id": item_id, "dispute": None, "_columns": columns, "_row": row}
             items.append(item)
     finally:
         if paused:
@@ -293,8 +332,16 @@ class Session:
         return True
 
     def _refresh(self) -> None:
-        """The view and the progress counts, in one pass over the items (20K at every start)."""
+        """The view and the progress counts, in one pass over the items (20K at every start);
+        where nothing hides an item (no opt-out, no filter), the view is every item and only the
+        labelled ones are counted (a million items at start-up: no pass over them)."""
         states, opt_out, visible = self.store.states, self.opt_out, []
+        if not opt_out and self.filters == Filters():
+            by_id = self.by_id
+            self.visible = list(self.all_items)
+            self._done = sum(1 for item, state in states.items() if state.label and item in by_id)
+            self._total = len(self.all_items)
+            return
         done = total = 0
         for item in self.all_items:
             if self.opted_out(item, opt_out):
@@ -331,6 +378,8 @@ class Session:
         skipped earlier come back at the end (as they do within a session) — and say so."""
         if not self.visible:
             return None, ""
+        if not self.trail:  # nothing labelled yet: the first unlabelled item, found without an index of the view
+            return self._next_unlabelled(-1), ""
         index = {i.id: k for k, i in enumerate(self.visible)}
         last = next((i for i in reversed(self.trail) if i in index), None)
         if last is None:

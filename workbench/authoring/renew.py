@@ -234,6 +234,12 @@ def renewal_stages(authoring, scheme: LabelScheme, fix_fields: tuple[tuple[str, 
         """The queue of a partial audit: only the items of its sample (Blodgett et al.'s audits
         sample items too); every item when `[origin]` sets no sample."""
 
+        def columns_read(self, ctx):
+            origin = ctx.config.origin
+            if origin is None or origin.sample is None or not origin.stratify:
+                return self.reads_columns
+            return {"expand": (*self.reads_columns["expand"], "record")}  # a stratum may be a record's field
+
         def settings(self, ctx):
             origin = ctx.config.origin
             return {

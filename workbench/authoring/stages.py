@@ -300,34 +300,50 @@ def template_sources(paths: list[Path]) -> tuple[int, Iterator[tuple[RawFile | N
     return n, each()
 
 
-def load(authoring: Authoring, paths: list[Path]) -> tuple[list[tuple[str, Row]], int, list[Problem]]:
-    """(template id, row) of every file, the number of files, and every problem of every file.
-    A row that another file already produced is reported and kept once; ids are unique."""
+def load_each(
+    authoring: Authoring, paths: list[Path], problems: list[Problem]
+) -> tuple[int, Iterator[tuple[str, list[Row]]]]:
+    """The number of files, and (template id, its rows) for each file as it is read, so that only
+    one file's rows are held at a time (an imported table's template may have a million); every
+    problem of every file is added to `problems` as it is found. A row that another file already
+    produced is reported and kept once; ids are unique."""
     n, sources = template_sources(paths)
-    problems: list[Problem] = []
-    out: list[tuple[str, Row]] = []
-    by_row: dict[str, str] = {}
-    by_id: dict[str, str] = {}
-    for raw, found in sources:
-        problems += found
-        if raw is None:
-            continue
-        rows, tid, found = check_file(authoring, raw)
-        problems += found
-        if tid is None or any(p.severity == "error" for p in found):
-            continue
-        if tid in by_id:
-            problems.append(raw.problem(("id",), f"template id {tid!r} is also used by {by_id[tid]}"))
-            continue
-        by_id[tid] = raw.shown
-        for row in rows:
-            if row.row_id in by_row:
-                problems.append(
-                    raw.problem(row.where, f"the same row as in {by_row[row.row_id]}: {row.unit_text!r}", "warning")
-                )
+
+    def each() -> Iterator[tuple[str, list[Row]]]:
+        by_row: dict[str, str] = {}
+        by_id: dict[str, str] = {}
+        for raw, found in sources:
+            problems.extend(found)
+            if raw is None:
                 continue
-            by_row[row.row_id] = raw.shown
-            out.append((tid, row))
+            rows, tid, found = check_file(authoring, raw)
+            problems.extend(found)
+            if tid is None or any(p.severity == "error" for p in found):
+                continue
+            if tid in by_id:
+                problems.append(raw.problem(("id",), f"template id {tid!r} is also used by {by_id[tid]}"))
+                continue
+            by_id[tid] = raw.shown
+            kept = []
+            for row in rows:
+                if row.row_id in by_row:
+                    problems.append(
+                        raw.problem(row.where, f"the same row as in {by_row[row.row_id]}: {row.unit_text!r}", "warning")
+                    )
+                    continue
+                by_row[row.row_id] = raw.shown
+                kept.append(row)
+            yield tid, kept
+
+    return n, each()
+
+
+def load(authoring: Authoring, paths: list[Path]) -> tuple[list[tuple[str, Row]], int, list[Problem]]:
+    """(template id, row) of every file, the number of files, and every problem of every file
+    (`load_each`, its rows in one list)."""
+    problems: list[Problem] = []
+    n, files = load_each(authoring, paths, problems)
+    out = [(tid, row) for tid, rows in files for row in rows]
     return out, n, problems
 
 
@@ -418,32 +434,45 @@ class Expand(ReadsTemplateFiles, Stage):
     reads_tables = True
 
     def compute(self, ctx, inputs, reused) -> Output:
-        rows, n_files, problems = load(self.authoring, [self.folder(ctx)])
-        fail_on_errors(problems, f"{self.authoring.kind} templates", "workbench validate")
+        """One file at a time, each made an Arrow table column by column (a million rows as
+        dicts, or as Row objects all at once, took gigabytes); the tables are put together."""
+        import numpy as np
+
+        pa = _pa()
+        problems: list[Problem] = []
+        n_files, files = load_each(self.authoring, [self.folder(ctx)], problems)
         dumps = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
-        columns = {  # column by column: a million rows as dicts would take gigabytes
-            "row_id": [r.row_id for _, r in rows],
-            "item_id": [r.unit_id for _, r in rows],
-            "hypothesis": [r.unit_text for _, r in rows],
-            "template_id": [tid for tid, _ in rows],
-            "domain": [r.domain for _, r in rows],
-            "subtopic": [tid for tid, _ in rows],
-            "details": [[{"label": a, "text": b} for a, b in r.details] for _, r in rows],
-            "record": [dumps(r.record) for _, r in rows],
-            "entry": entries(rows),
-            "order": list(range(len(rows))),  # the rows' place in the files as written
-        }
-        table = _pa().Table.from_pydict(columns, schema=expand_schema())
+        tables, done = [], 0
+        for tid, rows in files:
+            columns = {
+                "row_id": [r.row_id for r in rows],
+                "item_id": [r.unit_id for r in rows],
+                "hypothesis": [r.unit_text for r in rows],
+                "template_id": [tid] * len(rows),
+                "domain": [r.domain for r in rows],
+                "subtopic": [tid] * len(rows),
+                "details": [[{"label": a, "text": b} for a, b in r.details] for r in rows],
+                "record": [dumps(r.record) for r in rows],
+                "entry": entries([(tid, r) for r in rows]),
+                # the rows' place in the files as written
+                "order": pa.array(np.arange(done, done + len(rows), dtype=np.int64)),
+            }
+            tables.append(pa.Table.from_pydict(columns, schema=expand_schema()))
+            done += tables[-1].num_rows
+        fail_on_errors(problems, f"{self.authoring.kind} templates", "workbench validate")
+        table = pa.concat_tables(tables) if tables else expand_schema().empty_table()
         return Output(table, {"templates": n_files, "warnings": len(problems)})
 
     def counts(self, ctx, table, inputs, work):
-        units = len(set(table["item_id"].to_pylist()))
+        import pyarrow.compute as pc
+
+        domains = table["domain"].value_counts().to_pylist()
         # No masked-sample counts for a kind that masks nothing: rows, in the kind's own word
         return {
             "templates": work["templates"],
             "rows": table.num_rows,
-            "units": units,
-            "by_domain": dict(sorted(Counter(table["domain"].to_pylist()).items())),
+            "units": pc.count_distinct(table["item_id"]).as_py(),
+            "by_domain": dict(sorted((d["values"], d["counts"]) for d in domains)),
             "warnings": work["warnings"],
         }
 
@@ -457,31 +486,48 @@ class Queue(Stage):
     name = "queue"
     format = 3  # 2: the domains column; 3: items in written order (they were sorted by their text)
     upstream = ("expand",)
+    reads_columns = {"expand": ("item_id", "hypothesis", "domain", "subtopic", "template_id", "details")}
 
     def schema(self):
         return queue_schema()
 
     def compute(self, ctx, inputs, reused) -> Output:
-        units: dict[str, dict] = {}
-        sizes: Counter = Counter()
-        domains: dict[str, dict[str, None]] = {}
-        for r in (
-            inputs["expand"]
-            .select(["item_id", "hypothesis", "domain", "subtopic", "template_id", "details"])
-            .to_pylist()
-        ):
-            units.setdefault(r["item_id"], r)
-            sizes[r["item_id"]] += 1
-            domains.setdefault(r["item_id"], {})[r["domain"]] = None
-        ordered = list(units.values())  # expand's order: by domain and template, then as written
-        items = [
-            {**r, "position": i, "n_samples": sizes[r["item_id"]], "domains": list(domains[r["item_id"]])}
-            for i, r in enumerate(ordered)
-        ]
-        return Output(_pa().Table.from_pylist(items, schema=queue_schema()))
+        """Each unit's first row in expand's order (by domain and template, then as written), its
+        rows counted and its domains in the order its rows meet them: in Arrow, column by column
+        (a million rows as dicts took gigabytes). Grouping without threads keeps the order of
+        first appearance, of the groups and of each group's distinct domains."""
+        import numpy as np
+        import pyarrow.compute as pc
+
+        pa = _pa()
+        expand = inputs["expand"]
+        at = pa.array(np.arange(expand.num_rows, dtype=np.int64))
+        groups = (
+            pa.table({"item_id": expand["item_id"], "domain": expand["domain"], "at": at})
+            .group_by("item_id", use_threads=False)
+            .aggregate([("at", "min"), ("at", "count"), ("domain", "distinct")])
+        )
+        order = pc.sort_indices(groups["at_min"])
+        groups = groups.take(order)
+        first = expand.take(groups["at_min"])
+        columns = {
+            "item_id": first["item_id"],
+            "hypothesis": first["hypothesis"],
+            "domain": first["domain"],
+            "subtopic": first["subtopic"],
+            "template_id": first["template_id"],
+            "position": pa.array(np.arange(first.num_rows, dtype=np.int64)),
+            "details": first["details"],
+            "n_samples": groups["at_count"],
+            "domains": groups["domain_distinct"],
+        }
+        schema = queue_schema()
+        return Output(pa.table({c: columns[c].cast(schema.field(c).type) for c in schema.names}, schema=schema))
 
     def counts(self, ctx, table, inputs, work):
-        return {"items": table.num_rows, "rows": sum(table["n_samples"].to_pylist())}
+        import pyarrow.compute as pc
+
+        return {"items": table.num_rows, "rows": pc.sum(table["n_samples"]).as_py() or 0}
 
 
 class Released(Stage):
@@ -517,8 +563,15 @@ def stages(authoring: Authoring) -> list[Stage]:
 
 
 # -- the release --------------------------------------------------------------------------------------------
+WRITE_CHUNK = 10_000  # rows a release laid out as the published file is written in at a time
+
+
 class Layout:
     """write_release / read_release / card / identity for an authoring kind (what build calls)."""
+
+    # the stage columns (expand's, released's) that its files, card and changelog never read:
+    # build leaves them out of the rows it holds
+    unread_columns = ("hypothesis", "subtopic", "details", "order")
 
     def __init__(self, authoring: Authoring):
         self.authoring = authoring
@@ -592,17 +645,19 @@ class Layout:
         a = self.authoring
         if not rows:
             return None
-        records, layouts = [], []  # every row's record carries the layout: kept once, checked the same
-        for r in rows:
+        # every row's record carries the layout: kept once, checked the same; its position orders the rows
+        layout, positions = None, []
+        for k, r in enumerate(rows):
             rec = json.loads(r["record"])
-            this = rec.pop("layout", None)
-            if not layouts:
-                layouts.append(this)
-            elif this != layouts[0]:
+            this = rec.get("layout")
+            if k == 0:
+                layout = this
+            elif this != layout:
                 return None
-            records.append(rec)
-        layout = layouts[0]
-        if not isinstance(layout, dict) or not all(isinstance(rec.get("position"), int) for rec in records):
+            if not isinstance(rec.get("position"), int):
+                return None
+            positions.append(rec["position"])
+        if not isinstance(layout, dict):
             return None
         columns, id_column = list(layout["columns"]), layout.get("id_column")
         read = {_column_key(c): key for c, key in a.published}
@@ -617,26 +672,34 @@ class Layout:
                 value = rec.get(read.get(_column_key(column), "\0"))
             return "" if value is None else _cell(value)
 
-        order = sorted(range(len(rows)), key=lambda k: (records[k]["position"], rows[k]["row_id"]))
-        cells = [[cell(records[k], c) for c in columns] for k in order]
+        order = sorted(range(len(rows)), key=lambda k: (positions[k], rows[k]["row_id"]))
         data = staging / a.data_file
         data.parent.mkdir(parents=True, exist_ok=True)
+        where = {c: i for i, c in enumerate(columns)}
+        tables = []
         with open(data, "w", encoding="utf-8", newline="") as f:
             writer = csv.writer(
                 f, delimiter=layout.get("delimiter") or a.delimiter, lineterminator=layout.get("newline") or "\n"
             )
             writer.writerow(columns)
-            writer.writerows(cells)
-        # column by column (a million rows as dicts would take gigabytes): the kind's columns, the
-        # published ones (a published cell in place of a column of the same name), the release's own
-        where = {c: i for i, c in enumerate(columns)}
-        table: dict[str, list] = {}
-        for c in dict.fromkeys([*a.columns, *columns]):
-            table[c] = [row[where[c]] for row in cells] if c in where else [records[k].get(c) for k in order]
-        for c, key in RELEASE_FIELDS:
-            table[c] = [rows[k][key] for k in order]
+            # a chunk of rows at a time, its records read again (a million records and cells held at
+            # once took gigabytes); the Parquet's columns: the kind's, the published ones (a
+            # published cell in place of a column of the same name), the release's own
+            for at in range(0, len(order), WRITE_CHUNK):
+                chunk = order[at : at + WRITE_CHUNK]
+                records = [json.loads(rows[k]["record"]) for k in chunk]
+                for rec in records:
+                    rec.pop("layout", None)
+                cells = [[cell(rec, c) for c in columns] for rec in records]
+                writer.writerows(cells)
+                table: dict[str, list] = {}
+                for c in dict.fromkeys([*a.columns, *columns]):
+                    table[c] = [row[where[c]] for row in cells] if c in where else [rec.get(c) for rec in records]
+                for c, key in RELEASE_FIELDS:
+                    table[c] = [rows[k][key] for k in chunk]
+                tables.append(pa.Table.from_pydict(table))
         pq.write_table(
-            pa.Table.from_pydict(table),
+            pa.concat_tables(tables, promote_options="permissive"),
             staging / a.parquet_file,
             compression="zstd",
             write_statistics=False,

@@ -152,7 +152,7 @@ class Pipeline:
 
     # -- the shared work of one stage -------------------------------------------------------
     def _upstream_tables(self, stage: Stage, readonly: bool) -> dict[str, "pa.Table"]:
-        tables = {}
+        tables, columns = {}, stage.columns_read(self.ctx)
         for up in stage.upstream:
             upstream = self.stage(up)
             if (
@@ -164,8 +164,10 @@ class Pipeline:
                 tables[up] = upstream.schema().empty_table()  # a read never loads models: go without it
             elif readonly and self.state(up) != "fresh":
                 tables[up] = self.table(up, write=False)
+                if up in columns:
+                    tables[up] = tables[up].select(list(columns[up]))
             else:
-                tables[up] = self.workspace.read(up)
+                tables[up] = self.workspace.read(up, columns=columns.get(up))
         return tables
 
     def _compute(self, stage: Stage, chash: str, *, force: bool, readonly: bool = False):
@@ -189,7 +191,7 @@ class Pipeline:
         if schema is not None and table.schema != schema:
             table = table.select(schema.names).cast(schema)
         if stage.sort_keys and table.num_rows:
-            table = table.sort_by(stage.sort_keys)
+            table = sorted_by(table, stage.sort_keys)
         counts = stage.counts(self.ctx, table, inputs, out.work)
         if stage.partition_key:
             counts[f"{stage.partition_noun}_reused"] = len(reused)
@@ -224,3 +226,16 @@ class Pipeline:
 
         kept = table.filter(pc.is_in(table[stage.partition_key], value_set=pa.array(sorted(same))))
         return kept, same
+
+
+def sorted_by(table: "pa.Table", keys: list[tuple[str, str]]) -> "pa.Table":
+    """`table.sort_by(keys)`, or the table itself when its rows are in that order already (an
+    expand of a million rows usually is: no second copy of it)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    order = pc.sort_indices(table, sort_keys=keys)
+    if pc.all(pc.equal(order, pa.array(np.arange(table.num_rows, dtype=order.type.to_pandas_dtype())))).as_py():
+        return table
+    return table.take(order)

@@ -56,6 +56,9 @@ class Stage:
 
     name: str = ""
     upstream: tuple[str, ...] = ()
+    # the columns it reads of an upstream table, where not all (upstream stage -> column names): the
+    # others are not read from disk (an imported table's million JSON records take seconds to read)
+    reads_columns: dict[str, tuple[str, ...]] = {}
     optional_upstream: tuple[str, ...] = ()  # read-only views may compute without these (an empty table)
     format: int = 1  # bump when the output's shape changes: old outputs become stale
     partition_key: str | None = None  # column by which unchanged previous rows are reused
@@ -68,6 +71,10 @@ class Stage:
     def schema(self) -> "pa.Schema | None":
         """The output table's schema (typed columns: lists and structs, not JSON strings)."""
         return None
+
+    def columns_read(self, ctx: StageContext) -> dict[str, tuple[str, ...]]:
+        """`reads_columns`, where what it reads depends on the configuration."""
+        return self.reads_columns
 
     def settings(self, ctx: StageContext) -> Any:
         """The configuration this stage reads; its hash decides freshness."""

@@ -82,8 +82,9 @@ class Workspace:
         atomic_write_text(folder / MANIFEST_FILE, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
         return data_path
 
-    def read(self, stage: str):
-        """The stage's table; a clear error when the stage has not run or its output is damaged."""
+    def read(self, stage: str, columns: tuple[str, ...] | list[str] | None = None, without: tuple[str, ...] = ()):
+        """The stage's table (only `columns`, where given; not those `without` names); a clear error
+        when the stage has not run or its output is damaged."""
         import pyarrow.parquet as pq
 
         manifest = self.manifest(stage)
@@ -96,7 +97,10 @@ class Workspace:
             )
         # ParquetFile, not read_table: read_table goes through pyarrow.dataset, which imports pandas
         # (a quarter of a second of every command that reads a stage, e.g. the TUI's start).
-        return pq.ParquetFile(data_path).read()
+        data = pq.ParquetFile(data_path)
+        if without:
+            columns = [c for c in (data.schema_arrow.names if columns is None else columns) if c not in without]
+        return data.read(columns=None if columns is None else list(columns))
 
     def state(self, stage: str, inputs: dict[str, str], config_hash: str) -> str:
         """fresh (inputs and config unchanged), stale, or missing."""

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from ..contract.kind import Kind
 
 SOURCE = "labelstudio"
+IMPORT_BATCH = 500  # tasks sent to Label Studio in one request
 LABELS_MODEL, FLUENCY_MODEL = "workbench-labels", "workbench-fluency"
 
 
@@ -460,19 +461,21 @@ def push(
     queue = {i.id for i in items}
     orphans = [t for t in existing if is_orphan(t, queue)]
     wanted = _wanted_predictions(config, items, preannotate, scheme)
-    tasks = []
-    for item in items:
-        if item.id in present:
-            continue
-        task = {"data": task_data(item, page)}
-        if item.id in wanted:
-            task["predictions"] = [{k: v for k, v in wanted[item.id].items() if v is not None}]
-        tasks.append(task)
-    for start in range(0, len(tasks), 500):
-        if progress and len(tasks) > 500:
-            progress(f"importing tasks {start + 1}-{min(start + 500, len(tasks))} of {len(tasks)}…")
-        client.call("import tasks", client.sdk.projects.import_tasks, id=project.id, request=tasks[start : start + 500])
-    predictions = Counter({"created": sum(1 for t in tasks if "predictions" in t)})
+    new = [item for item in items if item.id not in present]
+    created_predictions = 0
+    # each batch's tasks made as it is sent: a million tasks made at once took gigabytes
+    for start in range(0, len(new), IMPORT_BATCH):
+        if progress and len(new) > IMPORT_BATCH:
+            progress(f"importing tasks {start + 1}-{min(start + IMPORT_BATCH, len(new))} of {len(new)}…")
+        tasks = []
+        for item in new[start : start + IMPORT_BATCH]:
+            task = {"data": task_data(item, page)}
+            if item.id in wanted:
+                task["predictions"] = [{k: v for k, v in wanted[item.id].items() if v is not None}]
+                created_predictions += 1
+            tasks.append(task)
+        client.call("import tasks", client.sdk.projects.import_tasks, id=project.id, request=tasks)
+    predictions = Counter({"created": created_predictions})
     if preannotate and present:
         in_queue = {i.id: present[i.id] for i in items if i.id in present}
         predictions += _sync_predictions(
@@ -482,8 +485,8 @@ def push(
         "project": project.title,
         "project_id": project.id,
         "created": created,
-        "imported": len(tasks),
-        "already_there": len(items) - len(tasks),
+        "imported": len(new),
+        "already_there": len(items) - len(new),
         "items": len(items),
         "overlap": want_overlap,
         "overlap_why": why,

@@ -162,6 +162,8 @@ def build(
     index column, its row order; the kind's layout's `write_original`), "workbench" as the kind's
     release layout; None (the default) is "original" in a renewal project whose kind can, else
     "workbench". `kind` is the project's (the command line finds it: `of_config`)."""
+    import pyarrow as pa
+
     from ..annotation.session import items_from_table
     from ..annotation.summary import final_labels_for, summarise
     from ..authoring.renew import adjudicated_rows, adjudication_lines, adjudications, audit_changes
@@ -217,10 +219,18 @@ def build(
         )
     if scope is not None and scope["outside"] and unaudited != "keep":
         raise InputError("\n".join(unaudited_lines(scope, config.origin.sample)))
-    if original:
-        rows = [{"label": "published", **r} for r in pipeline.workspace.read(kind.audit.original_stage).to_pylist()]
-    else:
-        rows = pipeline.workspace.read(kind.release_stage).to_pylist()
+    # the stage's columns that nothing of a release reads (the layout says which) are not read, nor
+    # made Python objects: a million rows as dicts take gigabytes
+    table = pipeline.workspace.read(
+        kind.audit.original_stage if original else kind.release_stage,
+        without=tuple(getattr(kind.release, "unread_columns", ())),
+    )
+    if original and "label" not in table.column_names:  # {"label": "published", **row}, each dict made once
+        table = table.add_column(0, "label", pa.repeat(pa.scalar("published"), table.num_rows))
+    rows = table.to_pylist()
+    if original and rows and rows[0].get("label") != "published":
+        rows = [{"label": "published", **r} for r in rows]
+    del table
     if scope is not None and unaudited == "keep":  # nobody audited them: released as published
         rows += [{"label": "unaudited", **r, **({"audit": "unaudited"} if "audit" in r else {})} for r in scope["rows"]]
         scope["kept"] = len(scope["unaudited"])
@@ -293,7 +303,14 @@ def build(
         sources = getattr(layout, "write_sources", None)
         if sources is not None:
             sources(release, staging)
-        released = layout.read_release(staging)
+        adjudicated = (
+            adjudications(kind, items, labels)
+            if config.origin is not None and kind.audit is not None and not original
+            else []
+        )
+        # the release as written, read back only to compare it with the previous one and to name
+        # adjudicated rows: a first release of a million rows is not held twice
+        released = layout.read_release(staging) if found or adjudicated else []
         dataset = f"{config.project.repo}@v{version}" if config.project.repo else None
         write_evaluator(kind, dataset, staging)
         code = kind_code(kind)
@@ -306,11 +323,6 @@ def build(
         diff = (
             changes.compare(found, released, layout, basis, _decisions(config, kind, labels, found, released))
             if found
-            else []
-        )
-        adjudicated = (
-            adjudications(kind, items, labels)
-            if config.origin is not None and kind.audit is not None and not original
             else []
         )
         changes.with_adjudications(

@@ -59,18 +59,23 @@ def local_names(values) -> dict[str, str]:
 
 def without(local: dict[str, str], value):
     """`value` (text, or data of dicts, lists and tuples) with the paths in `local` replaced by
-    their names, longest first, in every string (dict keys too)."""
+    their names, longest first, in every string (dict keys too). A dict, list or tuple none of
+    whose strings changes is returned itself, not copied (a million release rows are not held twice)."""
     order = sorted(local, key=len, reverse=True)
 
     def renamed(v):
         if isinstance(v, str):
             for path in order:
-                v = v.replace(path, local[path])
+                if path in v:
+                    v = v.replace(path, local[path])
             return v
         if isinstance(v, dict):
-            return {renamed(k): renamed(x) for k, x in v.items()}
+            pairs = [(renamed(k), renamed(x)) for k, x in v.items()]
+            same = all(a is k and b is x for (a, b), (k, x) in zip(pairs, v.items()))
+            return v if same else dict(pairs)
         if isinstance(v, (list, tuple)):
-            return type(v)(renamed(x) for x in v)
+            items = [renamed(x) for x in v]
+            return v if all(a is b for a, b in zip(items, v)) else type(v)(items)
         return v
 
     return renamed(value) if order else value
