@@ -98,11 +98,14 @@ def torchrun(
 
 @pytest.fixture
 def projects(tmp_path, fixture_models):
-    """Two identical projects (templates and config), each with its own workspace and cache."""
+    """Two identical projects (templates and config), each with its own workspace and cache: two
+    of the example's subtopics, enough batches for both ranks and a crash between them."""
     made = []
     for name in ("one", "two"):
         folder = tmp_path / name
-        shutil.copytree(ROOT / "templates", folder / "templates")
+        for subtopic in ("age/work.yaml", "gender/caregiving.yaml"):
+            (folder / "templates" / subtopic).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(ROOT / "templates" / subtopic, folder / "templates" / subtopic)
         (folder / "workbench.toml").write_text(
             f'[generate]\nmodel = "{fixture_models["mlm-bert"]}"\ntop_k = 5\n'
             f'[filter]\nmodels = ["{fixture_models["nli-a"]}", "{fixture_models["nli-c"]}"]\nbatch_size = 16\n'
