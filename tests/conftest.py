@@ -99,3 +99,22 @@ def releases(tmp_path_factory):
         return built[kind]
 
     return release
+
+
+@pytest.fixture(scope="session")
+def queued_project(tmp_path_factory, fixture_models):
+    """(kind, folder) -> a copy in FOLDER of the kind's example project with its queue built
+    (support/kind_projects.make_project), built once per kind and session: each caller labels,
+    pushes and pulls in its own copy."""
+    from support.kind_projects import make_project
+
+    built: dict = {}
+
+    def project(kind: str, folder: Path) -> Path:
+        if kind not in built:
+            pristine = tmp_path_factory.mktemp(f"queued-{kind.replace('-', '_')}") / kind
+            built[kind] = make_project(kind, pristine, fixture_models["mlm-bert"])
+        shutil.copytree(built[kind], folder, symlinks=True)
+        return Path(folder)
+
+    return project

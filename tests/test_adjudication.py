@@ -9,7 +9,7 @@ import json
 
 import pytest
 from conftest import invoke
-from support.kind_projects import make_project, queue_items
+from support.kind_projects import queue_items
 from test_annotate_tui import flat, screen_text
 
 import workbench.cli.main  # noqa: F401  (the CLI's consoles are made at import: not inside a running app)
@@ -121,12 +121,12 @@ def _labels_file(path, labels: dict, notes: dict = {}, flags: set = frozenset())
 
 
 @pytest.fixture(scope="module")
-def kind_project(tmp_path_factory, fixture_models):
+def kind_project(tmp_path_factory, queued_project):
     made = {}
 
     def project(name):
         if name not in made:
-            made[name] = make_project(name, tmp_path_factory.mktemp(name.replace("-", "_")), fixture_models["mlm-bert"])
+            made[name] = queued_project(name, tmp_path_factory.mktemp(name.replace("-", "_")) / name)
         return made[name]
 
     return project

@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 from conftest import synthetic_queue
-from support.kind_projects import KINDS, make_project, queue_items
+from support.kind_projects import KINDS, queue_items
 from test_annotate_tui import flat, label_events, screen_text, shown
 
 import workbench.cli.main  # noqa: F401  (the CLI's consoles are made at import: not inside a running app)
@@ -23,9 +23,9 @@ from workbench.tui.stats_screen import StatsScreen
 
 
 @pytest.fixture(scope="module")
-def projects(tmp_path_factory, fixture_models):
+def projects(tmp_path_factory, queued_project):
     root = tmp_path_factory.mktemp("kinds")
-    return {k: make_project(k, root / k, fixture_models["mlm-bert"]) for k in KINDS}
+    return {k: queued_project(k, root / k) for k in KINDS}
 
 
 def app_for(tmp_path, kind, items, annotator="alice"):

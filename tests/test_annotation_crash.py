@@ -20,7 +20,7 @@ import time
 from conftest import ROOT, synthetic_queue
 from workbench.annotation.store import read_events
 
-KILLS = 50
+KILLS = 30
 
 DRIVER = r"""
 import asyncio, random, sys

@@ -616,15 +616,15 @@ import sys  # noqa: E402
 import time  # noqa: E402
 import xml.etree.ElementTree as ET  # noqa: E402
 
-from support.kind_projects import KINDS, make_project, queue_items  # noqa: E402
+from support.kind_projects import KINDS, queue_items  # noqa: E402
 
 TAG = re.compile(r"<(mark|li|ol|ul|i|b|br|p|span|div)\b", re.I)
 
 
 @pytest.fixture(scope="module")
-def kind_projects(tmp_path_factory, fixture_models):
+def kind_projects(tmp_path_factory, queued_project):
     root = tmp_path_factory.mktemp("kind-projects")
-    return {k: make_project(k, root / k, fixture_models["mlm-bert"]) for k in KINDS}
+    return {k: queued_project(k, root / k) for k in KINDS}
 
 
 @pytest.mark.parametrize("name", KINDS)
