@@ -106,15 +106,10 @@ def json_records(path: Path, layout: str, what: str) -> Iterator[tuple[int, str,
     """(line, "file:line", record) of each non-blank line of a --predictions file of JSON objects;
     a file that cannot be read, a line that is not JSON or not an object, is an InputError in one
     line naming the file (and line) and the `layout` expected. `what` the file holds, for messages."""
+    from ..core.text import read_text
+
     shown = display_path(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise InputError(f"--predictions {shown}: file not found") from None
-    except IsADirectoryError:
-        raise InputError(f"--predictions {shown}: a folder, not a file of {what}") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{shown}: not UTF-8 text (byte {exc.start})") from None
+    text = read_text(Path(path), f"--predictions file of {what}")
     for line, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
