@@ -94,3 +94,24 @@ def test_no_resampling_gives_the_point_alone():
     stat, point = iv.ratio([1.0, 0.0, 1.0])
     result = iv.interval(stat, point, 3, resamples=0)
     assert result.estimate == 2 / 3 and result.lower is None and result.resamples == 0
+
+
+def test_resamples_drawn_a_few_at_a_time_are_the_draws_of_one_block(monkeypatch):
+    """A scope of many units is resampled a few rows at a time (CELLS); the counts, and so every
+    interval, are those of the whole B x units block drawn at once."""
+    n, b = 37, 300
+    rng = np.random.default_rng(5)
+    drawn = rng.integers(0, n, size=(b, n))
+    whole = np.stack([np.bincount(row, minlength=n) for row in drawn])
+    assert np.array_equal(iv.resample_counts(n, b, seed=5), whole)
+    values = rng.random((n, 2)) + 0.1
+    scope = iv.Scope(("overall",), {"m": iv.Measure(values, iv.share(100.0))}, "pairs")
+    entry_all = {"overall": {}}
+    iv.attach(entry_all, [scope], iv.Settings(resamples=b, seed=5), "model")
+    monkeypatch.setattr(iv, "CELLS", 4 * n)  # four resamples at a time
+    assert iv.chunk_rows(n) == 4
+    chunks = list(iv.count_chunks(n, b, seed=5))
+    assert len(chunks) == b // 4 and np.array_equal(np.concatenate(chunks), whole)
+    entry_few = {"overall": {}}
+    iv.attach(entry_few, [scope], iv.Settings(resamples=b, seed=5), "model")
+    assert entry_few == entry_all and entry_all["overall"]["intervals"]["m"]["lower"] is not None
