@@ -599,14 +599,17 @@ def read_annotations(
     name = _namer(config, client.users())
     read = Read(queue=queue)
     for tasks in client.task_pages(project, progress):
-        read.taken += page_labels(tasks, read, name, client, project, scheme)
+        for latest in page_labels(tasks, read, name, client, project, scheme):
+            read.taken.append(latest)
+            read.per_task[latest["item"]].add(latest["annotator"])
     read.taken.sort(key=lambda e: (e["updated"], e["event_id"]))
     return read
 
 
 def page_labels(tasks: list[dict], read: Read, name, client: Client, project, scheme: LabelScheme) -> list[dict]:
     """The labels of one page of tasks, one per person and task (DUPLICATE_RULE: a task's
-    annotations all come with it), oldest first; counts, orphans and what was not taken go to `read`."""
+    annotations all come with it), oldest first; counts, orphans and what was not taken go to
+    `read` (its `taken` and `per_task` are the caller's: pull keeps neither)."""
     mine: dict[tuple, list[dict]] = defaultdict(list)
     for task in tasks:
         read.tasks += 1
@@ -656,7 +659,6 @@ def page_labels(tasks: list[dict], read: Read, name, client: Client, project, sc
                 f"{latest['annotation']} ({latest['category']}) is taken, not {earlier}"
             )
         taken.append(latest)
-        read.per_task[latest["item"]].add(latest["annotator"])
     taken.sort(key=lambda e: (e["updated"], e["event_id"]))
     return taken
 
