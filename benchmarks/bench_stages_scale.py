@@ -61,6 +61,7 @@ STAGES = (
 NAMES = {
     "labelstudio_push": "labelstudio push (no server)",
     "labelstudio_pull": "labelstudio pull (stand-in)",
+    "build": "build --original",
     "evaluate_likelihoods": "evaluate (from log-likelihoods)",
     "evaluate": "evaluate (tiny MLM)",
 }

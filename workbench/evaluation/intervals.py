@@ -135,18 +135,32 @@ def chunk_rows(n_units: int) -> int:
     return max(1, min(CHUNK, CELLS // max(n_units, 1)))
 
 
+def _row_chunks(resamples: int, n_units: int) -> Iterator[int]:
+    """How many of `resamples` rows each chunk holds (`chunk_rows`)."""
+    step = chunk_rows(n_units)
+    for start in range(0, resamples, step):
+        yield min(step, resamples - start)
+
+
 def count_chunks(n_units: int, resamples: int, seed: int = DEFAULT_SEED) -> Iterator[np.ndarray]:
     """`resample_counts`'s rows, a few at a time (`chunk_rows`), so a statistic over a million
     units never holds all B × units counts. The draws are the same whatever the chunks (numpy's
-    generator fills the draws in order; tests/test_intervals checks it)."""
+    generator fills the draws in order; tests/test_intervals checks it). Up to CELLS / CHUNK units
+    the chunks are CHUNK rows, as they always were; above, a product over fewer rows may round a
+    real-valued figure's last bits otherwise."""
     if n_units == 0 or resamples <= 0:
         return
     rng = np.random.default_rng(seed)
-    step = chunk_rows(n_units)
-    for start in range(0, resamples, step):
-        rows = min(step, resamples - start)
+    for rows in _row_chunks(resamples, n_units):
         drawn = rng.integers(0, n_units, size=(rows, n_units)) + np.arange(rows)[:, None] * n_units
         yield np.bincount(drawn.ravel(), minlength=rows * n_units).reshape(rows, n_units).astype(np.int32)
+
+
+def resampled_stat(stat, n_units: int, resamples: int, seed: int = DEFAULT_SEED) -> np.ndarray:
+    """`stat` (counts -> figures) of every resample, computed a chunk of resamples at a time
+    (`count_chunks`): the values `stat(resample_counts(...))` gives, without all the counts at once."""
+    parts = [stat(chunk) for chunk in count_chunks(n_units, resamples, seed)]
+    return np.concatenate(parts) if parts else np.zeros(0)
 
 
 def ratio(numerators, denominators=None, scale: float = 1.0):
@@ -175,11 +189,11 @@ def interval(
     counts: np.ndarray | None = None,
 ) -> Interval:
     """Percentile interval and standard error of `stat` (counts -> (B,)) over `n_units` units.
-    Pass the same `counts` to several calls to resample the same units for each of them."""
+    Without `counts`, the resamples are drawn from `seed` a chunk at a time (`resampled_stat`)."""
     if point is None or resamples <= 0 or n_units == 0:
         return Interval(point, None, None, None, n_units, level, 0)
-    counts = resample_counts(n_units, resamples, seed) if counts is None else counts
-    return spread(stat(counts), point, n_units, level)
+    values = resampled_stat(stat, n_units, resamples, seed) if counts is None else stat(counts)
+    return spread(values, point, n_units, level)
 
 
 def spread(values: np.ndarray, point: float | None, n_units: int, level: float) -> Interval:
@@ -271,19 +285,20 @@ def paired_difference(
         return Difference(None, Interval(None, None, None, None, len(num_a), level, 0), None, 0)
     observed = point_a - point_b
     n = len(num_a)
-    counts = resample_counts(n, resamples, seed)
-    spread = interval(lambda c: stat_a(c) - stat_b(c), observed, n, resamples, level, seed, counts)
+    spread = interval(lambda c: stat_a(c) - stat_b(c), observed, n, resamples, level, seed)
     p_value = None
     if permutations > 0 and n:
-        rng = np.random.default_rng(seed + 1)
-        swap = rng.random((permutations, n)) < 0.5  # True: unit's A and B trade places
-        keep = ~swap
-        top_a = keep @ num_a + swap @ num_b
-        top_b = keep @ num_b + swap @ num_a
-        bottom_a = keep @ den_a + swap @ den_b
-        bottom_b = keep @ den_b + swap @ den_a
-        with np.errstate(invalid="ignore", divide="ignore"):
-            permuted = scale * (top_a / bottom_a - top_b / bottom_b)
+        rng, parts = np.random.default_rng(seed + 1), []
+        for rows in _row_chunks(permutations, n):  # the same draws as one (permutations × n) block
+            swap = rng.random((rows, n)) < 0.5  # True: unit's A and B trade places
+            keep = ~swap
+            top_a = keep @ num_a + swap @ num_b
+            top_b = keep @ num_b + swap @ num_a
+            bottom_a = keep @ den_a + swap @ den_b
+            bottom_b = keep @ den_b + swap @ den_a
+            with np.errstate(invalid="ignore", divide="ignore"):
+                parts.append(scale * (top_a / bottom_a - top_b / bottom_b))
+        permuted = np.concatenate(parts)
         permuted = permuted[~np.isnan(permuted)]
         p_value = float((1 + np.sum(np.abs(permuted) >= abs(observed) - 1e-12)) / (1 + permuted.size))
     return Difference(observed, spread, p_value, permutations)
@@ -300,8 +315,7 @@ def ranking_stability(
     """Share of resamples (of the shared units) that keep the reported order of several models."""
     if len(stats) < 2 or resamples <= 0 or n_units == 0 or any(p is None for p in points):
         return None
-    counts = resample_counts(n_units, resamples, seed)
-    table = np.stack([s(counts) for s in stats], axis=1)  # (B, models)
+    table = resampled_stat(lambda c: np.stack([s(c) for s in stats], axis=1), n_units, resamples, seed)  # (B, models)
     sign = -1 if higher_is_more else 1
     reported = np.argsort(sign * np.asarray(points), kind="stable")
     kept = np.all(np.argsort(sign * table, axis=1, kind="stable") == reported, axis=1)
@@ -320,7 +334,7 @@ def sign_stability(
     bias score) as the reported figure: how stable the sign of the bias is."""
     if point is None or resamples <= 0 or n_units == 0 or point == neutral:
         return None
-    values = stat(resample_counts(n_units, resamples, seed))
+    values = resampled_stat(stat, n_units, resamples, seed)
     values = values[~np.isnan(values)]
     if values.size == 0:
         return None
@@ -470,22 +484,15 @@ def paired(a: Measure, b: Measure, settings: Settings, permutations: int | None 
     if point_a is None or point_b is None:
         return Difference(None, Interval(None, None, None, None, n, settings.level, 0), None, 0)
     observed = point_a - point_b
-    counts = resample_counts(n, settings.resamples, settings.seed)
-    spread = interval(
-        lambda c: a.stat(c) - b.stat(c), observed, n, settings.resamples, settings.level, settings.seed, counts
-    )
+    spread = interval(lambda c: a.stat(c) - b.stat(c), observed, n, settings.resamples, settings.level, settings.seed)
     p_value = None
     if permutations > 0 and n:
-        rng = np.random.default_rng(settings.seed + 1)
-        swap = (rng.random((permutations, n)) < 0.5).astype(float)
-        keep = 1.0 - swap
-        permuted = np.concatenate(
-            [
-                a.combine(a.sums(keep[i : i + CHUNK]) + b.sums(swap[i : i + CHUNK]))
-                - b.combine(b.sums(keep[i : i + CHUNK]) + a.sums(swap[i : i + CHUNK]))
-                for i in range(0, permutations, CHUNK)
-            ]
-        )
+        rng, parts = np.random.default_rng(settings.seed + 1), []
+        for rows in _row_chunks(permutations, n):  # the same draws as one (permutations × n) block
+            swap = (rng.random((rows, n)) < 0.5).astype(float)
+            keep = 1.0 - swap
+            parts.append(a.combine(a.sums(keep) + b.sums(swap)) - b.combine(b.sums(keep) + a.sums(swap)))
+        permuted = np.concatenate(parts)
         permuted = permuted[~np.isnan(permuted)]
         p_value = float((1 + np.sum(np.abs(permuted) >= abs(observed) - 1e-12)) / (1 + permuted.size))
     return Difference(observed, spread, p_value, permutations)
