@@ -132,9 +132,7 @@ def run(ctx=None, folder: Path | None = None) -> dict:
                 "pull_first_task_requests_seconds": round(requests["tasks"], 2),
                 "pull_first_beyond_tasks_seconds": round(seconds - requests["tasks"], 2),
                 "pull_first_other_requests_seconds": round(requests.get("other", 0.0), 2),
-                "pull_first_workbench_work_seconds": round(
-                    seconds - requests["tasks"] - requests.get("other", 0.0), 2
-                ),
+                "pull_first_workbench_work_seconds": round(seconds - requests["tasks"] - requests.get("other", 0.0), 2),
             }
         )
         seconds, requests, result = timed_pull(sync, config, kind)

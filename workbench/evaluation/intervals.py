@@ -565,9 +565,7 @@ def attach(entry: dict, scopes: list[Scope], settings: Settings, label: str) -> 
         if settings.resamples <= 0:
             continue  # intervals off: the JSON stays as without them
         figures = (
-            {}
-            if warning
-            else resampled(scope.measures, count_chunks(scope.n_units, settings.resamples, settings.seed))
+            {} if warning else resampled(scope.measures, count_chunks(scope.n_units, settings.resamples, settings.seed))
         )
         out = {}
         for name, measure in scope.measures.items():

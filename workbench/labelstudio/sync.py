@@ -298,9 +298,7 @@ class Client:
         with progress_bar("reading tasks", n) as advance:
             while True:
                 found = self.call("read tasks", page, number)
-                tasks = [
-                    {"id": t.id, "data": t.data, "annotations": t.annotations or []} for t in found.tasks or []
-                ]
+                tasks = [{"id": t.id, "data": t.data, "annotations": t.annotations or []} for t in found.tasks or []]
                 if not tasks:
                     return
                 yield tasks
