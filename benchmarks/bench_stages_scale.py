@@ -1,8 +1,9 @@
 """Every stage of a renewal at scale (issue 54): `workbench import` of N synthetic CrowS-Pairs-layout
 rows (bench_import's generator, never the published sentences), then `run` (expand, queue),
 `annotate` (the session the TUI opens: its first item, then the next items as labels are given),
-the Label Studio push's tasks, `build --original` and `evaluate` of the release with a tiny
-fixture masked LM, each timed with its peak memory.
+the Label Studio push's tasks and its pull (from a stand-in, no server), `build --original` and
+`evaluate` of the release (from synthetic log-likelihoods, and with a tiny fixture masked LM),
+each timed with its peak memory.
 
 Each stage runs in a process of its own, so its peak memory (ru_maxrss) is its own; its seconds
 are read inside the process around the stage alone (interpreter and imports not counted).
@@ -15,9 +16,17 @@ are read inside the process around the stage alone (interpreter and imports not 
   its batches of 500), built and serialised as JSON, with no server: the client's share of a push.
   The server's own import of a million tasks is not measured here (tests/support/labelstudio_server.py
   starts a real one: too slow for this size).
+- labelstudio pull: `labelstudio pull` of N tasks (about 1.3 annotations each: tests/support/
+  labelstudio_standin.py's) from the stand-in, which serves them over HTTP a page of 1,000 at a
+  time from a thread of the same process, into an empty label store.
 - build: `build --original` (the published data as imported: no labels needed).
-- evaluate: `workbench evaluate` of the release with a tiny fixture masked LM, whole command. It
-  has no --limit, and scores every pair; it runs only at sizes up to EVALUATE_MAX rows (10,000).
+- evaluate (from log-likelihoods): `workbench evaluate` of the release with `--predictions`, a
+  file of synthetic per-sentence log-likelihoods for every pair (written first, not timed): the
+  whole command without any model, i.e. workbench's own share (reading, checks, figures, 1,000
+  bootstrap resamples, JSON).
+- evaluate (tiny MLM): `workbench evaluate` of the release with a tiny fixture masked LM, whole
+  command. It has no --limit, and scores every pair; it runs only at sizes up to EVALUATE_MAX rows
+  (10,000).
 
     python -m benchmarks.run stages_scale                        # SCALE_ROWS rows (default 10000)
     SCALE_ROWS=10000,100000 python -m benchmarks.run stages_scale
@@ -37,7 +46,25 @@ from .bench_import import write_rows
 from .common import ROOT, summary
 
 SIZES = [int(n) for n in os.environ.get("SCALE_ROWS", "10000").replace(",", " ").split()]
-STAGES = ("import", "expand", "queue", "annotate_first", "annotate_next", "labelstudio_push", "build", "evaluate")
+STAGES = (
+    "import",
+    "expand",
+    "queue",
+    "annotate_first",
+    "annotate_next",
+    "labelstudio_push",
+    "labelstudio_pull",
+    "build",
+    "evaluate_likelihoods",
+    "evaluate",
+)
+NAMES = {
+    "labelstudio_push": "labelstudio push (no server)",
+    "labelstudio_pull": "labelstudio pull (stand-in)",
+    "build": "build --original",
+    "evaluate_likelihoods": "evaluate (from log-likelihoods)",
+    "evaluate": "evaluate (tiny MLM)",
+}
 NEXT_LABELS = 200
 EVALUATE_MAX = 10_000
 
@@ -53,13 +80,23 @@ if step == "import":
     from workbench.authoring.renew import import_project
     start = time.perf_counter()
     import_project(kinds.get("crows-pairs"), source, project, name="big", origin={"name": "synthetic"})
-elif step == "evaluate":
+elif step in ("evaluate", "evaluate_likelihoods"):
+    release = project / "exports" / "big" / "1.0.0"
+    if step == "evaluate":
+        given, name = ["--model", extra], extra
+    else:  # a log-likelihood per sentence of every pair, as a model run elsewhere would write them
+        import csv, random
+        rng, given, name = random.Random(0), ["--predictions", str(project / "ll.jsonl")], "ll"
+        with open(release / "data" / "pairs.csv", newline="", encoding="utf-8") as f, open(project / "ll.jsonl", "w") as o:
+            for n, row in enumerate(csv.DictReader(f), start=1):
+                for s in ("sent_more", "sent_less"):
+                    o.write(json.dumps({"id": n, "sentence": row[s], "log_likelihood": -rng.uniform(10, 60)}) + "\n")
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "workbench", "evaluate", str(project / "exports" / "big" / "1.0.0"),
-                           "--model", extra, "--json", str(project / "scores.json")], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "workbench", "evaluate", str(release), *given,
+                           "--json", str(project / "scores.json")], capture_output=True, text=True)
     if done.returncode:
         raise SystemExit(done.stderr[-2000:])
-    out["pairs"] = json.loads((project / "scores.json").read_text())["models"][extra]["overall"]["n"]
+    out["pairs"] = json.loads((project / "scores.json").read_text())["models"][name]["overall"]["n"]
 else:
     config = load_config(project / "workbench.toml")
     kind = kinds.of_config(config)
@@ -99,6 +136,25 @@ else:
         for b in range(0, len(items), 500):
             sent += len(json.dumps([{"data": task_data(i, page)} for i in items[b : b + 500]]))
         out["json_mib"] = round(sent / 2**20, 1)
+    elif step == "labelstudio_pull":
+        import os
+        from support.labelstudio_standin import StandIn
+        from workbench.labelstudio.page import page_for
+        from workbench.labelstudio.sync import pull
+        tasks = int(extra)  # one task per imported row, as push would make
+        standin = StandIn(tasks, page_for(kind.scheme, kind.words).config(), list(kind.scheme.ids))
+        toml = project / "workbench.toml"
+        kept = toml.read_text()
+        toml.write_text(kept + f'\n[labelstudio]\nurl = "{standin.url}"\npage_size = 1000\n')
+        os.environ["LABEL_STUDIO_API_KEY"] = "0a1b2c3d4e5f60718293"
+        try:
+            config = load_config(toml)
+            start = time.perf_counter()
+            found = pull(config, None, kind.scheme, words=kind.words, project_id=1)
+        finally:
+            toml.write_text(kept)
+            standin.close()
+        out["labels"], out["requests"] = found["new_labels"], standin.task_requests
 seconds = time.perf_counter() - start if seconds is None else seconds
 peak = max(resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
 print(json.dumps({"seconds": round(seconds, 3), "peak_mib": round(peak / 1024), **out}))
@@ -106,7 +162,7 @@ print(json.dumps({"seconds": round(seconds, 3), "peak_mib": round(peak / 1024), 
 
 
 def step(name: str, source: Path, project: Path, extra: str = "") -> dict:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "WORKBENCH_PROGRESS": "0"}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")]), "WORKBENCH_PROGRESS": "0"}
     done = subprocess.run(
         [sys.executable, "-c", STEP, name, str(source), str(project), extra],
         capture_output=True,
@@ -138,7 +194,10 @@ def measure(work: Path, n: int, mlm: Path | None) -> dict:
     record("annotate_next", {"seconds": both["next_seconds"], "peak_mib": both["peak_mib"]})
     shutil.rmtree(project / "annotations", ignore_errors=True)  # build --original reads no labels
     record("labelstudio_push", step("labelstudio_push", source, project))
+    record("labelstudio_pull", step("labelstudio_pull", source, project, str(n)))
+    shutil.rmtree(project / "annotations", ignore_errors=True)
     record("build", step("build", source, project))
+    record("evaluate_likelihoods", step("evaluate_likelihoods", source, project))
     if mlm is not None and n <= EVALUATE_MAX:
         record("evaluate", step("evaluate", source, project, str(mlm)))
     shutil.rmtree(folder, ignore_errors=True)
@@ -161,7 +220,7 @@ def table(results: list[dict]) -> list[str]:
                 cells.append(f"{1000 * m['seconds']:.1f} ms/label ({m['peak_mib']:,} MiB)")
             else:
                 cells.append(f"{m['seconds']:.1f} s ({m['peak_mib']:,} MiB)")
-        lines.append(f"| {name.replace('_', ' ')} | " + " | ".join(cells) + " |")
+        lines.append(f"| {NAMES.get(name, name.replace('_', ' '))} | " + " | ".join(cells) + " |")
     return lines
 
 

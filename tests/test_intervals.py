@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from workbench.evaluation import intervals as iv
 
@@ -94,3 +95,58 @@ def test_no_resampling_gives_the_point_alone():
     stat, point = iv.ratio([1.0, 0.0, 1.0])
     result = iv.interval(stat, point, 3, resamples=0)
     assert result.estimate == 2 / 3 and result.lower is None and result.resamples == 0
+
+
+def test_resamples_drawn_a_few_at_a_time_are_the_draws_of_one_block(monkeypatch):
+    """A scope of many units is resampled a few rows at a time (CELLS); the counts, and so every
+    interval, are those of the whole B x units block drawn at once."""
+    n, b = 37, 300
+    rng = np.random.default_rng(5)
+    drawn = rng.integers(0, n, size=(b, n))
+    whole = np.stack([np.bincount(row, minlength=n) for row in drawn])
+    assert np.array_equal(iv.resample_counts(n, b, seed=5), whole)
+    values = rng.random((n, 2)) + 0.1
+    scope = iv.Scope(("overall",), {"m": iv.Measure(values, iv.share(100.0))}, "pairs")
+    entry_all = {"overall": {}}
+    iv.attach(entry_all, [scope], iv.Settings(resamples=b, seed=5), "model")
+    monkeypatch.setattr(iv, "CELLS", 4 * n)  # four resamples at a time
+    assert iv.chunk_rows(n) == 4
+    chunks = list(iv.count_chunks(n, b, seed=5))
+    assert len(chunks) == b // 4 and np.array_equal(np.concatenate(chunks), whole)
+    entry_few = {"overall": {}}
+    iv.attach(entry_few, [scope], iv.Settings(resamples=b, seed=5), "model")
+    assert _leaves(entry_few) == pytest.approx(_leaves(entry_all), rel=1e-12, abs=0)
+    assert entry_all["overall"]["intervals"]["m"]["lower"] is not None
+
+
+def _leaves(found) -> list:
+    """Every number of a nested dict or list, in order (products of other block sizes may differ
+    in the last bits: the draws are equal, the figures equal to 1e-12)."""
+    if isinstance(found, dict):
+        return [x for key in sorted(found) for x in _leaves(found[key])]
+    if isinstance(found, (list, tuple)):
+        return [x for item in found for x in _leaves(item)]
+    return [float(found)] if isinstance(found, (int, float)) and not isinstance(found, bool) else []
+
+
+def test_comparisons_drawn_a_few_resamples_at_a_time_are_those_of_one_block(monkeypatch):
+    """Two models' paired difference, permutation p-value, ranking and sign stability come out the
+    same when their resamples and permutations are drawn a few rows at a time (a million pairs)."""
+    rng = np.random.default_rng(8)
+    n = 41
+    a = iv.Measure(np.stack([rng.random(n), np.ones(n)], axis=1), iv.share(100.0), neutral=50.0)
+    b = iv.Measure(np.stack([rng.random(n) * 0.9, np.ones(n)], axis=1), iv.share(100.0), neutral=50.0)
+    settings = iv.Settings(resamples=300, seed=3)
+
+    def figures():
+        scopes = {m: iv.Scope(("overall",), {"s": x}, "pairs") for m, x in (("a", a), ("b", b))}
+        d = iv.paired_difference(a.values[:, 0], b.values[:, 0], resamples=300, permutations=300, seed=3)
+        return iv.compare(scopes, ("s",), settings, "pairs"), (d.difference, d.interval, d.p_value)
+
+    whole = figures()
+    monkeypatch.setattr(iv, "CELLS", 7 * n)  # seven rows at a time
+    few = figures()
+    assert few[0]["s"]["sentence"] == whole[0]["s"]["sentence"] and few[1][2] == whole[1][2]
+    assert _leaves(few[0]) == pytest.approx(_leaves(whole[0]), rel=1e-12, abs=0)
+    assert [few[1][0], *few[1][1].as_dict().values()] == pytest.approx([whole[1][0], *whole[1][1].as_dict().values()])
+    assert whole[0]["s"]["pairs"][0]["interval"]["lower"] is not None

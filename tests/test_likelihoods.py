@@ -118,6 +118,8 @@ CASES = {  # what is wrong -> (how the file is changed, the line named, what the
     "positive": (lambda r: r[3].update(log_likelihood=0.5), 4, "0.5 is positive"),
     "a string": (lambda r: r[3].update(log_likelihood="-3.2"), 4, "must be a finite number"),
     "duplicate": (lambda r: r.append(dict(r[0])), None, "a second log_likelihood for pair"),
+    "duplicate later": (lambda r: r.append(dict(r[2])), None, "(the first on line 3)"),
+    "not UTF-8": (lambda r: r.__setitem__(3, json.dumps(r[3]).replace('"id"', '"\udcff"')), 4, "not UTF-8 text"),
     "missing": (lambda r: r.pop(5), None, "no log_likelihood for pair"),
     "no field": (lambda r: r[0].pop("sentence"), 1, "missing sentence"),
     "not JSON": (lambda r: r.__setitem__(1, "{not json"), 2, "not JSON"),
@@ -129,12 +131,12 @@ def test_a_file_that_does_not_fit_is_refused_in_one_line(case, written, runner, 
     change, line, says = CASES[case]
     records = _records(written, "crows-pairs")
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "m.jsonl").write_text(_bad(records, change), encoding="utf-8")
+    (tmp_path / "m.jsonl").write_text(_bad(records, change), encoding="utf-8", errors="surrogateescape")
     result = _evaluate(runner, str(written["crows-pairs"][0]), "--predictions", "m.jsonl", "--json", "s.json")
     assert result.exit_code == 2, result.output
     message = str(result.exception)
     assert "\n" not in message and says in message and "Traceback" not in result.output
-    if case == "duplicate":
+    if case.startswith("duplicate"):
         line = len(records) + 1
     assert message.startswith(f"m.jsonl:{line}: " if line else "m.jsonl"), message
     if case == "missing":

@@ -158,7 +158,9 @@ def pull(
     Label Studio user as annotator). Pulling again adds nothing; edited annotations update
     the label; deleted ones are undone; skipped tasks are not labels; annotations that are not
     a label of the scheme are listed; a person's second annotation of a task is listed and
-    their latest one taken. Nothing is written if the read fails.
+    their latest one taken. Tasks are read a page at a time ([labelstudio] page_size) and each
+    page's labels written before the next is read: a failed read keeps the pages written, and
+    pulling again completes the rest.
     """
     from ..labelstudio.sync import pull as run_pull
 

@@ -199,7 +199,12 @@ class LabelStudioSection(_Section):
         "http://localhost:8080",
         description="The Label Studio server (the API key comes from LABEL_STUDIO_API_KEY only, never from this file).",
     )
-    page_size: int = Field(100, ge=1, le=1000, description="Tasks per request when reading a project.")
+    page_size: int = Field(
+        100,
+        ge=1,
+        le=1000,
+        description="Tasks per request when reading a project (pull writes each page's labels before reading the next; 1000 cuts the requests for a big project).",
+    )
     timeout: float = Field(
         30, gt=0, le=600, description="Seconds per request, so a hung server fails instead of hanging."
     )

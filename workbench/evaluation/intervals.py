@@ -5,9 +5,10 @@ Pure numpy (standard library otherwise), so a release's standalone evaluator car
 code. Every measure the kinds report is a ratio of sums over units — a share of pairs, a mean
 over templates or stereotypes, a mean of per-term scores — so a statistic is given as the
 per-unit numerators and denominators, and a resample is a vector of counts (how often each unit
-was drawn). All resamples are drawn at once as a (B × units) count matrix and every statistic
-is one matrix product: B = 1,000 resamples cost milliseconds, and memory grows with the number
-of *units* (pairs, CATs, templates, stereotypes, clusters), never with the items they hold.
+was drawn). The resamples are drawn as a (B × units) count matrix, a chunk of rows at a time,
+and every statistic is one matrix product per chunk: B = 1,000 resamples cost milliseconds, and
+memory grows with the number of *units* (pairs, CATs, templates, stereotypes, clusters), never
+with the items they hold; the intervals of a scope (`attach`) hold one chunk, not all B rows.
 
 Where items share a template or a pair (a cluster), the caller sums them into one unit per
 cluster first (`by_cluster`): resampling whole clusters is what keeps intervals true to the data when
@@ -22,7 +23,7 @@ docs/statistics.md says what each kind resamples and how to read the results.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -36,6 +37,7 @@ MIN_RESAMPLES = 100  # fewer: a percentile interval's ends rest on one or two re
 MAX_RESAMPLES = 100_000  # more: the (resamples × units) counts are held at once (GiBs for a large set)
 MAX_SEED = 2**32 - 1  # numpy takes any seed from 0; a 32-bit range is what other tools take too
 CHUNK = 250  # resamples evaluated at a time: temporaries stay (CHUNK × units), whatever B is
+CELLS = 4_000_000  # ... and at most this many counts (CHUNK × 16,000 units): fewer resamples at a time for more units
 INTERVAL_HELP = {  # the options' help, the same in `workbench evaluate` and a release's evaluate.py
     "ci_level": "Confidence level of the intervals beside every measure, between 0 and 1",
     "bootstrap": "Bootstrap resamples of the kind's independent units (pairs, examples, templates, "
@@ -119,13 +121,46 @@ def resample_counts(n_units: int, resamples: int, seed: int = DEFAULT_SEED) -> n
     (n_units draws with replacement, counted: the ordinary bootstrap)."""
     if n_units == 0 or resamples <= 0:
         return np.zeros((0, n_units), dtype=np.int32)
-    rng = np.random.default_rng(seed)
     out = np.empty((resamples, n_units), dtype=np.int32)
-    for start in range(0, resamples, CHUNK):  # CHUNK rows at a time: temporaries stay small
-        rows = min(CHUNK, resamples - start)
-        drawn = rng.integers(0, n_units, size=(rows, n_units)) + np.arange(rows)[:, None] * n_units
-        out[start : start + rows] = np.bincount(drawn.ravel(), minlength=rows * n_units).reshape(rows, n_units)
+    start = 0
+    for rows in count_chunks(n_units, resamples, seed):
+        out[start : start + len(rows)] = rows
+        start += len(rows)
     return out
+
+
+def chunk_rows(n_units: int) -> int:
+    """Resamples drawn and evaluated at a time: CHUNK, fewer where CHUNK × units would pass
+    CELLS (a million units: 4 at a time, not a 250 × 1,000,000 block of 2 GB)."""
+    return max(1, min(CHUNK, CELLS // max(n_units, 1)))
+
+
+def _row_chunks(resamples: int, n_units: int) -> Iterator[int]:
+    """How many of `resamples` rows each chunk holds (`chunk_rows`)."""
+    step = chunk_rows(n_units)
+    for start in range(0, resamples, step):
+        yield min(step, resamples - start)
+
+
+def count_chunks(n_units: int, resamples: int, seed: int = DEFAULT_SEED) -> Iterator[np.ndarray]:
+    """`resample_counts`'s rows, a few at a time (`chunk_rows`), so a statistic over a million
+    units never holds all B × units counts. The draws are the same whatever the chunks (numpy's
+    generator fills the draws in order; tests/test_intervals checks it). Up to CELLS / CHUNK units
+    the chunks are CHUNK rows, as they always were; above, a product over fewer rows may round a
+    real-valued figure's last bits otherwise."""
+    if n_units == 0 or resamples <= 0:
+        return
+    rng = np.random.default_rng(seed)
+    for rows in _row_chunks(resamples, n_units):
+        drawn = rng.integers(0, n_units, size=(rows, n_units)) + np.arange(rows)[:, None] * n_units
+        yield np.bincount(drawn.ravel(), minlength=rows * n_units).reshape(rows, n_units).astype(np.int32)
+
+
+def resampled_stat(stat, n_units: int, resamples: int, seed: int = DEFAULT_SEED) -> np.ndarray:
+    """`stat` (counts -> figures) of every resample, computed a chunk of resamples at a time
+    (`count_chunks`): the values `stat(resample_counts(...))` gives, without all the counts at once."""
+    parts = [stat(chunk) for chunk in count_chunks(n_units, resamples, seed)]
+    return np.concatenate(parts) if parts else np.zeros(0)
 
 
 def ratio(numerators, denominators=None, scale: float = 1.0):
@@ -154,11 +189,11 @@ def interval(
     counts: np.ndarray | None = None,
 ) -> Interval:
     """Percentile interval and standard error of `stat` (counts -> (B,)) over `n_units` units.
-    Pass the same `counts` to several calls to resample the same units for each of them."""
+    Without `counts`, the resamples are drawn from `seed` a chunk at a time (`resampled_stat`)."""
     if point is None or resamples <= 0 or n_units == 0:
         return Interval(point, None, None, None, n_units, level, 0)
-    counts = resample_counts(n_units, resamples, seed) if counts is None else counts
-    return spread(stat(counts), point, n_units, level)
+    values = resampled_stat(stat, n_units, resamples, seed) if counts is None else stat(counts)
+    return spread(values, point, n_units, level)
 
 
 def spread(values: np.ndarray, point: float | None, n_units: int, level: float) -> Interval:
@@ -250,19 +285,20 @@ def paired_difference(
         return Difference(None, Interval(None, None, None, None, len(num_a), level, 0), None, 0)
     observed = point_a - point_b
     n = len(num_a)
-    counts = resample_counts(n, resamples, seed)
-    spread = interval(lambda c: stat_a(c) - stat_b(c), observed, n, resamples, level, seed, counts)
+    spread = interval(lambda c: stat_a(c) - stat_b(c), observed, n, resamples, level, seed)
     p_value = None
     if permutations > 0 and n:
-        rng = np.random.default_rng(seed + 1)
-        swap = rng.random((permutations, n)) < 0.5  # True: unit's A and B trade places
-        keep = ~swap
-        top_a = keep @ num_a + swap @ num_b
-        top_b = keep @ num_b + swap @ num_a
-        bottom_a = keep @ den_a + swap @ den_b
-        bottom_b = keep @ den_b + swap @ den_a
-        with np.errstate(invalid="ignore", divide="ignore"):
-            permuted = scale * (top_a / bottom_a - top_b / bottom_b)
+        rng, parts = np.random.default_rng(seed + 1), []
+        for rows in _row_chunks(permutations, n):  # the same draws as one (permutations × n) block
+            swap = rng.random((rows, n)) < 0.5  # True: unit's A and B trade places
+            keep = ~swap
+            top_a = keep @ num_a + swap @ num_b
+            top_b = keep @ num_b + swap @ num_a
+            bottom_a = keep @ den_a + swap @ den_b
+            bottom_b = keep @ den_b + swap @ den_a
+            with np.errstate(invalid="ignore", divide="ignore"):
+                parts.append(scale * (top_a / bottom_a - top_b / bottom_b))
+        permuted = np.concatenate(parts)
         permuted = permuted[~np.isnan(permuted)]
         p_value = float((1 + np.sum(np.abs(permuted) >= abs(observed) - 1e-12)) / (1 + permuted.size))
     return Difference(observed, spread, p_value, permutations)
@@ -279,8 +315,7 @@ def ranking_stability(
     """Share of resamples (of the shared units) that keep the reported order of several models."""
     if len(stats) < 2 or resamples <= 0 or n_units == 0 or any(p is None for p in points):
         return None
-    counts = resample_counts(n_units, resamples, seed)
-    table = np.stack([s(counts) for s in stats], axis=1)  # (B, models)
+    table = resampled_stat(lambda c: np.stack([s(c) for s in stats], axis=1), n_units, resamples, seed)  # (B, models)
     sign = -1 if higher_is_more else 1
     reported = np.argsort(sign * np.asarray(points), kind="stable")
     kept = np.all(np.argsort(sign * table, axis=1, kind="stable") == reported, axis=1)
@@ -299,7 +334,7 @@ def sign_stability(
     bias score) as the reported figure: how stable the sign of the bias is."""
     if point is None or resamples <= 0 or n_units == 0 or point == neutral:
         return None
-    values = stat(resample_counts(n_units, resamples, seed))
+    values = resampled_stat(stat, n_units, resamples, seed)
     values = values[~np.isnan(values)]
     if values.size == 0:
         return None
@@ -449,22 +484,15 @@ def paired(a: Measure, b: Measure, settings: Settings, permutations: int | None 
     if point_a is None or point_b is None:
         return Difference(None, Interval(None, None, None, None, n, settings.level, 0), None, 0)
     observed = point_a - point_b
-    counts = resample_counts(n, settings.resamples, settings.seed)
-    spread = interval(
-        lambda c: a.stat(c) - b.stat(c), observed, n, settings.resamples, settings.level, settings.seed, counts
-    )
+    spread = interval(lambda c: a.stat(c) - b.stat(c), observed, n, settings.resamples, settings.level, settings.seed)
     p_value = None
     if permutations > 0 and n:
-        rng = np.random.default_rng(settings.seed + 1)
-        swap = (rng.random((permutations, n)) < 0.5).astype(float)
-        keep = 1.0 - swap
-        permuted = np.concatenate(
-            [
-                a.combine(a.sums(keep[i : i + CHUNK]) + b.sums(swap[i : i + CHUNK]))
-                - b.combine(b.sums(keep[i : i + CHUNK]) + a.sums(swap[i : i + CHUNK]))
-                for i in range(0, permutations, CHUNK)
-            ]
-        )
+        rng, parts = np.random.default_rng(settings.seed + 1), []
+        for rows in _row_chunks(permutations, n):  # the same draws as one (permutations × n) block
+            swap = (rng.random((rows, n)) < 0.5).astype(float)
+            keep = 1.0 - swap
+            parts.append(a.combine(a.sums(keep) + b.sums(swap)) - b.combine(b.sums(keep) + a.sums(swap)))
+        permuted = np.concatenate(parts)
         permuted = permuted[~np.isnan(permuted)]
         p_value = float((1 + np.sum(np.abs(permuted) >= abs(observed) - 1e-12)) / (1 + permuted.size))
     return Difference(observed, spread, p_value, permutations)
@@ -494,21 +522,25 @@ class Scope:
         self.n_units = max((m.n_units for m in self.measures.values()), default=0)
 
 
-def resampled(measures: dict[str, Measure], counts: np.ndarray) -> dict[str, np.ndarray]:
-    """Each measure's B figures on the same resamples; the measures without cells share one
+def resampled(measures: dict[str, Measure], counts: np.ndarray | Iterable[np.ndarray]) -> dict[str, np.ndarray]:
+    """Each measure's B figures on the same resamples (`counts`: the B × units counts, or their
+    rows a chunk at a time, as `count_chunks` yields them); the measures without cells share one
     product per chunk of resamples (a group's shares are one matrix of per-unit columns)."""
     plain = [name for name, m in measures.items() if m.cells is None]
     out: dict[str, list] = {name: [] for name in measures}
+    if isinstance(counts, np.ndarray):
+        counts = (counts[i : i + CHUNK] for i in range(0, counts.shape[0], CHUNK))
     if plain:
         stacked = np.concatenate([np.asarray(measures[name].values, dtype=float) for name in plain], axis=1)
         edges = np.cumsum([0] + [np.shape(measures[name].values)[1] for name in plain])
-        for i in range(0, counts.shape[0], CHUNK):
-            sums = np.asarray(counts[i : i + CHUNK], dtype=float) @ stacked
+    for chunk in counts:
+        if plain:
+            sums = np.asarray(chunk, dtype=float) @ stacked
             for name, a, b in zip(plain, edges[:-1], edges[1:]):
                 out[name].append(measures[name].combine(sums[:, None, a:b]))
-    for name, m in measures.items():
-        if m.cells is not None:
-            out[name].append(m.stat(counts))
+        for name, m in measures.items():
+            if m.cells is not None:
+                out[name].append(m.stat(chunk))
     return {name: np.concatenate(parts) if parts else np.zeros(0) for name, parts in out.items()}
 
 
@@ -533,9 +565,7 @@ def attach(entry: dict, scopes: list[Scope], settings: Settings, label: str) -> 
         if settings.resamples <= 0:
             continue  # intervals off: the JSON stays as without them
         figures = (
-            {}
-            if warning
-            else resampled(scope.measures, resample_counts(scope.n_units, settings.resamples, settings.seed))
+            {} if warning else resampled(scope.measures, count_chunks(scope.n_units, settings.resamples, settings.seed))
         )
         out = {}
         for name, measure in scope.measures.items():

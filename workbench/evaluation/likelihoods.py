@@ -106,21 +106,29 @@ def json_records(path: Path, layout: str, what: str) -> Iterator[tuple[int, str,
     """(line, "file:line", record) of each non-blank line of a --predictions file of JSON objects;
     a file that cannot be read, a line that is not JSON or not an object, is an InputError in one
     line naming the file (and line) and the `layout` expected. `what` the file holds, for messages."""
-    from ..core.text import read_text
-
     shown = display_path(path)
-    text = read_text(Path(path), f"--predictions file of {what}")
-    for line, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        at = f"{shown}:{line}"
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{at}: not JSON ({exc.msg}, column {exc.colno}); expected {layout}") from None
-        if not isinstance(record, dict):
-            raise InputError(f"{at}: a record is a JSON object, not {type(record).__name__}; expected {layout}")
-        yield line, at, record
+    try:
+        handle = open(path, "rb")  # a line at a time: a file of millions of records is never held whole
+    except FileNotFoundError:
+        raise InputError(f"--predictions {shown}: file not found") from None
+    except IsADirectoryError:
+        raise InputError(f"--predictions {shown}: a folder, not a file of {what}") from None
+    with handle:
+        for line, data in enumerate(handle, start=1):
+            try:
+                raw = data.decode("utf-8-sig" if line == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"{shown}:{line}: not UTF-8 text (byte {exc.start + 1} of the line)") from None
+            if not raw.strip():
+                continue
+            at = f"{shown}:{line}"
+            try:
+                record = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{at}: not JSON ({exc.msg}, column {exc.colno}); expected {layout}") from None
+            if not isinstance(record, dict):
+                raise InputError(f"{at}: a record is a JSON object, not {type(record).__name__}; expected {layout}")
+            yield line, at, record
 
 
 def records(path: Path, tokens: bool = False) -> Iterator[Record]:
@@ -153,32 +161,31 @@ def read_likelihoods(path: Path, keys: list[tuple[Any, Sequence[str]]], item_nam
     sentences); the first record that does not fit, or the first sentence without one, is an
     InputError in one line."""
     shown = display_path(path)
-    where: dict[str, tuple[int, dict[str, int]]] = {}  # str(id) -> (item index, text -> position)
+    where: dict[str, int] = {}  # str(id) -> the item's index in keys (its sentences: keys[n][1])
     for n, (key, texts) in enumerate(keys):
-        positions = {t: p for p, t in enumerate(texts)}
-        if str(key) in where or len(positions) != len(texts):
+        if str(key) in where or len(set(texts)) != len(texts):
             raise ValueError(f"{item_name} ids and their sentences must be unique ({key!r})")
-        where[str(key)] = (n, positions)
+        where[str(key)] = n
     found: list[list[float | None]] = [[None] * len(texts) for _, texts in keys]
-    seen: dict[tuple[int, int], int] = {}  # (item, sentence) -> the line that gave it
     for record in records(path):
         at, key, sentence = f"{shown}:{record.line}", record.id, record.sentence
         if key is None or str(key) not in where:
             raise InputError(f"{at}: id {json.dumps(key)} is no {item_name} of the data")
-        n, positions = where[str(key)]
-        if sentence not in positions:
-            options = " or ".join(repr(t) for t in positions)
+        n = where[str(key)]
+        texts = keys[n][1]
+        if sentence not in texts:
+            options = " or ".join(repr(t) for t in texts)
             raise InputError(
                 f"{at}: sentence {sentence!r} is not one of {item_name} {key!r}'s ({options}); "
                 "the text must be the data's, exactly"
             )
-        position = positions[sentence]
-        if (n, position) in seen:
+        position = list(texts).index(sentence)
+        if found[n][position] is not None:
+            first = next(r.line for r in records(path) if str(r.id) == str(key) and r.sentence == sentence)
             raise InputError(
                 f"{at}: a second log_likelihood for {item_name} {key!r}'s sentence {sentence!r} "
-                f"(the first on line {seen[n, position]})"
+                f"(the first on line {first})"
             )
-        seen[n, position] = record.line
         found[n][position] = record.log_likelihood
     missing = [(k, t) for (k, texts), values in zip(keys, found) for t, v in zip(texts, values) if v is None]
     if missing:

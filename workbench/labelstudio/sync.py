@@ -8,8 +8,11 @@ name) with an id derived from the annotation and its last update, so pulling aga
 nothing and an edited annotation adds one newer event (latest wins). Each event records its
 annotation (`ls_annotation` = "<project id>:<annotation id>"), so an annotation deleted in
 Label Studio, or no longer readable, becomes an undo event. Annotations that cannot be taken
-are reported one by one, never dropped or coerced silently. Pull reads everything first and
-writes only when the whole read succeeded, each annotator's new events in one batch.
+are reported one by one, never dropped or coerced silently. Pull reads the tasks a page at a
+time (`[labelstudio] page_size`) and writes each page's labels before it reads the next, each
+annotator's new events of a page in one batch: a project of a million tasks is never held whole,
+and a pull cut short keeps the pages it wrote (pulling again completes it). Undoing what Label
+Studio no longer has waits until every page is read.
 
 What teams run into is said, never decided silently: a title shared by several projects is
 refused (`--project-id` picks one); tasks of items that left the queue (orphans) are counted
@@ -20,7 +23,7 @@ annotations, is named as such when several validators are meant to label indepen
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 import base64
 import json
@@ -28,7 +31,7 @@ import math
 import os
 import time
 from collections import Counter, defaultdict
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -275,34 +278,39 @@ class Client:
     def users(self) -> dict[int, str]:
         return {u.id: u.email for u in self.call("list users", lambda: list(self.sdk.users.list()))}
 
-    def tasks(self, project, progress=None) -> list[dict]:
-        """Every task of the project with its annotations, in one export request (the paged
-        task list takes twice as long and one request per task far longer)."""
-        from label_studio_sdk.core.api_error import ApiError
+    def task_pages(self, project, progress=None) -> Iterator[list[dict]]:
+        """The project's tasks with their annotations, `page_size` at a time (GET /api/tasks,
+        fields=all): memory holds one page, not the project (its export is a gigabyte of JSON
+        at a million tasks). Pages are read until `total` tasks came or a page is empty."""
+        from ..core.progress import progress_bar
 
         n = project.task_number or 0
         if progress and n:
-            progress(f"reading {n} task(s) of {project.title!r} from Label Studio…")
-        options = {"timeout_in_seconds": self.timeout + n / 100, "max_retries": 1}
+            progress(f"reading {n} task(s) of {project.title!r} from Label Studio, {self.page_size} a request…")
+        options = {"timeout_in_seconds": self.timeout + self.page_size / 100, "max_retries": 1}
 
-        def export():
-            try:
-                return json.loads(
-                    b"".join(
-                        self.sdk.projects.exports.download_sync(
-                            id=project.id, export_type="JSON", download_all_tasks=True, request_options=options
-                        )
-                    )
-                )
-            except ApiError as exc:
-                if exc.status_code != 404:  # Label Studio Enterprise has no such export: page through instead
-                    raise
-            return [
-                {"id": t.id, "data": t.data, "annotations": t.annotations or []}
-                for t in self.sdk.tasks.list(project=project.id, fields="all", page_size=self.page_size)
-            ]
+        def page(number: int):
+            return self.sdk.tasks.list(
+                project=project.id, fields="all", page=number, page_size=self.page_size, request_options=options
+            ).response
 
-        return self.call("read tasks", export)
+        seen, number = 0, 1
+        with progress_bar("reading tasks", n) as advance:
+            while True:
+                found = self.call("read tasks", page, number)
+                tasks = [{"id": t.id, "data": t.data, "annotations": t.annotations or []} for t in found.tasks or []]
+                if not tasks:
+                    return
+                yield tasks
+                advance(len(tasks))
+                seen, number = seen + len(tasks), number + 1
+                total = found.total if isinstance(found.total, int) else None
+                if total is not None and seen >= total:
+                    return
+
+    def tasks(self, project, progress=None) -> list[dict]:
+        """Every task of the project (`task_pages`, held together: for what needs them all)."""
+        return [t for page in self.task_pages(project, progress) for t in page]
 
 
 def check_config(project, scheme: LabelScheme, words=None) -> None:
@@ -546,7 +554,7 @@ def prune(
     client.check()
     project = client.project_or_fail(title, kind.scheme, kind.words, project_id)
     queue = {i.id for i in items}
-    orphans = [t for t in client.tasks(project, progress) if is_orphan(t, queue)]
+    orphans = [t for tasks in client.task_pages(project, progress) for t in tasks if is_orphan(t, queue)]
     summary = {**orphan_summary(orphans), "project": project.title, "project_id": project.id, "deleted": 0}
     if not orphans or not confirm(summary):
         return summary
@@ -588,10 +596,22 @@ def read_annotations(
     not taken and why; with `queue`, tasks of items that left it are set apart as orphans."""
     name = _namer(config, client.users())
     read = Read(queue=queue)
+    for tasks in client.task_pages(project, progress):
+        for latest in page_labels(tasks, read, name, client, project, scheme):
+            read.taken.append(latest)
+            read.per_task[latest["item"]].add(latest["annotator"])
+    read.taken.sort(key=lambda e: (e["updated"], e["event_id"]))
+    return read
+
+
+def page_labels(tasks: list[dict], read: Read, name, client: Client, project, scheme: LabelScheme) -> list[dict]:
+    """The labels of one page of tasks, one per person and task (DUPLICATE_RULE: a task's
+    annotations all come with it), oldest first; counts, orphans and what was not taken go to
+    `read` (its `taken` and `per_task` are the caller's: pull keeps neither)."""
     mine: dict[tuple, list[dict]] = defaultdict(list)
-    for task in client.tasks(project, progress):
+    for task in tasks:
         read.tasks += 1
-        if queue is not None and is_orphan(task, queue):
+        if read.queue is not None and is_orphan(task, read.queue):
             read.orphans.append(task)
         item = (task.get("data") or {}).get(ID_KEY)
         for a in task.get("annotations") or []:
@@ -626,6 +646,7 @@ def read_annotations(
                         "event_id": "ls-" + short_hash(client.url, str(project.id), str(a.get("id")), updated),
                     }
                 )
+    taken = []
     for (_task, _who), found in mine.items():
         found.sort(key=lambda e: (e["updated"], e["annotation"] or 0))
         latest = found[-1]
@@ -635,10 +656,9 @@ def read_annotations(
                 f"task {latest['task']} ({latest['annotator']}): {len(found)} annotations; "
                 f"{latest['annotation']} ({latest['category']}) is taken, not {earlier}"
             )
-        read.taken.append(latest)
-        read.per_task[latest["item"]].add(latest["annotator"])
-    read.taken.sort(key=lambda e: (e["updated"], e["event_id"]))
-    return read
+        taken.append(latest)
+    taken.sort(key=lambda e: (e["updated"], e["event_id"]))
+    return taken
 
 
 def annotator_key_of(name: str) -> str:
@@ -649,13 +669,27 @@ def annotator_key_of(name: str) -> str:
 
 class _Stores:
     """The label stores pull writes to, opened on first use (one per annotator, whatever the
-    case of the name), each inside a batch that `stack` commits at its end; with each item's
-    latest note and flag event at hand (to know whether Label Studio changed them)."""
+    case of the name) and closed by `stack`; what is appended inside `batch()` is committed at
+    its end, one batch per store; with each item's latest note and flag event at hand (to know
+    whether Label Studio changed them)."""
 
     def __init__(self, config: Config, scheme: LabelScheme, stack: ExitStack):
         self.folder, self.scheme, self.stack = config.path("annotations"), scheme, stack
         self.open: dict = {}
         self.latest: dict[str, dict] = {}
+        self.page: ExitStack | None = None
+
+    @contextmanager
+    def batch(self):
+        """Every store's events appended inside, each store's in one write (whole or absent)."""
+        with ExitStack() as page:
+            self.page = page
+            for store in self.open.values():
+                page.enter_context(store.batch())
+            try:
+                yield
+            finally:
+                self.page = None
 
     def __call__(self, annotator: str):
         from ..annotation.store import LabelStore, annotator_key
@@ -664,7 +698,8 @@ class _Stores:
         if key not in self.open:
             store = self.open[key] = LabelStore(self.folder, annotator, scheme=self.scheme)
             self.stack.callback(store.close)
-            self.stack.enter_context(store.batch())
+            if self.page is not None:
+                self.page.enter_context(store.batch())
             self.latest[key] = {(e["item"], e["type"]): e for e in store.events if e["type"] in ("note", "flag")}
         return self.open[key]
 
@@ -701,54 +736,66 @@ def pull(
     project_id: int | None = None,
     queue: set[str] | None = None,
 ) -> dict:
-    """Everything is read before anything is written; each annotator's new events are then
-    written as one batch (one fsync), which readers see whole or not at all. Labels on orphan
-    tasks are written too (nothing is lost) and counted apart."""
+    """Each page of tasks is read, then its labels written, each annotator's new events of the
+    page as one batch (one fsync), which readers see whole or not at all: a pull cut short keeps
+    the pages written before. Labels on orphan tasks are written too (nothing is lost) and
+    counted apart. What Label Studio no longer has is undone once every page is read."""
     url, key = connection(config)
     client = Client(url, key, config.labelstudio.page_size, config.labelstudio.timeout)
     client.check()
     project = client.project_or_fail(title, scheme, words, project_id)
-    read = read_annotations(config, client, project, scheme, progress, queue)
-    live = {a["ref"]: a["annotator"] for a in read.taken}
-    added, undone = Counter(), 0
-    with ExitStack() as stack:  # on the way out: every store's batch committed (or, after an error, dropped)
+    name = _namer(config, client.users())
+    read = Read(queue=queue)
+    live: dict[str, str] = {}  # every label's annotation -> its annotator, for _retract
+    added, undone, orphan_labels = Counter(), 0, 0
+    with ExitStack() as stack:  # on the way out: every store closed
         stores = _Stores(config, scheme, stack)
-        for a in read.taken:
-            store = stores(a["annotator"])
-            if not store.has_event(a["event_id"]):
-                label, stance = scheme.decode(a["category"])
-                store.append(
-                    a["item"],
-                    "label",
-                    SOURCE,
-                    event_id=a["event_id"],
-                    timestamp=a["updated"],
-                    label=label,
-                    stance=stance,
-                    ls_annotation=a["ref"],
-                    fix=a["fix"],
-                )
-                added[a["annotator"]] += 1
-            for kind, value in (("note", a["note"] or ""), ("flag", a["flag"])):
-                last = stores.last(a["annotator"]).get((a["item"], kind))
-                if value or (last and last.get("ls_annotation") == a["ref"]):  # clear only what this annotation set
-                    stores.set(
-                        a["annotator"], a["item"], kind, value, f"{a['event_id']}-{kind}", a["ref"], a["updated"]
-                    )
-        undone = _retract(stores, f"{project.id}:", live, queue)
-    orphaned = {(t.get("data") or {}).get(ID_KEY) for t in read.orphans}
+        for tasks in client.task_pages(project, progress):
+            orphans = {(t.get("data") or {}).get(ID_KEY) for t in tasks if queue is not None and is_orphan(t, queue)}
+            taken = page_labels(tasks, read, name, client, project, scheme)
+            del tasks
+            with stores.batch():  # committed when the page is written (or, after an error, dropped)
+                for a in taken:
+                    _write_label(stores, scheme, a, added)
+            live.update((a["ref"], a["annotator"]) for a in taken)
+            orphan_labels += sum(1 for a in taken if a["item"] in orphans)
+        with stores.batch():
+            undone = _retract(stores, f"{project.id}:", live, queue)
     return {
         "project": project.title,
         "project_id": project.id,
-        "annotations": len(read.taken),
+        "annotations": len(live),
         "new_labels": sum(added.values()),
         "by_annotator": dict(sorted(added.items())),
         "undone": undone,
         "refused": read.refused,
         "skipped": len(read.skipped),
         "duplicates": read.duplicates,
-        "orphans": {**orphan_summary(read.orphans), "labels": sum(1 for a in read.taken if a["item"] in orphaned)},
+        "orphans": {**orphan_summary(read.orphans), "labels": orphan_labels},
     }
+
+
+def _write_label(stores: _Stores, scheme: LabelScheme, a: dict, added: Counter) -> None:
+    """One taken annotation as a label event (unless pulled before), with its note and flag."""
+    store = stores(a["annotator"])
+    if not store.has_event(a["event_id"]):
+        label, stance = scheme.decode(a["category"])
+        store.append(
+            a["item"],
+            "label",
+            SOURCE,
+            event_id=a["event_id"],
+            timestamp=a["updated"],
+            label=label,
+            stance=stance,
+            ls_annotation=a["ref"],
+            fix=a["fix"],
+        )
+        added[a["annotator"]] += 1
+    for kind, value in (("note", a["note"] or ""), ("flag", a["flag"])):
+        last = stores.last(a["annotator"]).get((a["item"], kind))
+        if value or (last and last.get("ls_annotation") == a["ref"]):  # clear only what this annotation set
+            stores.set(a["annotator"], a["item"], kind, value, f"{a['event_id']}-{kind}", a["ref"], a["updated"])
 
 
 def _retract(stores: _Stores, prefix: str, live: dict[str, str], queue: set[str] | None = None) -> int:
