@@ -353,7 +353,7 @@ def task_names(folder: Path) -> list[str]:
 
 def card_lines(kind: Kind | None, task: str, chat: tuple[bool, str | None] = (False, None)) -> list[str]:
     """What a release card says about running it in lm-evaluation-harness (nothing for a kind without a
-    task); `chat`: (chat template on, system instruction) where the release asks its models so (NLI's [llm])."""
+    task); `chat`: (chat template on, system instruction) where the release asks its models so (a judge's [llm] settings)."""
     if _package(kind) is None:
         return []
     import shlex

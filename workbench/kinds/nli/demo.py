@@ -117,7 +117,9 @@ def demo(d) -> None:
     # written, left out of generation), and lint says so in a warning each.
     step("Lint the example templates", "templates", "lint")
     step("Expand templates into masked samples", "expand", "--out", "samples.jsonl")
-    step("Generate lexical variants: the masked LM's top-20 fills and the instruct model's 20 words per mask", "generate")
+    step(
+        "Generate lexical variants: the masked LM's top-20 fills and the instruct model's 20 words per mask", "generate"
+    )
     step("Some candidates with their provenance", "candidates", "--limit", "5")
     step("Some rejected candidates and why", "candidates", "--rejected", "--limit", "5")
     step("Keep the variants the NLI filter models (three classifiers, one LLM judge) get wrong", "filter")
