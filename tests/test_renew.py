@@ -431,7 +431,7 @@ def test_label_studio_gets_text_areas_for_a_fix_and_pull_reads_them(imported, tm
         "annotations": [{"id": 1, "completed_by": 3, "result": result, "updated_at": "2026-01-01T00:00:00Z"}],
     }
     client = SimpleNamespace(
-        users=lambda: {3: "dana@example.org"}, tasks=lambda project, progress=None: [task], url="http://ls"
+        users=lambda: {3: "dana@example.org"}, task_pages=lambda project, progress=None: iter([[task]]), url="http://ls"
     )
     read = read_annotations(config, client, SimpleNamespace(id=4), kind.scheme)
     assert [(a["category"], a["fix"]) for a in read.taken] == [
